@@ -1,0 +1,26 @@
+# Every target installs what it needs into .venv first, so one command works on a fresh clone.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)  ## console on the demo wiki that ships inside the package
+	$(BIN)/wikibot console
+
+test: $(STAMP)  ## lint and the whole test suite
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)  ## speed and memory figures on ../shared/wiki-snapshot
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV) data .pytest_cache

@@ -1,0 +1,540 @@
+"""Read a folder of Markdown pages into typed pages, sections, tables and code blocks.
+
+Parsing goes through markdown-it-py (CommonMark plus GFM tables), never through
+regular expressions over lines, so fenced code, tables and inline code are told
+apart the way GitHub tells them apart. Nothing in here knows any particular page:
+the structure (headings, tables, labelled paragraphs such as ``**Error**:``) is
+all we read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import posixpath
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from urllib.parse import unquote, urlsplit
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+__all__ = [
+    "MAX_PAGE_BYTES",
+    "Cell",
+    "CodeBlock",
+    "Labelled",
+    "Link",
+    "Page",
+    "Section",
+    "Table",
+    "Wiki",
+    "github_anchor",
+    "load_wiki",
+    "parse_page",
+]
+
+log = logging.getLogger(__name__)
+
+#: Pages above this size are skipped: the real wiki's largest page is ~150 kB.
+MAX_PAGE_BYTES = 2 * 1024 * 1024
+#: Folders never read: images and other non-page data, VCS and tool folders.
+SKIP_DIRS = frozenset({"images", "img", "assets", "data", "node_modules", "__pycache__"})
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A link as written on a page, resolved against the wiki root when internal."""
+
+    text: str
+    href: str
+    #: Wiki-relative POSIX path of the target page, or None for external links.
+    path: str | None = None
+    #: Fragment (``#anchor``) of the link, without the ``#``.
+    anchor: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    text: str
+    links: tuple[Link, ...] = ()
+    #: Contents of inline code spans in the cell, in order.
+    code: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    header: tuple[str, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    line: int = 0
+
+    def column(self, *names: str) -> int | None:
+        """Index of the first header matching one of ``names`` (case-insensitive)."""
+        wanted = [n.casefold() for n in names]
+        for want in wanted:
+            for i, head in enumerate(self.header):
+                if head.casefold() == want:
+                    return i
+        for want in wanted:
+            for i, head in enumerate(self.header):
+                if want in head.casefold():
+                    return i
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class CodeBlock:
+    lang: str
+    text: str
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Labelled:
+    """A paragraph that opens with a bold label, e.g. ``**Error**: ...`` or ``**Fix:**``.
+
+    ``text`` is the prose after the label plus any list that follows before the
+    next label; ``code`` holds the code blocks that follow it.
+    """
+
+    label: str
+    text: str
+    code: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    title: str
+    level: int
+    anchor: str
+    #: Prose of the section (paragraphs, lists, quotes, table cells), code excluded.
+    text: str
+    code: tuple[CodeBlock, ...] = ()
+    tables: tuple[Table, ...] = ()
+    links: tuple[Link, ...] = ()
+    labelled: tuple[Labelled, ...] = ()
+    line: int = 0
+    #: Titles of the enclosing headings, outermost first.
+    parents: tuple[str, ...] = ()
+
+    def label(self, *names: str) -> Labelled | None:
+        wanted = {n.casefold() for n in names}
+        for item in self.labelled:
+            if item.label.casefold() in wanted:
+                return item
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    path: str
+    title: str
+    category: str
+    sections: tuple[Section, ...]
+    sha: str
+    size: int
+    problems: tuple[str, ...] = ()
+
+    @property
+    def links(self) -> Iterator[Link]:
+        for section in self.sections:
+            yield from section.links
+
+    @property
+    def tables(self) -> Iterator[tuple[Section, Table]]:
+        for section in self.sections:
+            for table in section.tables:
+                yield section, table
+
+    def section(self, anchor: str) -> Section | None:
+        for section in self.sections:
+            if section.anchor == anchor:
+                return section
+        return None
+
+
+@dataclass(slots=True)
+class Wiki:
+    root: Path
+    pages: dict[str, Page]
+    #: (path, reason) for every file that could not be used at all.
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def revision(self) -> str:
+        """Content hash of the whole wiki: changes whenever any page changes."""
+        digest = hashlib.sha256()
+        for path in sorted(self.pages):
+            digest.update(path.encode())
+            digest.update(self.pages[path].sha.encode())
+        return digest.hexdigest()[:12]
+
+    @property
+    def categories(self) -> list[str]:
+        return sorted({page.category for page in self.pages.values()})
+
+    def find_page(self, *names: str) -> Page | None:
+        """The page at one of ``names`` (case-insensitive), in the order given."""
+        lowered = {path.casefold(): page for path, page in self.pages.items()}
+        for name in names:
+            page = self.pages.get(name) or lowered.get(name.casefold())
+            if page is not None:
+                return page
+        return None
+
+
+# --- anchors -------------------------------------------------------------------
+
+_ANCHOR_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
+
+
+def github_anchor(title: str) -> str:
+    """GitHub's heading slug: lower case, punctuation dropped, spaces to hyphens."""
+    slug = _ANCHOR_DROP.sub("", title.strip().lower())
+    return slug.replace(" ", "-")
+
+
+class _AnchorRegistry:
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+
+    def unique(self, title: str) -> str:
+        base = github_anchor(title)
+        count = self._seen.get(base)
+        if count is None:
+            self._seen[base] = 1
+            return base
+        self._seen[base] = count + 1
+        return f"{base}-{count}"
+
+
+# --- Markdown -> sections ------------------------------------------------------
+
+
+def _markdown() -> MarkdownIt:
+    return MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+
+
+def _inline(token: Token) -> tuple[str, list[tuple[str, str]], list[str]]:
+    """Plain text, (text, href) links and code spans of one inline token."""
+    parts: list[str] = []
+    links: list[tuple[str, str]] = []
+    code: list[str] = []
+    href: str | None = None
+    link_text: list[str] = []
+    for child in token.children or ():
+        kind = child.type
+        piece = ""
+        if kind == "text":
+            piece = child.content
+        elif kind == "code_inline":
+            piece = child.content
+            code.append(child.content)
+        elif kind in ("softbreak", "hardbreak"):
+            piece = "\n" if kind == "hardbreak" else " "
+        elif kind == "link_open":
+            href = str(child.attrs.get("href", ""))
+            link_text = []
+        elif kind == "link_close":
+            if href is not None:
+                links.append(("".join(link_text).strip(), href))
+            href = None
+        # images, raw HTML and emphasis markers carry no text we keep
+        if piece:
+            parts.append(piece)
+            if href is not None:
+                link_text.append(piece)
+    return "".join(parts), links, code
+
+
+def _resolve(page_path: str, href: str) -> Link | None:
+    href = href.strip()
+    if not href:
+        return None
+    parts = urlsplit(href)
+    if parts.scheme or parts.netloc or href.startswith("//"):
+        return Link(text="", href=href)
+    if not parts.path:
+        return Link(text="", href=href, path=page_path, anchor=unquote(parts.fragment) or None)
+    base = posixpath.dirname(page_path)
+    target = posixpath.normpath(posixpath.join(base, unquote(parts.path)))
+    if target.startswith("../") or target == "..":
+        return Link(text="", href=href)
+    return Link(text="", href=href, path=target.lstrip("/"), anchor=unquote(parts.fragment) or None)
+
+
+def _link(page_path: str, text: str, href: str) -> Link | None:
+    resolved = _resolve(page_path, href)
+    if resolved is None:
+        return None
+    return Link(text=text, href=resolved.href, path=resolved.path, anchor=resolved.anchor)
+
+
+_LABEL = re.compile(r"^\s*([A-Za-z][A-Za-z /-]{0,30}?)\s*(?:\(([^)]{0,40})\))?\s*:?\s*$")
+
+
+class _SectionBuilder:
+    def __init__(self, title: str, level: int, anchor: str, line: int, parents: tuple[str, ...]):
+        self.title = title
+        self.level = level
+        self.anchor = anchor
+        self.line = line
+        self.parents = parents
+        self.text: list[str] = []
+        self.code: list[CodeBlock] = []
+        self.tables: list[Table] = []
+        self.links: list[Link] = []
+        self.labelled: list[list] = []  # [label, [text parts], [code]]
+
+    def add_text(self, text: str, *, continues_label: bool = True) -> None:
+        text = text.strip()
+        if not text:
+            return
+        self.text.append(text)
+        if continues_label and self.labelled:
+            self.labelled[-1][1].append(text)
+
+    def add_label(self, label: str, rest: str) -> None:
+        self.labelled.append([label, [rest.strip()] if rest.strip() else [], []])
+        if rest.strip():
+            self.text.append(f"{label}: {rest.strip()}")
+        else:
+            self.text.append(f"{label}:")
+
+    def add_code(self, block: CodeBlock) -> None:
+        self.code.append(block)
+        if self.labelled:
+            self.labelled[-1][2].append(block.text)
+
+    def build(self) -> Section:
+        return Section(
+            title=self.title,
+            level=self.level,
+            anchor=self.anchor,
+            text="\n".join(self.text),
+            code=tuple(self.code),
+            tables=tuple(self.tables),
+            links=tuple(self.links),
+            labelled=tuple(
+                Labelled(label=lab, text="\n".join(parts), code=tuple(code))
+                for lab, parts, code in self.labelled
+            ),
+            line=self.line,
+            parents=self.parents,
+        )
+
+
+def _label_of(inline: Token) -> tuple[str, str] | None:
+    """``**Error**: rest`` / ``**Fix:** rest`` / ``**Error** (vLLM):`` -> (label, rest)."""
+    children = [c for c in inline.children or () if not (c.type == "text" and not c.content)]
+    if len(children) < 3 or children[0].type != "strong_open":
+        return None
+    try:
+        close = next(i for i, c in enumerate(children) if c.type == "strong_close")
+    except StopIteration:
+        return None
+    inner = "".join(c.content for c in children[1:close] if c.type in ("text", "code_inline"))
+    if not inner.strip():
+        return None
+    tail_tokens = children[close + 1 :]
+    tail_text = "".join(
+        c.content if c.type in ("text", "code_inline") else (" " if c.type == "softbreak" else "")
+        for c in tail_tokens
+    )
+    if inner.rstrip().endswith(":"):
+        label = inner.rstrip()[:-1].strip()
+        rest = tail_text
+    else:
+        # "**Error**: x" or "**Error** (vLLM): x"
+        match = re.match(r"^\s*(\([^)]{0,40}\))?\s*:", tail_text)
+        if not match:
+            return None
+        label = inner.strip()
+        rest = tail_text[match.end() :]
+    if not _LABEL.match(label):
+        return None
+    return label, rest
+
+
+def parse_page(path: str, text: str) -> tuple[str, list[Section], list[str]]:
+    """Parse one page's Markdown: (title, sections, problems)."""
+    problems: list[str] = []
+    tokens = _markdown().parse(text)
+    anchors = _AnchorRegistry()
+    stem = PurePosixPath(path).stem
+    sections: list[_SectionBuilder] = [_SectionBuilder(stem, 0, "", 1, ())]
+    heading_stack: list[tuple[int, str]] = []
+    title: str | None = None
+
+    i = 0
+    n = len(tokens)
+    list_depth = 0
+    table_rows: list[list[Cell]] | None = None
+    table_header: list[str] = []
+    in_head = False
+    row: list[Cell] = []
+    table_line = 0
+    while i < n:
+        tok = tokens[i]
+        kind = tok.type
+        line = (tok.map[0] + 1) if tok.map else 0
+        if kind == "heading_open":
+            level = int(tok.tag[1])
+            inline = tokens[i + 1]
+            heading, links, _ = _inline(inline)
+            heading = " ".join(heading.split())
+            if title is None and level == 1 and heading:
+                title = heading
+            while heading_stack and heading_stack[-1][0] >= level:
+                heading_stack.pop()
+            parents = tuple(t for _, t in heading_stack)
+            heading_stack.append((level, heading))
+            current = _SectionBuilder(
+                heading or stem, level, anchors.unique(heading), line, parents
+            )
+            current.links.extend(filter(None, (_link(path, t, h) for t, h in links)))
+            sections.append(current)
+            i += 3
+            continue
+        current = sections[-1]
+        if kind in ("fence", "code_block"):
+            lang = (tok.info or "").strip().split(" ")[0] if kind == "fence" else ""
+            current.add_code(CodeBlock(lang=lang, text=tok.content.rstrip("\n"), line=line))
+        elif kind == "table_open":
+            table_rows, table_header, table_line = [], [], line
+        elif kind == "thead_open":
+            in_head = True
+        elif kind == "thead_close":
+            in_head = False
+        elif kind == "tr_open":
+            row = []
+        elif kind == "inline" and table_rows is not None:
+            cell_text, links, code = _inline(tok)
+            cell = Cell(
+                text=" ".join(cell_text.split()),
+                links=tuple(filter(None, (_link(path, t, h) for t, h in links))),
+                code=tuple(code),
+            )
+            row.append(cell)
+            current.links.extend(cell.links)
+        elif kind == "tr_close" and table_rows is not None:
+            if in_head:
+                table_header = [c.text for c in row]
+            else:
+                table_rows.append(row)
+        elif kind == "table_close" and table_rows is not None:
+            width = len(table_header)
+            rows = tuple(tuple(r[:width] + [Cell("")] * (width - len(r))) for r in table_rows)
+            current.tables.append(Table(header=tuple(table_header), rows=rows, line=table_line))
+            for r in rows:
+                current.add_text(" | ".join(c.text for c in r if c.text), continues_label=False)
+            table_rows = None
+        elif kind in ("bullet_list_open", "ordered_list_open"):
+            list_depth += 1
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            list_depth -= 1
+        elif kind == "inline":
+            plain, links, _ = _inline(tok)
+            current.links.extend(filter(None, (_link(path, t, h) for t, h in links)))
+            labelled = _label_of(tok) if list_depth == 0 else None
+            if labelled is not None:
+                current.add_label(*labelled)
+            else:
+                prefix = "- " if list_depth else ""
+                current.add_text(prefix + plain)
+        i += 1
+
+    if title is None:
+        problems.append("no level-1 heading; title taken from the file name")
+        title = next((s.title for s in sections[1:] if s.title), stem)
+    built = [s.build() for s in sections]
+    # The lead section (text before the first heading) is kept only if it has content.
+    if not (built[0].text or built[0].code or built[0].tables):
+        built = built[1:]
+    else:
+        built[0] = Section(**{**_as_dict(built[0]), "title": title})
+    return title, built, problems
+
+
+def _as_dict(section: Section) -> dict:
+    return {name: getattr(section, name) for name in Section.__slots__}
+
+
+# --- folder -> wiki ------------------------------------------------------------
+
+
+def _category(path: str) -> str:
+    parts = PurePosixPath(path).parts
+    return parts[0] if len(parts) > 1 else "general"
+
+
+def _iter_markdown(root: Path) -> Iterable[Path]:
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(
+            d for d in dirnames if not d.startswith(".") and d.lower() not in SKIP_DIRS
+        )
+        for name in sorted(filenames):
+            if name.lower().endswith(".md") and not name.startswith("."):
+                yield Path(dirpath) / name
+
+
+def read_page(root: Path, file: Path) -> tuple[Page | None, str | None]:
+    """One file -> (page, None) or (None, reason it was skipped)."""
+    rel = file.relative_to(root).as_posix()
+    try:
+        if file.is_symlink():
+            return None, "symbolic link"
+        size = file.stat().st_size
+        if size > MAX_PAGE_BYTES:
+            return None, f"too large ({size} bytes > {MAX_PAGE_BYTES})"
+        raw = file.read_bytes()
+    except OSError as exc:
+        return None, f"unreadable: {exc.strerror or exc}"
+    if b"\x00" in raw[:8192]:
+        return None, "binary content"
+    problems: list[str] = []
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", errors="replace")
+        problems.append("invalid UTF-8 replaced")
+    text = unicodedata.normalize("NFC", text.lstrip("\ufeff"))
+    try:
+        title, sections, parse_problems = parse_page(rel, text)
+    except Exception as exc:  # a parser bug must not take the whole wiki down
+        log.warning("page %s could not be parsed: %r", rel, exc)
+        return None, f"parse error: {type(exc).__name__}"
+    problems.extend(parse_problems)
+    page = Page(
+        path=rel,
+        title=title,
+        category=_category(rel),
+        sections=tuple(sections),
+        sha=hashlib.sha256(raw).hexdigest()[:16],
+        size=len(raw),
+        problems=tuple(problems),
+    )
+    return page, None
+
+
+def load_wiki(root: str | os.PathLike[str]) -> Wiki:
+    """Load every Markdown page under ``root``. Bad pages are skipped with a reason."""
+    root_path = Path(root).resolve()
+    if not root_path.is_dir():
+        raise FileNotFoundError(f"wiki folder not found: {root_path}")
+    wiki = Wiki(root=root_path, pages={})
+    for file in _iter_markdown(root_path):
+        page, reason = read_page(root_path, file)
+        if page is None:
+            rel = file.relative_to(root_path).as_posix()
+            log.warning("skipped %s: %s", rel, reason)
+            wiki.skipped.append((rel, reason or "unknown"))
+            continue
+        for problem in page.problems:
+            log.info("page %s: %s", page.path, problem)
+        wiki.pages[page.path] = page
+    return wiki
