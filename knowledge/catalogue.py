@@ -1,0 +1,571 @@
+"""Model families and their runbooks, read from the wiki's own structure.
+
+The front page's start-here table names the families and links their hub
+pages. A hub's table with a Status column is its version map; a table of
+models with page links (the legacy page's shape) lists further families. The
+current runbook is the version map's "Current" row (fallbacks: a "latest" row,
+the first recommendation, the first version). From that page we take the
+Docker image reference(s) and the main launch command out of its code blocks.
+Nothing here names a model: a family added to the front page just works.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+
+from rapidfuzz import fuzz
+
+from .glossary import Glossary
+from .text import clean_user_text, fold_key
+from .wiki import CodeBlock, Link, Page, Section, Table, Wiki
+
+__all__ = [
+    "Catalogue",
+    "Family",
+    "FamilyMatch",
+    "Runbook",
+    "Version",
+    "find_front_page",
+]
+
+log = logging.getLogger(__name__)
+
+FRONT_PAGE_NAMES = ("README.md", "readme.md", "index.md", "Home.md", "home.md")
+
+_IMAGE = re.compile(
+    r"^(?:[a-z0-9.-]+(?::\d+)?/)?[a-z0-9][a-z0-9._-]*(?:/[a-z0-9][a-z0-9._-]*)+"
+    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$"
+)
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+_COMPOSE_IMAGE = re.compile(r"^\s*image:\s*[\"']?(.+?)[\"']?\s*$")
+_ENV_IMAGE = re.compile(r"^\s*(?:export\s+)?[A-Z_]*IMAGE[A-Z_]*=[\"']?([^\s\"']+)")
+_DEFAULT_REF = re.compile(r"^\$\{[A-Za-z_]+:?-(.+)\}$")
+#: A version number in a family name; "27B"-style parameter counts are sizes, not versions.
+_VERSION_NUMBER = re.compile(r"\d+(?:\.\d+)*(?![\d.]|\s*[BbMmKkTt]\b)")
+
+_LAUNCH_MARKERS = (
+    ("docker run", 6),
+    ("docker compose", 4),
+    ("services:", 4),
+    ("vllm serve", 5),
+    ("sglang.launch_server", 5),
+    ("vllm.entrypoints", 5),
+    ("--tensor-parallel-size", 2),
+    ("--tp-size", 2),
+    ("--tp ", 1),
+    ("--model", 1),
+    ("--port", 1),
+)
+_LAUNCH_TITLE_WORDS = ("launch", "run", "serve", "compose", "start", "command", "quick")
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    title: str
+    path: str
+    anchor: str | None
+    #: Status as the wiki writes it ("Current", "Historical Eldritch baseline", ...).
+    status: str
+    #: current, historical, archive or other.
+    kind: str
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    key: str
+    name: str
+    hub: str | None
+    hub_title: str
+    focus: str
+    #: main: a row of the front page's table; legacy: a row of a hub's model table.
+    group: str
+    current: tuple[Version, ...]
+    versions: tuple[Version, ...] = ()
+    recommendations: tuple[Version, ...] = ()
+    #: The hub page this family was listed on, for legacy families.
+    parent: str | None = None
+
+    @property
+    def current_page(self) -> str | None:
+        return self.current[0].path if self.current else self.hub
+
+
+@dataclass(frozen=True, slots=True)
+class Runbook:
+    family: Family
+    page: str
+    page_title: str
+    images: tuple[str, ...]
+    digest: str | None
+    launch: CodeBlock | None
+    launch_anchor: str | None
+    image_anchor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class FamilyMatch:
+    query: str
+    family: Family | None
+    #: Other families that matched nearly as well, best first.
+    others: tuple[Family, ...] = ()
+    #: True when several families match equally and the user must pick.
+    ambiguous: bool = False
+    how: str | None = None
+
+
+def find_front_page(wiki: Wiki) -> Page | None:
+    return wiki.find_page(*FRONT_PAGE_NAMES)
+
+
+def _first_link(cells, wiki: Wiki) -> Link | None:
+    for cell in cells:
+        for link in cell.links:
+            if link.path and link.path in wiki.pages:
+                return link
+    return None
+
+
+def _status_kind(status: str) -> str:
+    text = status.casefold().strip()
+    if text.startswith("current") or text.startswith("recommended"):
+        return "current"
+    if "archive" in text or "deprecated" in text or "obsolete" in text:
+        return "archive"
+    if text:
+        return "historical"
+    return "other"
+
+
+def _is_start_table(section: Section, table: Table) -> bool:
+    head = table.header[0].casefold() if table.header else ""
+    return "start" in section.title.casefold() or "model" in head or "family" in head
+
+
+def _is_version_map(table: Table) -> bool:
+    return table.column("status") is not None and table.column("page", "version") is not None
+
+
+def _is_model_table(table: Table) -> bool:
+    first = table.header[0].casefold() if table.header else ""
+    return ("model" in first or "family" in first) and table.column("status") is None
+
+
+def _is_recommendation(section: Section, table: Table) -> bool:
+    title = section.title.casefold()
+    words = ("recommend", "primary", "start", "current")
+    return table.column("page") is not None and any(w in title for w in words)
+
+
+@dataclass(slots=True)
+class Catalogue:
+    wiki: Wiki
+    front: str | None
+    families: tuple[Family, ...]
+    glossary: Glossary | None = None
+    _runbooks: dict[str, Runbook] = field(default_factory=dict, repr=False)
+    _keys: dict[str, tuple[set[str], list[str]]] = field(default_factory=dict, repr=False)
+
+    # --- building --------------------------------------------------------------
+
+    @classmethod
+    def from_wiki(cls, wiki: Wiki, glossary: Glossary | None = None) -> Catalogue:
+        front = find_front_page(wiki)
+        families: list[Family] = []
+        if front is None:
+            log.info("no front page: no runbook catalogue")
+            return cls(wiki=wiki, front=None, families=(), glossary=glossary)
+        used: set[str] = set()
+        for section, table in front.tables:
+            if not _is_start_table(section, table):
+                continue
+            focus_col = len(table.header) - 1 if len(table.header) > 2 else None
+            for row in table.rows:
+                name = row[0].text.strip()
+                link = _first_link(row, wiki)
+                if not name or link is None or link.path is None:
+                    continue
+                hub = wiki.pages[link.path]
+                focus = row[focus_col].text if focus_col is not None else ""
+                family, legacy = _read_hub(wiki, name, hub, focus)
+                for fam in (family, *legacy):
+                    key = _unique_key(fam.name, used)
+                    families.append(_with_key(fam, key))
+            if families:
+                break
+        catalogue = cls(wiki=wiki, front=front.path, families=tuple(families), glossary=glossary)
+        catalogue._index_names()
+        return catalogue
+
+    def _index_names(self) -> None:
+        for family in self.families:
+            names = [family.name, family.hub_title]
+            names += [v.title for v in family.current]
+            if family.hub:
+                names.append(family.hub.rsplit("/", 1)[-1].removesuffix(".md"))
+            keys = [fold_key(n) for n in names if n]
+            tokens = {t for k in keys for t in k.split()}
+            self._keys[family.key] = (tokens, keys)
+
+    # --- queries ---------------------------------------------------------------
+
+    def family(self, key: str) -> Family | None:
+        return next((f for f in self.families if f.key == key), None)
+
+    def statuses(self) -> dict[str, str]:
+        """Wiki path -> hub / current / historical / archive, for search ranking."""
+        status: dict[str, str] = {}
+        for family in self.families:
+            for version in family.versions:
+                status.setdefault(version.path, version.kind)
+            for version in family.current:
+                status[version.path] = "current"
+        for family in self.families:
+            if family.hub and family.group == "main":
+                status[family.hub] = "hub"
+        return status
+
+    def choices(self) -> list[tuple[str, str]]:
+        """(display name, key) for autocomplete: main families first."""
+        ordered = sorted(self.families, key=lambda f: f.group != "main")
+        return [(f.name, f.key) for f in ordered]
+
+    def match(self, query: str) -> FamilyMatch:
+        """The family a user means by ``query``: tolerant of spelling and shorthand."""
+        text = clean_user_text(query, 100)
+        family = self.family(text)
+        if family is not None:
+            return FamilyMatch(query=text, family=family, how="key")
+        key = fold_key(text)
+        if not key or not self.families:
+            return FamilyMatch(query=text, family=None)
+        scored = self._score(key)
+        if not scored and self.glossary is not None:
+            expanded = self._expand(text)
+            if expanded:
+                scored = self._score(fold_key(expanded))
+        how = "name"
+        if not scored:
+            scored = [(round(score), f) for score, f in self._fuzzy(key) if score >= 85]
+            how = "fuzzy"
+            if not scored:
+                return FamilyMatch(query=text, family=None, others=self._fuzzy_families(key))
+        best = scored[0][0]
+        top = [f for s, f in scored if s == best]
+        others = tuple(f for s, f in scored if s < best)[:5]
+        if len(top) == 1:
+            return FamilyMatch(query=text, family=top[0], others=others, how=how)
+        winner = self._tie_break(top, key)
+        if winner is not None:
+            rest = tuple(f for f in top if f is not winner) + others
+            return FamilyMatch(query=text, family=winner, others=rest[:5], how=how)
+        return FamilyMatch(query=text, family=None, others=tuple(top)[:10], ambiguous=True)
+
+    def _score(self, key: str) -> list[tuple[int, Family]]:
+        words = key.split()
+        scored: list[tuple[int, Family]] = []
+        for family in self.families:
+            tokens, keys = self._keys[family.key]
+            name_tokens = set(keys[0].split()) if keys else set()
+            if key in keys:
+                score = 100
+            elif all(w in name_tokens for w in words):
+                score = 90
+            elif all(w in tokens for w in words):
+                score = 80
+            elif all(any(t.startswith(w) for t in tokens) for w in words if len(w) >= 3) and any(
+                len(w) >= 3 for w in words
+            ):
+                score = 70
+            else:
+                continue
+            scored.append((score, family))
+        scored.sort(key=lambda item: -item[0])
+        return scored
+
+    def _fuzzy_families(self, key: str) -> tuple[Family, ...]:
+        return tuple(f for score, f in self._fuzzy(key) if score >= 60)
+
+    def _fuzzy(self, key: str) -> list[tuple[float, Family]]:
+        """Typo-tolerant scores: whole-name similarity or every word close to a name word."""
+        words = [w for w in key.split() if len(w) >= 3 or any(c.isdigit() for c in w)]
+        scored: list[tuple[float, Family]] = []
+        for family in self.families:
+            tokens, keys = self._keys[family.key]
+            score = max((fuzz.WRatio(key, k) for k in keys if k), default=0)
+            if words:
+                per_word = [max((fuzz.ratio(w, t) for t in tokens), default=0) for w in words]
+                score = max(score, min(per_word))
+            if score >= 60:
+                scored.append((score, family))
+        scored.sort(key=lambda item: -item[0])
+        return scored[:5]
+
+    def _expand(self, text: str) -> str | None:
+        """A glossary shorthand (``ds4``) replaced by its meaning."""
+        assert self.glossary is not None
+        parts = text.split()
+        changed = False
+        for i, part in enumerate(parts):
+            entry = self.glossary.exact(part)
+            if entry is not None:
+                parts[i] = entry.meaning
+                changed = True
+        return " ".join(parts) if changed else None
+
+    def _tie_break(self, top: list[Family], key: str) -> Family | None:
+        main = [f for f in top if f.group == "main"]
+        pool = main or top
+        if len(pool) == 1:
+            return pool[0]
+        if _VERSION_NUMBER.search(key):
+            return None
+        versions = [(_version_of(f.name), f) for f in pool]
+        versions.sort(key=lambda item: item[0], reverse=True)
+        if versions[0][0] and versions[0][0] != versions[1][0]:
+            return versions[0][1]
+        return None
+
+    # --- runbooks --------------------------------------------------------------
+
+    def runbook(self, family: Family) -> Runbook:
+        cached = self._runbooks.get(family.key)
+        if cached is not None:
+            return cached
+        path = family.current_page or ""
+        page = self.wiki.pages.get(path)
+        if page is None:
+            runbook = Runbook(family, path, family.name, (), None, None, None, None)
+        else:
+            images, digest, image_anchor = _images(page)
+            launch, launch_anchor = _launch(page)
+            runbook = Runbook(
+                family=family,
+                page=page.path,
+                page_title=page.title,
+                images=images,
+                digest=digest,
+                launch=launch,
+                launch_anchor=launch_anchor,
+                image_anchor=image_anchor,
+            )
+        self._runbooks[family.key] = runbook
+        return runbook
+
+
+def _version_of(name: str) -> tuple[int, ...]:
+    match = _VERSION_NUMBER.search(name)
+    if not match:
+        return ()
+    return tuple(int(p) for p in match.group(0).split(".") if p.isdigit())
+
+
+def _unique_key(name: str, used: set[str]) -> str:
+    base = re.sub(r"[^a-z0-9.]+", "-", name.casefold()).strip("-.")[:40] or "family"
+    key, n = base, 2
+    while key in used:
+        key, n = f"{base}-{n}", n + 1
+    used.add(key)
+    return key
+
+
+def _with_key(family: Family, key: str) -> Family:
+    return Family(**{**{s: getattr(family, s) for s in Family.__slots__}, "key": key})
+
+
+def _versions(table: Table, wiki: Wiki) -> list[Version]:
+    page_col = table.column("page", "version")
+    status_col = table.column("status")
+    note_col = table.column("why keep it", "why", "notes", "note", "use")
+    found: list[Version] = []
+    for row in table.rows:
+        status = row[status_col].text if status_col is not None else ""
+        cells = [row[page_col]] if page_col is not None else list(row)
+        for cell in cells:
+            for link in cell.links:
+                if link.path and link.path in wiki.pages:
+                    found.append(
+                        Version(
+                            title=link.text or wiki.pages[link.path].title,
+                            path=link.path,
+                            anchor=link.anchor,
+                            status=status,
+                            kind=_status_kind(status),
+                            note=row[note_col].text if note_col is not None else "",
+                        )
+                    )
+    return found
+
+
+def _read_hub(wiki: Wiki, name: str, hub: Page, focus: str) -> tuple[Family, list[Family]]:
+    versions: list[Version] = []
+    recommendations: list[Version] = []
+    legacy: list[Family] = []
+    for section, table in hub.tables:
+        if _is_version_map(table):
+            versions.extend(_versions(table, wiki))
+        elif _is_model_table(table):
+            for row in table.rows:
+                link = _first_link(row, wiki)
+                model = row[0].text.strip()
+                if link is None or link.path is None or not model:
+                    continue
+                note_col = table.column("notes", "note", "why")
+                note = row[note_col].text if note_col is not None else ""
+                current = Version(
+                    title=link.text or wiki.pages[link.path].title,
+                    path=link.path,
+                    anchor=link.anchor,
+                    status="",
+                    kind="other",
+                    note=note,
+                )
+                legacy.append(
+                    Family(
+                        key="",
+                        name=model,
+                        hub=link.path,
+                        hub_title=wiki.pages[link.path].title,
+                        focus=note,
+                        group="legacy",
+                        current=(current,),
+                        parent=hub.path,
+                    )
+                )
+        elif _is_recommendation(section, table):
+            for row in table.rows:
+                link = _first_link(row, wiki)
+                if link is not None and link.path is not None:
+                    recommendations.append(
+                        Version(
+                            title=link.text or wiki.pages[link.path].title,
+                            path=link.path,
+                            anchor=link.anchor,
+                            status=row[0].text,
+                            kind="current",
+                        )
+                    )
+    current = [v for v in versions if v.kind == "current"]
+    if not current:
+        current = [v for v in versions if "latest" in v.status.casefold()][:1]
+    if not current and recommendations:
+        current = recommendations[:1]
+    if not current and versions:
+        current = versions[:1]
+    family = Family(
+        key="",
+        name=name,
+        hub=hub.path,
+        hub_title=hub.title,
+        focus=focus,
+        group="main",
+        current=tuple(_dedupe(current)),
+        versions=tuple(_dedupe(versions)),
+        recommendations=tuple(_dedupe(recommendations)),
+    )
+    return family, legacy
+
+
+def _dedupe(versions: list[Version]) -> list[Version]:
+    seen: set[str] = set()
+    out = []
+    for version in versions:
+        if version.path not in seen:
+            seen.add(version.path)
+            out.append(version)
+    return out
+
+
+def _clean_ref(ref: str) -> str | None:
+    ref = ref.strip().strip("\"'")
+    default = _DEFAULT_REF.match(ref)
+    if default:
+        ref = default.group(1).strip().strip("\"'")
+    if "${" in ref or "$" in ref:
+        return None
+    if not _IMAGE.match(ref):
+        return None
+    if ":" not in ref.rsplit("/", 1)[-1] and "@" not in ref:
+        return None  # a bare path such as scripts/build.sh is no image
+    if ref.endswith((".sh", ".py", ".md", ".json", ".yaml", ".yml", ".txt")):
+        return None
+    return ref
+
+
+def _images(page: Page) -> tuple[tuple[str, ...], str | None, str | None]:
+    """Image references of a page, best first: standalone lines, compose, env, run."""
+    ranked: list[tuple[int, int, str, str]] = []
+    digest: str | None = None
+    order = 0
+    for section in page.sections:
+        title_bonus = 2 if "image" in section.title.casefold() else 0
+        for block in section.code:
+            lines = [ln.strip() for ln in block.text.splitlines() if ln.strip()]
+            for line in lines:
+                order += 1
+                if digest is None and (found := _DIGEST.search(line)):
+                    digest = found.group(0)
+                ref = _clean_ref(line) if len(lines) <= 3 else None
+                if ref:
+                    ranked.append((10 + title_bonus, order, ref, section.anchor))
+                    continue
+                compose = _COMPOSE_IMAGE.match(line)
+                if compose and (ref := _clean_ref(compose.group(1))):
+                    ranked.append((6 + title_bonus, order, ref, section.anchor))
+                    continue
+                env = _ENV_IMAGE.match(line)
+                if env and (ref := _clean_ref(env.group(1))):
+                    ranked.append((5 + title_bonus, order, ref, section.anchor))
+                    continue
+                if "docker run" in block.text or line.startswith(("--", "-")):
+                    for word in line.replace("\\", " ").split():
+                        if (ref := _clean_ref(word)) and "/" in word and ":" in word:
+                            ranked.append((3 + title_bonus, order, ref, section.anchor))
+        if digest is None:
+            for code in _inline_codes(section):
+                if found := _DIGEST.search(code):
+                    digest = found.group(0)
+                    break
+    ranked.sort(key=lambda item: (-item[0], item[1]))
+    images: list[str] = []
+    for _, _, ref, _ in ranked:
+        if ref not in images:
+            images.append(ref)
+    anchor = ranked[0][3] if ranked else None
+    return tuple(images[:3]), digest, anchor
+
+
+def _inline_codes(section: Section) -> list[str]:
+    codes = []
+    for table in section.tables:
+        for row in table.rows:
+            for cell in row:
+                codes.extend(cell.code)
+    return codes
+
+
+def _launch(page: Page) -> tuple[CodeBlock | None, str | None]:
+    best: tuple[float, CodeBlock, str] | None = None
+    total = sum(len(s.code) for s in page.sections) or 1
+    seen = 0
+    for section in page.sections:
+        title = section.title.casefold()
+        for block in section.code:
+            seen += 1
+            text = block.text
+            score = float(sum(weight for marker, weight in _LAUNCH_MARKERS if marker in text))
+            if score < 4:
+                continue
+            if any(word in title for word in _LAUNCH_TITLE_WORDS):
+                score += 2
+            if "image" in title:
+                score += 1
+            score += min(text.count("\n"), 40) / 20  # a full command beats a one-liner
+            score -= seen / total  # earlier blocks win ties
+            if best is None or score > best[0]:
+                best = (score, block, section.anchor)
+    if best is None:
+        return None, None
+    return best[1], best[2]

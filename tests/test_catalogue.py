@@ -1,0 +1,169 @@
+"""Runbook families from the wiki's structure: demo wiki, a family added later, the real wiki."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from knowledge.catalogue import Catalogue, find_front_page
+from knowledge.glossary import Glossary
+from knowledge.wiki import load_wiki
+
+HERE = Path(__file__).parent
+DEMO = HERE.parent / "knowledge" / "demo_wiki"
+SNAPSHOT = HERE.parent.parent / "shared" / "wiki-snapshot"
+
+
+def _catalogue(root: Path) -> Catalogue:
+    wiki = load_wiki(root)
+    return Catalogue.from_wiki(wiki, Glossary.from_wiki(wiki, find_front_page(wiki)))
+
+
+@pytest.fixture(scope="module")
+def demo() -> Catalogue:
+    return _catalogue(DEMO)
+
+
+def test_families_follow_the_front_page_and_legacy_table(demo):
+    names = [f.name for f in demo.families]
+    assert names[:4] == [
+        "Qwen3",
+        "GLM-5",
+        "DeepSeek-V4-Flash / DSpark",
+        "Legacy / secondary models",
+    ]
+    assert {"MiniMax M2", "Kimi-K2"} <= set(names)
+    legacy = demo.family("minimax-m2")
+    assert legacy.group == "legacy" and legacy.parent == "models/legacy.md"
+
+
+def test_current_page_image_digest_and_launch(demo):
+    qwen = demo.match("qwen").family
+    assert qwen.hub == "models/qwen.md"
+    assert qwen.current_page == "models/qwen3_v2.md"
+    assert [(v.path, v.kind) for v in qwen.versions] == [
+        ("models/qwen3_v2.md", "current"),
+        ("models/qwen3_v1.md", "historical"),
+    ]
+    runbook = demo.runbook(qwen)
+    assert runbook.images[0] == "demo-registry/vllm:orchard-v3-cu130-20260801"
+    assert runbook.digest.startswith("sha256:") and len(runbook.digest) == 71
+    assert "docker run" in runbook.launch.text
+    assert runbook.launch_anchor == "launch"
+
+
+@pytest.mark.parametrize(
+    ("query", "name"),
+    [
+        ("qwen", "Qwen3"),
+        ("QWEN3", "Qwen3"),
+        ("glm", "GLM-5"),
+        ("glm 5", "GLM-5"),
+        ("deepseek", "DeepSeek-V4-Flash / DSpark"),
+        ("ds4", "DeepSeek-V4-Flash / DSpark"),  # via the glossary
+        ("minimax", "MiniMax M2"),
+        ("minimx", "MiniMax M2"),  # typo
+        ("kimi k2", "Kimi-K2"),
+        ("qwen3-v2", "Qwen3"),
+    ],
+)
+def test_match_is_tolerant(demo, query, name):
+    match = demo.match(query)
+    assert match.family is not None, query
+    assert match.family.name == name
+
+
+def test_unknown_model_gives_no_family(demo):
+    match = demo.match("llama")
+    assert match.family is None and not match.ambiguous
+
+
+def test_statuses_rank_hubs_and_current(demo):
+    statuses = demo.statuses()
+    assert statuses["models/qwen.md"] == "hub"
+    assert statuses["models/qwen3_v2.md"] == "current"
+    assert statuses["models/qwen3_v1.md"] == "historical"
+    assert statuses["models/ds4-flash-v0.md"] == "archive"
+
+
+def test_new_family_on_the_front_page_needs_no_code(tmp_path):
+    wiki = tmp_path / "wiki"
+    shutil.copytree(DEMO, wiki)
+    front = wiki / "README.md"
+    text = front.read_text()
+    row = "| Legacy / secondary models |"
+    new_row = "| Zephyr-9 | [Zephyr Hub](models/zephyr.md) | Brand new family. |\n"
+    front.write_text(text.replace(row, new_row + row, 1))
+    (wiki / "models" / "zephyr.md").write_text(
+        "# Zephyr Hub\n\n## Version Map\n\n| Page | Status | Why keep it |\n|---|---|---|\n"
+        "| [Zephyr v2](zephyr_v2.md) | Current | newest |\n"
+        "| [Zephyr v1](zephyr_v1.md) | Historical | older |\n"
+    )
+    (wiki / "models" / "zephyr_v2.md").write_text(
+        "# Zephyr v2\n\n## Image\n\n```text\nacme/zephyr:v2-20261101\n```\n\n## Launch\n\n"
+        "```bash\ndocker run --gpus all acme/zephyr:v2-20261101 \\\n  vllm serve acme/Zephyr-9 "
+        "--tensor-parallel-size 2\n```\n"
+    )
+    (wiki / "models" / "zephyr_v1.md").write_text("# Zephyr v1\n\nold\n")
+    catalogue = _catalogue(wiki)
+    match = catalogue.match("zephyr")
+    assert match.family is not None and match.family.name == "Zephyr-9"
+    runbook = catalogue.runbook(match.family)
+    assert runbook.page == "models/zephyr_v2.md"
+    assert runbook.images == ("acme/zephyr:v2-20261101",)
+    assert "vllm serve" in runbook.launch.text
+
+
+def test_ambiguous_names_list_the_candidates(tmp_path):
+    (tmp_path / "README.md").write_text(
+        "# W\n\n## Start Here\n\n| Model family | Start here |\n|---|---|\n"
+        "| Legacy | [Legacy](legacy.md) |\n"
+    )
+    (tmp_path / "legacy.md").write_text(
+        "# Legacy\n\n| Model | Page | Notes |\n|---|---|---|\n"
+        "| Nova 7B | [Nova small](nova-7b.md) | a |\n| Nova 70B | [Nova large](nova-70b.md) | b |\n"
+    )
+    (tmp_path / "nova-7b.md").write_text("# Nova small\n")
+    (tmp_path / "nova-70b.md").write_text("# Nova large\n")
+    match = _catalogue(tmp_path).match("nova")
+    assert match.ambiguous and match.family is None
+    assert [f.name for f in match.others] == ["Nova 7B", "Nova 70B"]
+
+
+def test_wiki_without_front_page_has_no_families(tmp_path):
+    (tmp_path / "page.md").write_text("# Page\n")
+    catalogue = _catalogue(tmp_path)
+    assert catalogue.families == ()
+    assert catalogue.match("anything").family is None
+
+
+@pytest.mark.skipif(not SNAPSHOT.is_dir(), reason="../shared/wiki-snapshot is not present")
+def test_every_front_page_family_resolves_to_its_hub_and_current_page():
+    catalogue = _catalogue(SNAPSHOT)
+    wiki = catalogue.wiki
+    front = wiki.pages[catalogue.front]
+    start = next(t for s, t in front.tables if "start" in s.title.casefold())
+    assert len(start.rows) >= 5
+    for row in start.rows:
+        name = row[0].text
+        hub = next(link.path for cell in row for link in cell.links if link.path)
+        match = catalogue.match(name)
+        assert match.family is not None, name
+        assert match.family.hub == hub, name
+        # the current page is the one the hub's version map marks Current, if it has one
+        hub_page = wiki.pages[hub]
+        marked = [
+            link.path
+            for _, table in hub_page.tables
+            if table.column("status") is not None
+            for r in table.rows
+            if r[table.column("status")].text.casefold().startswith("current")
+            for cell in r
+            for link in cell.links
+            if link.path
+        ]
+        if marked:
+            assert match.family.current_page == marked[0], name
+            assert catalogue.runbook(match.family).launch is not None, name

@@ -1,0 +1,113 @@
+"""Reading pages: golden parse, anchors, and pages that are broken or odd."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from knowledge.wiki import MAX_PAGE_BYTES, github_anchor, load_wiki, parse_page
+
+HERE = Path(__file__).parent
+DEMO = HERE.parent / "knowledge" / "demo_wiki"
+SNAPSHOT = HERE.parent.parent / "shared" / "wiki-snapshot"
+
+
+def _section_view(section) -> dict:
+    view = {
+        "anchor": section.anchor,
+        "level": section.level,
+        "title": section.title,
+        "code": [[c.lang, c.text] for c in section.code],
+        "links": [[link.text, link.path, link.anchor] for link in section.links],
+        "labelled": [[lab.label, lab.text, list(lab.code)] for lab in section.labelled],
+    }
+    if section.tables:
+        view["tables"] = [
+            [list(t.header), [[c.text for c in row] for row in t.rows]] for t in section.tables
+        ]
+    return view
+
+
+def test_golden_page_parses_as_recorded():
+    source = (HERE / "golden" / "odd_page.md").read_text()
+    expected = json.loads((HERE / "golden" / "odd_page.json").read_text())
+    title, sections, problems = parse_page("golden/odd_page.md", source)
+    assert title == expected["title"]
+    assert problems == []
+    assert [_section_view(s) for s in sections] == expected["sections"]
+
+
+@pytest.mark.parametrize(
+    ("heading", "anchor"),
+    [
+        ("NCCL Deadlock on Startup", "nccl-deadlock-on-startup"),
+        ("CUDA Device-Side Assert (MTP + Radix Cache)", "cuda-device-side-assert-mtp--radix-cache"),
+        ("1. MTP >3 Crashes (vLLM)", "1-mtp-3-crashes-vllm"),
+        ("GLM-5.2 v15 NVFP4 / Online FP8-MXFP8", "glm-52-v15-nvfp4--online-fp8-mxfp8"),
+        ("snake_case_name", "snake_case_name"),
+    ],
+)
+def test_github_anchor(heading, anchor):
+    assert github_anchor(heading) == anchor
+
+
+def test_demo_wiki_loads_every_page():
+    wiki = load_wiki(DEMO)
+    assert wiki.skipped == []
+    assert "README.md" in wiki.pages
+    assert {"models", "troubleshooting", "general"} <= set(wiki.categories)
+    odd = wiki.pages["notes/no-heading.md"]
+    assert odd.title  # degraded, not dropped
+    assert odd.problems
+
+
+def test_bad_files_are_skipped_or_degraded_with_a_reason(tmp_path, caplog):
+    (tmp_path / "good.md").write_text("# Good\n\ntext\n")
+    (tmp_path / "binary.md").write_bytes(b"# x\x00\x01\x02")
+    (tmp_path / "latin1.md").write_bytes("# Caf\xe9\n\nna\xefve\n".encode("latin-1"))
+    (tmp_path / "huge.md").write_bytes(b"# Huge\n" + b"a" * (MAX_PAGE_BYTES + 1))
+    (tmp_path / "empty.md").write_text("")
+    (tmp_path / "images").mkdir()
+    (tmp_path / "images" / "pic.md").write_text("# should not load\n")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "x.md").write_text("# hidden\n")
+    (tmp_path / "link.md").symlink_to(tmp_path / "good.md")
+    wiki = load_wiki(tmp_path)
+    skipped = dict(wiki.skipped)
+    assert set(wiki.pages) == {"good.md", "latin1.md", "empty.md"}
+    assert "binary" in skipped["binary.md"]
+    assert "too large" in skipped["huge.md"]
+    assert "symbolic link" in skipped["link.md"]
+    assert "invalid UTF-8 replaced" in wiki.pages["latin1.md"].problems
+    assert wiki.pages["empty.md"].title == "empty"
+    assert "skipped binary.md" in caplog.text
+
+
+def test_missing_wiki_folder_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="wiki folder not found"):
+        load_wiki(tmp_path / "nope")
+
+
+def test_revision_changes_with_content(tmp_path):
+    (tmp_path / "a.md").write_text("# A\n")
+    first = load_wiki(tmp_path).revision
+    assert load_wiki(tmp_path).revision == first
+    (tmp_path / "a.md").write_text("# A\n\nchanged\n")
+    assert load_wiki(tmp_path).revision != first
+
+
+@pytest.mark.skipif(not SNAPSHOT.is_dir(), reason="../shared/wiki-snapshot is not present")
+def test_every_snapshot_page_loads():
+    wiki = load_wiki(SNAPSHOT)
+    on_disk = {
+        p.relative_to(SNAPSHOT).as_posix()
+        for p in SNAPSHOT.rglob("*.md")
+        if not any(part.startswith(".") or part == "images" for part in p.parts)
+    }
+    assert wiki.skipped == []
+    assert set(wiki.pages) == on_disk
+    for page in wiki.pages.values():
+        assert page.title, page.path
+        assert page.sections, page.path
