@@ -1,0 +1,52 @@
+"""Run every benchmark and print its figures: ``make bench`` / ``python -m benchmarks``.
+
+Each area runs in its own process, so its peak RSS is its own. Figures are
+printed, never asserted: these machines are too noisy for timed tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_WIKI = ROOT.parent / "shared" / "wiki-snapshot"
+
+#: (module, what it measures, takes --wiki)
+AREAS = [
+    ("benchmarks.search_bench", "index build and search", True),
+    ("benchmarks.knowledge_bench", "warm start, /runbook, /acronym, /search, RSS", True),
+    ("benchmarks.triage_bench", "triage of requests and logs", True),
+    ("benchmarks.discord_bench", "end to end through the Discord stand-in", True),
+]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--wiki", type=Path, default=DEFAULT_WIKI)
+    parser.add_argument("--only", help="run only areas whose module name contains this")
+    args = parser.parse_args(argv)
+    if not args.wiki.is_dir():
+        print(f"benchmarks need a wiki: {args.wiki} not found (use --wiki DIR)", file=sys.stderr)
+        return 2
+    failed = 0
+    for module, what, takes_wiki in AREAS:
+        if args.only and args.only not in module:
+            continue
+        if importlib.util.find_spec(module) is None:
+            print(f"\n## {module}: not present in this checkout")
+            continue
+        print(f"\n## {module}: {what}", flush=True)
+        cmd = [sys.executable, "-m", module] + (["--wiki", str(args.wiki)] if takes_wiki else [])
+        result = subprocess.run(cmd, cwd=ROOT)
+        if result.returncode:
+            failed += 1
+            print(f"{module} exited with {result.returncode}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
