@@ -1,0 +1,120 @@
+"""The bot's config file: a good file loads, a bad one fails naming the file and the key."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.config import ConfigError, load_config
+from bot.serve_cli import DEFAULT_CONFIG
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "wiki").mkdir(exist_ok=True)
+    path = tmp_path / "bot.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+GOOD = """
+discord:
+  guild_ids: [111111111111111111, "222222222222222222"]
+  admin_role_ids: [333]
+wiki:
+  path: wiki
+  link_base: https://github.com/owner/repo/blob/main
+  data_dir: data
+cooldown: {rate: 2, per: 5}
+search: {pager_timeout: 60}
+"""
+
+
+def test_a_good_file_loads_into_typed_values(tmp_path):
+    config = load_config(write(tmp_path, GOOD))
+    assert config.guild_ids == (111111111111111111, 222222222222222222)
+    assert config.admin_role_ids == (333,)
+    assert config.wiki_dir == (tmp_path / "wiki").resolve()  # relative to the file
+    assert config.data_dir == (tmp_path / "data").resolve()
+    assert config.link_base == "https://github.com/owner/repo/blob/main/"
+    assert (config.cooldown.rate, config.cooldown.per) == (2, 5.0)
+    assert config.pager_timeout == 60.0
+
+
+def test_defaults_for_optional_keys(tmp_path):
+    config = load_config(write(tmp_path, "wiki:\n  path: wiki\n"))
+    assert config.guild_ids == () and config.admin_role_ids == ()
+    assert config.link_base is None and config.data_dir is None
+    assert config.cooldown.rate >= 1 and config.cooldown.per > 0
+    assert 0 < config.pager_timeout <= 14 * 60
+
+
+def test_the_example_config_is_valid(tmp_path):
+    text = (ROOT / "config.example.yaml").read_text(encoding="utf-8")
+    # The example points at ../shared/wiki-snapshot; check it against a folder that exists.
+    text = text.replace("path: ../shared/wiki-snapshot", "path: wiki")
+    config = load_config(write(tmp_path, text))
+    assert config.link_base and config.link_base.startswith("https://github.com/")
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "hint"),
+    [
+        ("discord:\n  guild_ids: [12, abc]\nwiki: {path: wiki}\n", "discord.guild_ids[1]", "'abc'"),
+        ("discord:\n  guild_ids: 12\nwiki: {path: wiki}\n", "discord.guild_ids", "list"),
+        (
+            "discord:\n  admin_role_ids: [-5]\nwiki: {path: wiki}\n",
+            "discord.admin_role_ids[0]",
+            "-5",
+        ),
+        ("discord:\n  guild_ids: [true]\nwiki: {path: wiki}\n", "discord.guild_ids[0]", "True"),
+        ("wiki: {path: missing}\n", "wiki.path", "not found"),
+        ("discord: {guild_ids: [1]}\n", "wiki.path", "required"),
+        ("wiki: {path: wiki, link_base: 'http://x.org/'}\n", "wiki.link_base", "https"),
+        ("wiki: {path: wiki, link_base: 'github.com/a'}\n", "wiki.link_base", "https"),
+        ("wiki: {path: wiki}\ncooldown: {rate: 0}\n", "cooldown.rate", "1 to 100"),
+        ("wiki: {path: wiki}\ncooldown: {per: 'ten'}\n", "cooldown.per", "seconds"),
+        ("wiki: {path: wiki}\ncooldown: {per: -1}\n", "cooldown.per", "more than 0"),
+        ("wiki: {path: wiki}\nsearch: {pager_timeout: 3600}\n", "search.pager_timeout", "15"),
+        ("wiki: {path: wiki, pth: x}\n", "wiki.pth", "unknown key"),
+        ("wiki: {path: wiki}\nwikis: {}\n", "wikis", "unknown section"),
+        ("wiki: {path: wiki}\ndiscord: {token: abc.def.ghi}\n", "discord.token", "DISCORD_TOKEN"),
+        ("token: abc\nwiki: {path: wiki}\n", "token", "DISCORD_TOKEN"),
+        ("wiki: [a, b]\n", "wiki", "mapping"),
+    ],
+)
+def test_errors_name_the_file_and_the_key(tmp_path, text, key, hint):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: {key}: "), message
+    assert hint in message
+    assert "abc.def.ghi" not in message  # a pasted secret is never echoed
+
+
+def test_a_file_that_is_not_yaml_or_not_there(tmp_path):
+    broken = write(tmp_path, "wiki: {path: wiki\n")
+    with pytest.raises(ConfigError, match=r"not valid YAML \(line \d+"):
+        load_config(broken)
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_config(tmp_path / "nope.yaml")
+    with pytest.raises(ConfigError, match="mapping"):
+        load_config(write(tmp_path, "- just\n- a list\n"))
+
+
+def test_loading_the_config_and_the_console_cli_do_not_import_discord():
+    code = (
+        "import sys, bot.config, bot.serve_cli, bot.cli\n"
+        "bot.cli.build_parser()\n"
+        "assert 'discord' not in sys.modules, sorted(m for m in sys.modules if 'discord' in m)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+def test_default_config_name_matches_the_example():
+    assert (ROOT / f"{DEFAULT_CONFIG.stem}.example{DEFAULT_CONFIG.suffix}").is_file()
