@@ -1,0 +1,5 @@
+"""Shared pytest fixtures. The Discord stand-in's fixture lives in its package."""
+
+from tests.discord_standin.fixtures import discord_standin
+
+__all__ = ["discord_standin"]

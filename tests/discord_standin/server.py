@@ -1,0 +1,1713 @@
+"""The stand-in itself: Discord's REST API and gateway on 127.0.0.1.
+
+:class:`Standin` is an aiohttp application serving ``/api/v10/...`` and a gateway
+websocket on a random loopback port. It answers discord.py's start-up sequence,
+stores synced command schemas, injects INTERACTION_CREATE events, accepts the
+bot's replies while enforcing Discord's limits, and records every request.
+See the package docstring for the API tour.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import json
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import aiohttp
+from aiohttp import web
+
+from . import limits
+from .builders import (
+    build_chat_input_options,
+    find_command,
+    find_component,
+    mirror_modal,
+    select_resolved,
+    snowflake_of,
+)
+from .mentions import CHANNEL_DEFAULT_PARSE, INTERACTION_DEFAULT_PARSE, compute_pings
+from .payloads import (
+    DEFAULT_IDS,
+    ChannelSpec,
+    GuildSpec,
+    MemberSpec,
+    Snowflakes,
+    channel_json,
+    default_guild,
+    guild_create_json,
+    iso_now,
+    member_json,
+    member_permissions,
+    role_json,
+    user_json,
+)
+from .records import (
+    InteractionRecord,
+    MentionRecord,
+    NonLoopbackRequest,
+    Problem,
+    RecordedRequest,
+    SentFile,
+    StandinFailure,
+    StandinTimeout,
+)
+
+__all__ = ["PRIVILEGED_INTENTS", "Standin", "StandinConfig"]
+
+log = logging.getLogger(__name__)
+
+API_PREFIX = "/api/v10"
+GATEWAY_PATH = "/gateway-ws"
+CDN_PREFIX = "/cdn/attachments"
+EPHEMERAL = 1 << 6
+LOADING = 1 << 7
+SUPPRESS_EMBEDS = 1 << 2
+INTENT_GUILD_MESSAGES = 1 << 9
+INTENT_MESSAGE_CONTENT = 1 << 15
+PRIVILEGED_INTENTS = (1 << 1) | (1 << 8) | (1 << 15)  # members, presences, message content
+TEXT_LIKE_CHANNELS = {0, 5, 10, 11, 12}
+THREAD_TYPES = {10, 11, 12}
+_LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
+
+T = TypeVar("T")
+RECORD = web.RequestKey("record", RecordedRequest)
+SENT_JSON = web.ResponseKey("json", object)
+
+
+@dataclass
+class StandinConfig:
+    """Knobs of one stand-in run. Defaults suit tests; change them before ``run``."""
+
+    token: str = "standin.bot-token.not-a-secret"
+    guild: GuildSpec = field(default_factory=default_guild)
+    bot_id: int = DEFAULT_IDS.bot
+    default_user_id: int = DEFAULT_IDS.alice
+    default_channel_id: int = DEFAULT_IDS.general
+    response_deadline: float = 3.0  # seconds from INTERACTION_CREATE to the first callback
+    token_lifetime: float = 900.0  # follow-up token lifetime (15 minutes)
+    wait_timeout: float = 5.0  # default for helpers waiting on a follow-up or request
+    startup_timeout: float = 10.0
+    guild_ready_timeout: float = 0.05  # forced onto the client (discord.py waits 2 s)
+    chunk_guilds_at_startup: bool | None = False  # forced onto the client; None: leave it
+    error_loggers: tuple[str, ...] = ("discord", "bot")  # ERROR records here fail the test
+    allowed_privileged_intents: int = PRIVILEGED_INTENTS  # as toggled in the dev portal
+    heartbeat_interval_ms: int = 41250
+    settle_time: float = 0.02  # quiet time after the scenario before shutting down
+    attachment_size_limit: int = 10 * 1024 * 1024
+
+
+class Standin:
+    """Discord on loopback, for one test. Create, ``await start()``, ``await close()``.
+
+    Usually started for you by :func:`~tests.discord_standin.runner.run_bot` or the
+    ``discord_standin`` fixture, which also point discord.py at it.
+    """
+
+    def __init__(self, config: StandinConfig | None = None) -> None:
+        self.config = config or StandinConfig()
+        self.guild: GuildSpec = self.config.guild
+        self.app_id: int = self.config.bot_id
+        self.bot_member: MemberSpec = self.guild.member(self.app_id) or MemberSpec(
+            self.app_id, "WikiBot", bot=True
+        )
+        self.ids = Snowflakes()
+        self.port = 0
+        self.client: Any = None  # the discord.Client under test, set by the runner
+        # Everything recorded, for assertions:
+        self.requests: list[RecordedRequest] = []
+        self.interactions: dict[int, InteractionRecord] = {}
+        self.commands: dict[int | None, list[dict[str, Any]]] = {}
+        self.messages: dict[int, dict[str, Any]] = {}
+        self.threads: dict[int, dict[str, Any]] = {}
+        self.mentions: list[MentionRecord] = []
+        self.problems: list[Problem] = []
+        self.log_records: list[logging.LogRecord] = []
+        self.gateway_received: list[dict[str, Any]] = []
+        self.gateway_sent: list[dict[str, Any]] = []
+        self.identify: dict[str, Any] | None = None
+        self.files: dict[str, tuple[bytes, str]] = {}
+        self.trace = self._loopback_trace()
+        # Internals:
+        self._by_token: dict[str, InteractionRecord] = {}
+        self._command_ids: dict[tuple[int | None, int, str], int] = {}
+        self._expected_errors: list[list[Any]] = []
+        self._ws: web.WebSocketResponse | None = None
+        self._seq = 0
+        self._identified = asyncio.Event()
+        self._changed = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._in_flight = 0
+        self._last_activity = 0.0
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def base_url(self) -> str:
+        """What ``discord.http.Route.BASE`` points at while the stand-in runs."""
+        return f"http://127.0.0.1:{self.port}{API_PREFIX}"
+
+    @property
+    def gateway_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}{GATEWAY_PATH}"
+
+    async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
+        self._add_routes(app)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+
+    async def close(self) -> None:
+        if self._ws is not None and not self._ws.closed:
+            await self._ws.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def settle(self) -> None:
+        """Wait until no request is in flight and nothing happened for ``settle_time``."""
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + 2.0
+        while loop.time() < give_up:
+            quiet = loop.time() - self._last_activity
+            if self._in_flight == 0 and quiet >= self.config.settle_time:
+                return
+            await asyncio.sleep(self.config.settle_time / 2)
+
+    # ------------------------------------------------------------------ problems & waiting
+    def _notify(self) -> None:
+        if self._loop is not None:
+            self._last_activity = self._loop.time()
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    def add_problem(self, kind: str, text: str) -> None:
+        self.problems.append(Problem(kind, text))
+        self._notify()
+
+    def unreported(self) -> list[Problem]:
+        return [p for p in self.problems if not p.reported]
+
+    def expect_error_log(self, pattern: str) -> None:
+        """Allow ERROR log records matching regex ``pattern`` (searched in the message and
+        traceback); the run fails if none ever comes. Matches stay in ``log_records``."""
+        import re
+
+        self._expected_errors.append([re.compile(pattern), 0])
+
+    def on_log_record(self, record: logging.LogRecord, text: str) -> None:
+        """Called by the log watcher (from any thread) for WARNING+ records."""
+        self.log_records.append(record)
+        if record.levelno >= logging.ERROR:
+            for entry in self._expected_errors:
+                if entry[0].search(text):
+                    entry[1] += 1
+                    break
+            else:
+                self.problems.append(Problem("error-log", text))
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._notify)
+
+    def finish_expectations(self) -> None:
+        for pattern, count in self._expected_errors:
+            if not count:
+                self.problems.append(
+                    Problem("missing-error", f"expected an ERROR log matching {pattern.pattern!r}")
+                )
+
+    def report(
+        self,
+        headline: str,
+        problems: Sequence[Problem] = (),
+        interaction: InteractionRecord | None = None,
+    ) -> str:
+        """A readable failure text; marks the given problems as reported."""
+        lines = [headline]
+        for problem in problems:
+            problem.reported = True
+            lines.append(f"- [{problem.kind}] {problem.text}")
+        if interaction is not None:
+            lines.append(f"Requests made for {interaction.describe_target()}:")
+            if interaction.requests:
+                lines += [f"  {r.describe()}" for r in interaction.requests]
+            else:
+                lines.append(
+                    "  none: the bot never answered (a user would see 'This interaction"
+                    " failed'). Is the command or view registered, did its callback raise?"
+                )
+        failed = [r for r in self.requests if r.status >= 400 and r.interaction is not interaction]
+        if failed:
+            lines.append("Other requests answered with an error:")
+            lines += [f"  {r.describe()}" for r in failed[-10:]]
+        return "\n".join(lines)
+
+    async def wait_until(
+        self,
+        check: Callable[[], T | None],
+        *,
+        timeout: float | None = None,
+        what: str = "something",
+        interaction: InteractionRecord | None = None,
+        poll: float | None = None,
+    ) -> T:
+        """Poll ``check`` on every change until it returns non-None.
+
+        Fails fast with :class:`StandinFailure` if a problem (ERROR log, unknown
+        route, ...) turns up meanwhile, and with :class:`StandinTimeout` after
+        ``timeout`` seconds (default ``config.wait_timeout``). ``poll`` re-checks at
+        least that often, for conditions no request or log record signals.
+        """
+        timeout = self.config.wait_timeout if timeout is None else timeout
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            found = check()
+            if found is not None:
+                return found
+            fresh = self.unreported()
+            if fresh:
+                raise StandinFailure(
+                    self.report(f"While waiting for {what}, the test hit:", fresh, interaction)
+                )
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise StandinTimeout(
+                    self.report(
+                        f"Timed out after {timeout:.2f} s waiting for {what}.",
+                        interaction=interaction,
+                    )
+                )
+            changed = self._changed
+            if poll is not None:
+                remaining = min(remaining, poll)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), remaining)
+
+    async def wait_for_request(
+        self,
+        predicate: Callable[[RecordedRequest], bool],
+        *,
+        since: int = 0,
+        timeout: float | None = None,
+        what: str = "a request",
+    ) -> RecordedRequest:
+        """Wait for a request (index >= ``since`` in ``requests``) matching ``predicate``."""
+        return await self.wait_until(
+            lambda: next((r for r in self.requests[since:] if predicate(r)), None),
+            timeout=timeout,
+            what=what,
+        )
+
+    # ------------------------------------------------------------------ loopback guard
+    def _loopback_trace(self) -> aiohttp.TraceConfig:
+        trace = aiohttp.TraceConfig()
+
+        async def on_request_start(
+            session: aiohttp.ClientSession,
+            context: Any,
+            params: aiohttp.TraceRequestStartParams,
+        ) -> None:
+            host = params.url.host or ""
+            if host not in _LOOPBACK_HOSTS and not host.startswith("127."):
+                text = f"refused {params.method} {params.url}: only loopback is allowed in tests"
+                self.add_problem("non-loopback", text)
+                raise NonLoopbackRequest(text)
+
+        trace.on_request_start.append(on_request_start)
+        return trace
+
+    # ------------------------------------------------------------------ records queries
+    def requests_to(self, route: str, method: str | None = None) -> list[RecordedRequest]:
+        """Recorded requests handled by ``route`` (optionally only one HTTP method)."""
+        return [
+            r for r in self.requests if r.route == route and (method is None or r.method == method)
+        ]
+
+    @property
+    def pings(self) -> list[MentionRecord]:
+        """Message-bearing requests that would notify someone."""
+        return [m for m in self.mentions if m.pings]
+
+    def assert_no_pings(self) -> None:
+        """Fail if any message sent so far would ping a user, a role or @everyone."""
+        if self.pings:
+            lines = [
+                f"{m.method} {m.path}: {m.pings} (allowed_mentions={m.allowed_mentions})"
+                for m in self.pings
+            ]
+            raise AssertionError("messages would ping:\n" + "\n".join(lines))
+
+    def channel_messages(self, channel_id: int) -> list[dict[str, Any]]:
+        return [m for m in self.messages.values() if int(m["channel_id"]) == channel_id]
+
+    def synced_command(self, name: str, *, kind: int = 1, guild: bool = True) -> dict[str, Any]:
+        """The stored schema of a synced command (guild scope by default)."""
+        scope = self.guild.id if guild else None
+        for command in self.commands.get(scope, []):
+            if command["name"] == name and command.get("type", 1) == kind:
+                return command
+        raise LookupError(f"command {name!r} (type {kind}) was not synced to {scope or 'global'}")
+
+    # ------------------------------------------------------------------ routes
+    def _add_routes(self, app: web.Application) -> None:
+        api = [
+            ("GET", "/users/@me", "get_me", self._get_me),
+            ("GET", "/oauth2/applications/@me", "application_info", self._application_info),
+            ("GET", "/gateway", "gateway", self._get_gateway),
+            ("GET", "/gateway/bot", "gateway_bot", self._get_gateway),
+            ("GET", "/applications/{app}/commands", "global_commands", self._get_commands),
+            ("PUT", "/applications/{app}/commands", "global_commands", self._put_commands),
+            (
+                "GET",
+                "/applications/{app}/guilds/{guild}/commands",
+                "guild_commands",
+                self._get_commands,
+            ),
+            (
+                "PUT",
+                "/applications/{app}/guilds/{guild}/commands",
+                "guild_commands",
+                self._put_commands,
+            ),
+            (
+                "POST",
+                "/interactions/{iid}/{token}/callback",
+                "interaction_callback",
+                self._interaction_callback,
+            ),
+            ("POST", "/webhooks/{app}/{token}", "followup", self._followup),
+            ("GET", "/webhooks/{app}/{token}/messages/{mid}", "webhook_message", self._wh_get),
+            ("PATCH", "/webhooks/{app}/{token}/messages/{mid}", "webhook_message", self._wh_edit),
+            (
+                "DELETE",
+                "/webhooks/{app}/{token}/messages/{mid}",
+                "webhook_message",
+                self._wh_delete,
+            ),
+            ("GET", "/channels/{cid}", "channel", self._get_channel),
+            ("PATCH", "/channels/{cid}", "channel", self._edit_channel),
+            ("POST", "/channels/{cid}/messages", "channel_message", self._post_message),
+            ("GET", "/channels/{cid}/messages/{mid}", "message", self._get_message),
+            ("PATCH", "/channels/{cid}/messages/{mid}", "message", self._edit_message),
+            ("DELETE", "/channels/{cid}/messages/{mid}", "message", self._delete_message),
+            ("POST", "/channels/{cid}/threads", "create_thread", self._create_thread),
+            (
+                "POST",
+                "/channels/{cid}/messages/{mid}/threads",
+                "create_thread",
+                self._create_thread,
+            ),
+            ("POST", "/channels/{cid}/typing", "typing", self._no_content),
+            (
+                "PUT",
+                "/channels/{cid}/messages/{mid}/reactions/{emoji}/@me",
+                "reaction",
+                self._no_content,
+            ),
+            (
+                "DELETE",
+                "/channels/{cid}/messages/{mid}/reactions/{emoji}/@me",
+                "reaction",
+                self._no_content,
+            ),
+        ]
+        resources: dict[str, web.Resource] = {}
+        for method, path, name, handler in api:
+            full = API_PREFIX + path
+            if full not in resources:
+                # aiohttp wants unique identifier-like names: "<route>:<n>".
+                unique = f"{name}:r{len(resources)}"
+                resources[full] = app.router.add_resource(full, name=unique)
+            resources[full].add_route(method, handler)
+        app.router.add_get(GATEWAY_PATH, self._gateway, name="gateway_ws")
+        app.router.add_get(CDN_PREFIX + "/{cid}/{aid}/{filename}", self._cdn, name="cdn:r0")
+        app.router.add_route("*", "/{tail:.*}", self._unknown, name="unknown:r0")
+
+    @web.middleware
+    async def _middleware(
+        self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        if request.path == GATEWAY_PATH:
+            return await handler(request)
+        self._in_flight += 1
+        try:
+            record = await self._parse_request(request)
+            request[RECORD] = record
+            try:
+                response = await handler(request)
+            except Exception as exc:  # a bug in the stand-in must fail loudly, not hang
+                log.exception("stand-in handler crashed")
+                self.add_problem("standin-error", f"{request.method} {request.path}: {exc!r}")
+                response = self._error(400, 0, f"stand-in error: {exc!r}")
+            record.status = response.status
+            record.response = response.get(SENT_JSON)
+            self.requests.append(record)
+            if record.interaction is not None:
+                record.interaction.requests.append(record)
+            self._notify()
+            return response
+        finally:
+            self._in_flight -= 1
+
+    async def _parse_request(self, request: web.Request) -> RecordedRequest:
+        body: Any = None
+        files: list[SentFile] = []
+        if request.content_type == "application/json" and request.can_read_body:
+            body = await request.json()
+        elif request.content_type.startswith("multipart/"):
+            reader = await request.multipart()
+            while (part := await reader.next()) is not None:
+                if not isinstance(part, aiohttp.BodyPartReader):
+                    continue
+                if part.name == "payload_json":
+                    body = json.loads(await part.text())
+                else:
+                    data = await part.read(decode=False)
+                    content_type = part.headers.get(aiohttp.hdrs.CONTENT_TYPE)
+                    files.append(SentFile(part.name or "", part.filename, content_type, data))
+        elif request.can_read_body:
+            raw = await request.read()
+            body = raw.decode("utf-8", "replace") if raw else None
+        match_route = request.match_info.route
+        name = (match_route.name or "unknown:").split(":", 1)[0]
+        path = request.path
+        if path.startswith(API_PREFIX):
+            path = path[len(API_PREFIX) :]
+        return RecordedRequest(
+            method=request.method,
+            path=path,
+            route=name,
+            query=dict(request.query),
+            json=body,
+            files=files,
+            at=asyncio.get_running_loop().time(),
+        )
+
+    # ------------------------------------------------------------------ responses
+    @staticmethod
+    def _json(data: Any, status: int = 200) -> web.Response:
+        # Exactly "application/json": discord.py rejects "; charset=utf-8" (facts file).
+        response = web.Response(
+            body=json.dumps(data).encode(),
+            status=status,
+            headers={"Content-Type": "application/json"},
+        )
+        response[SENT_JSON] = data
+        return response
+
+    def _error(self, status: int, code: int, message: str, **extra: Any) -> web.Response:
+        return self._json({"message": message, "code": code, **extra}, status)
+
+    def _form_error(self, errors: limits.FormErrors) -> web.Response:
+        return self._json(errors.body(), 400)
+
+    def _empty_message_error(self) -> web.Response:
+        return self._error(400, 50006, "Cannot send an empty message")
+
+    @staticmethod
+    def _no_content_response() -> web.Response:
+        return web.Response(status=204)
+
+    def _authorized(self, request: web.Request) -> bool:
+        return request.headers.get("Authorization") == f"Bot {self.config.token}"
+
+    def _unauthorized(self) -> web.Response:
+        return self._error(401, 0, "401: Unauthorized")
+
+    # ------------------------------------------------------------------ start-up routes
+    async def _get_me(self, request: web.Request) -> web.Response:
+        if not self._authorized(request):
+            return self._unauthorized()
+        user = user_json(self.bot_member)
+        user.update(bot=True, verified=True, mfa_enabled=False, flags=0, email=None, locale="en-US")
+        return self._json(user)
+
+    async def _application_info(self, request: web.Request) -> web.Response:
+        if not self._authorized(request):
+            return self._unauthorized()
+        owner = self.guild.member(self.guild.owner_id) or MemberSpec(self.guild.owner_id, "owner")
+        return self._json(
+            {
+                "id": str(self.app_id),
+                "name": self.bot_member.name,
+                "description": "Stand-in application",
+                "icon": None,
+                "bot_public": False,
+                "bot_require_code_grant": False,
+                "owner": user_json(owner),
+                "verify_key": "0" * 64,
+                "team": None,
+                "flags": 0,
+                "summary": "",
+                "rpc_origins": [],
+                "redirect_uris": [],
+                "tags": [],
+                "bot": user_json(self.bot_member),
+                "approximate_guild_count": 1,
+            }
+        )
+
+    async def _get_gateway(self, request: web.Request) -> web.Response:
+        data: dict[str, Any] = {"url": self.gateway_url}
+        if request.path.endswith("/bot"):
+            data.update(
+                shards=1,
+                session_start_limit={
+                    "total": 1000,
+                    "remaining": 999,
+                    "reset_after": 0,
+                    "max_concurrency": 1,
+                },
+            )
+        return self._json(data)
+
+    # ------------------------------------------------------------------ gateway
+    async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse(max_msg_size=0)
+        await ws.prepare(request)
+        self._ws = ws
+        await self._send_ws(
+            {"op": 10, "d": {"heartbeat_interval": self.config.heartbeat_interval_ms}}
+        )
+        async for msg in ws:
+            if msg.type is not aiohttp.WSMsgType.TEXT:
+                continue
+            data = json.loads(msg.data)
+            self.gateway_received.append(data)
+            op = data.get("op")
+            if op == 1:
+                await self._send_ws({"op": 11})
+            elif op == 2:
+                await self._on_identify(ws, data["d"])
+            elif op == 6:
+                await self._send_ws({"op": 9, "d": False})  # no resume: identify again
+            elif op == 8:
+                await self._on_request_members(data["d"])
+        if self._ws is ws:
+            self._ws = None
+            self._identified.clear()
+        return ws
+
+    async def _send_ws(self, payload: dict[str, Any]) -> None:
+        if self._ws is None or self._ws.closed:
+            raise StandinFailure(f"the bot is not connected to the gateway; cannot send {payload}")
+        self.gateway_sent.append(payload)
+        await self._ws.send_str(json.dumps(payload))
+
+    async def dispatch(self, event: str, data: Mapping[str, Any]) -> None:
+        """Send a gateway DISPATCH (op 0) event, e.g. ``MESSAGE_CREATE``, to the bot."""
+        await self.wait_connected()
+        self._seq += 1
+        await self._send_ws({"op": 0, "t": event, "s": self._seq, "d": data})
+
+    async def wait_connected(self, timeout: float | None = None) -> None:
+        """Wait until the bot identified on the gateway (READY sent)."""
+        if self._identified.is_set():
+            return
+        await self.wait_until(
+            lambda: True if self._identified.is_set() else None,
+            timeout=timeout,
+            what="the bot to IDENTIFY on the gateway",
+        )
+
+    async def _on_identify(self, ws: web.WebSocketResponse, data: dict[str, Any]) -> None:
+        self.identify = data
+        if data.get("token") != self.config.token:
+            await ws.close(code=4004, message=b"Authentication failed.")
+            return
+        intents = int(data.get("intents") or 0)
+        if intents & PRIVILEGED_INTENTS & ~self.config.allowed_privileged_intents:
+            await ws.close(code=4014, message=b"Disallowed intent(s).")
+            return
+        ready: dict[str, Any] = {
+            "v": 10,
+            "user": {**user_json(self.bot_member), "bot": True, "verified": True, "flags": 0},
+            "guilds": [{"id": str(self.guild.id), "unavailable": True}],
+            "session_id": secrets.token_hex(16),
+            "resume_gateway_url": self.gateway_url,
+            "application": {"id": str(self.app_id), "flags": 0},
+            "private_channels": [],
+            "relationships": [],
+            "presences": [],
+            "guild_join_requests": [],
+            "geo_ordered_rtc_regions": [],
+        }
+        if data.get("shard") is not None:
+            ready["shard"] = data["shard"]
+        self._seq += 1
+        await self._send_ws({"op": 0, "t": "READY", "s": self._seq, "d": ready})
+        self._seq += 1
+        guild = guild_create_json(self.guild, self.threads.values())
+        await self._send_ws({"op": 0, "t": "GUILD_CREATE", "s": self._seq, "d": guild})
+        self._identified.set()
+        self._notify()
+
+    async def _on_request_members(self, data: dict[str, Any]) -> None:
+        query = (data.get("query") or "").lower()
+        user_ids = {int(u) for u in data.get("user_ids") or []}
+        members = [
+            member_json(self.guild, m)
+            for m in self.guild.members
+            if (not user_ids or m.id in user_ids) and m.name.lower().startswith(query)
+        ]
+        limit = data.get("limit") or 0
+        if limit:
+            members = members[:limit]
+        chunk: dict[str, Any] = {
+            "guild_id": str(self.guild.id),
+            "members": members,
+            "chunk_index": 0,
+            "chunk_count": 1,
+            "not_found": [],
+        }
+        if data.get("nonce") is not None:
+            chunk["nonce"] = data["nonce"]
+        await self.dispatch("GUILD_MEMBERS_CHUNK", chunk)
+
+    # ------------------------------------------------------------------ commands
+    def _scope(self, request: web.Request) -> tuple[int | None, web.Response | None]:
+        if int(request.match_info["app"]) != self.app_id:
+            return None, self._error(403, 50001, "Missing Access")
+        guild = request.match_info.get("guild")
+        if guild is None:
+            return None, None
+        if int(guild) != self.guild.id:
+            return None, self._error(403, 50001, "Missing Access")
+        return self.guild.id, None
+
+    async def _get_commands(self, request: web.Request) -> web.Response:
+        if not self._authorized(request):
+            return self._unauthorized()
+        scope, error = self._scope(request)
+        return error or self._json(self.commands.get(scope, []))
+
+    async def _put_commands(self, request: web.Request) -> web.Response:
+        if not self._authorized(request):
+            return self._unauthorized()
+        scope, error = self._scope(request)
+        if error is not None:
+            return error
+        body = request[RECORD].json
+        if not isinstance(body, list):
+            return self._error(400, 50109, "The request body contains invalid JSON.")
+        errors = limits.FormErrors()
+        limits.check_commands(errors, body)
+        if errors:
+            return self._form_error(errors)
+        stored = []
+        for command in body:
+            kind = command.get("type", 1)
+            key = (scope, kind, command["name"])
+            command_id = self._command_ids.setdefault(key, self.ids.next())
+            item = copy.deepcopy(command)
+            item.update(
+                id=str(command_id),
+                application_id=str(self.app_id),
+                version=str(self.ids.next()),
+                type=kind,
+            )
+            item.setdefault("description", "")
+            item.setdefault("default_member_permissions", None)
+            item.setdefault("nsfw", False)
+            if scope is not None:
+                item["guild_id"] = str(scope)
+            stored.append(item)
+        self.commands[scope] = stored
+        return self._json(stored)
+
+    # ------------------------------------------------------------------ resolver (builders)
+    def resolve_user(self, user_id: int) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        member = self.guild.member(user_id)
+        if member is None:
+            return user_json(MemberSpec(user_id, f"user{user_id % 100000}")), None
+        data = member_json(self.guild, member, with_user=False, with_permissions=True)
+        return user_json(member), data
+
+    def resolve_channel(self, channel_id: int) -> dict[str, Any]:
+        channel = self.channel_json(channel_id)
+        if channel is None:
+            raise LookupError(f"no channel {channel_id} in the stand-in guild")
+        resolved = {
+            k: channel[k]
+            for k in ("id", "name", "type", "parent_id", "thread_metadata")
+            if k in channel
+        }
+        resolved["permissions"] = str(
+            member_permissions(self.guild, self.bot_member.id, self.bot_member.role_ids)
+        )
+        return resolved
+
+    def resolve_role(self, role_id: int) -> dict[str, Any]:
+        role = self.guild.role(role_id)
+        if role is None:
+            raise LookupError(f"no role {role_id} in the stand-in guild")
+        return role_json(role)
+
+    def is_role(self, object_id: int) -> bool:
+        return self.guild.role(object_id) is not None
+
+    def channel_json(self, channel_id: int) -> dict[str, Any] | None:
+        """The JSON of a guild channel or of a thread the bot created."""
+        spec = self.guild.channel(channel_id)
+        if spec is not None:
+            return channel_json(spec, self.guild.id)
+        return self.threads.get(channel_id)
+
+    # ------------------------------------------------------------------ interactions: build
+    def interaction_payload(
+        self,
+        kind: int,
+        data: dict[str, Any],
+        *,
+        user_id: int | None = None,
+        role_ids: Sequence[int] | None = None,
+        channel_id: int | None = None,
+        message: dict[str, Any] | None = None,
+        locale: str = "en-US",
+    ) -> dict[str, Any]:
+        """A complete INTERACTION_CREATE ``d`` (all keys discord.py 2.7.1 requires)."""
+        user_id = self.config.default_user_id if user_id is None else snowflake_of(user_id)
+        member = self.guild.member(user_id) or MemberSpec(user_id, f"user{user_id % 100000}")
+        roles = tuple(member.role_ids if role_ids is None else (snowflake_of(r) for r in role_ids))
+        for role_id in roles:
+            if self.guild.role(role_id) is None:
+                raise LookupError(f"role {role_id} does not exist in the stand-in guild")
+        channel_id = self.config.default_channel_id if channel_id is None else channel_id
+        channel = self.channel_json(channel_id)
+        if channel is None:
+            raise LookupError(f"no channel {channel_id} in the stand-in guild")
+        member_data = member_json(self.guild, member, role_ids=roles, with_permissions=True)
+        interaction_id = self.ids.next()
+        payload: dict[str, Any] = {
+            "id": str(interaction_id),
+            "application_id": str(self.app_id),
+            "type": kind,
+            "token": f"standin-{interaction_id}-{secrets.token_urlsafe(24)}",
+            "version": 1,
+            "attachment_size_limit": self.config.attachment_size_limit,
+            "guild_id": str(self.guild.id),
+            "guild": {"id": str(self.guild.id), "locale": self.guild.locale, "features": []},
+            "guild_locale": self.guild.locale,
+            "locale": locale,
+            "channel_id": str(channel_id),
+            "channel": {**channel, "permissions": member_data["permissions"]},
+            "member": member_data,
+            "app_permissions": str(
+                member_permissions(self.guild, self.bot_member.id, self.bot_member.role_ids)
+            ),
+            "entitlements": [],
+            "entitlement_sku_ids": [],
+            "authorizing_integration_owners": {"0": str(self.guild.id)},
+            "context": 0,
+            "data": data,
+        }
+        if message is not None:
+            payload["message"] = message
+        return payload
+
+    async def inject(self, payload: dict[str, Any], *, wait: bool = True) -> InteractionRecord:
+        """Send an INTERACTION_CREATE; with ``wait`` return once the bot's callback came."""
+        await self.wait_connected()
+        loop = asyncio.get_running_loop()
+        record = InteractionRecord(self, payload, loop.time())
+        self.interactions[record.id] = record
+        self._by_token[record.token] = record
+        await self.dispatch("INTERACTION_CREATE", payload)
+        record.sent_at = loop.time()
+        if wait:
+            await record.wait_response()
+        return record
+
+    def _command_data(self, command: dict[str, Any]) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "id": command["id"],
+            "name": command["name"],
+            "type": command.get("type", 1),
+        }
+        if command.get("guild_id"):
+            data["guild_id"] = command["guild_id"]
+        return data
+
+    async def slash(
+        self,
+        command: str,
+        /,
+        *,
+        options: Mapping[str, Any] | None = None,
+        user_id: int | None = None,
+        role_ids: Sequence[int] | None = None,
+        channel_id: int | None = None,
+        locale: str = "en-US",
+        wait: bool = True,
+        **kwargs: Any,
+    ) -> InteractionRecord:
+        """Run ``/command [group] [sub] name=value ...`` as a user; return after the callback.
+
+        ``command`` is the space-separated path (``"ticket close"``); option values
+        come from ``options`` and/or keyword arguments, typed by the synced schema.
+        """
+        name, *path = command.split()
+        schema = find_command(self.commands, name, 1, self.guild.id)
+        values = {**(options or {}), **kwargs}
+        built, resolved = build_chat_input_options(schema, path, values, self)
+        data = self._command_data(schema)
+        data["options"] = built
+        if resolved:
+            data["resolved"] = resolved
+        payload = self.interaction_payload(
+            2, data, user_id=user_id, role_ids=role_ids, channel_id=channel_id, locale=locale
+        )
+        return await self.inject(payload, wait=wait)
+
+    async def autocomplete(
+        self,
+        command: str,
+        /,
+        focused: str,
+        value: str,
+        *,
+        options: Mapping[str, Any] | None = None,
+        user_id: int | None = None,
+        role_ids: Sequence[int] | None = None,
+        channel_id: int | None = None,
+        locale: str = "en-US",
+        wait: bool = True,
+        **kwargs: Any,
+    ) -> InteractionRecord:
+        """Ask for choices while a user types ``value`` into option ``focused``.
+
+        The returned record's ``choices`` holds what the bot answered (callback type 8).
+        """
+        name, *path = command.split()
+        schema = find_command(self.commands, name, 1, self.guild.id)
+        values = {**(options or {}), **kwargs, focused: value}
+        built, resolved = build_chat_input_options(schema, path, values, self, focused=focused)
+        data = self._command_data(schema)
+        data["options"] = built
+        if resolved:
+            data["resolved"] = resolved
+        payload = self.interaction_payload(
+            4, data, user_id=user_id, role_ids=role_ids, channel_id=channel_id, locale=locale
+        )
+        return await self.inject(payload, wait=wait)
+
+    async def message_command(
+        self,
+        name: str,
+        message: Mapping[str, Any],
+        *,
+        user_id: int | None = None,
+        role_ids: Sequence[int] | None = None,
+        wait: bool = True,
+    ) -> InteractionRecord:
+        """Use the message context menu command ``name`` on ``message`` (see
+        :meth:`make_message`); the interaction happens in the message's channel."""
+        schema = find_command(self.commands, name, 3, self.guild.id)
+        data = self._command_data(schema)
+        data["target_id"] = message["id"]
+        data["resolved"] = {"messages": {message["id"]: dict(message)}}
+        payload = self.interaction_payload(
+            2,
+            data,
+            user_id=user_id,
+            role_ids=role_ids,
+            channel_id=int(message["channel_id"]),
+        )
+        return await self.inject(payload, wait=wait)
+
+    async def user_command(
+        self,
+        name: str,
+        target_user_id: int,
+        *,
+        user_id: int | None = None,
+        role_ids: Sequence[int] | None = None,
+        channel_id: int | None = None,
+        wait: bool = True,
+    ) -> InteractionRecord:
+        """Use the user context menu command ``name`` on a member."""
+        schema = find_command(self.commands, name, 2, self.guild.id)
+        target = snowflake_of(target_user_id)
+        user, member = self.resolve_user(target)
+        data = self._command_data(schema)
+        data["target_id"] = str(target)
+        data["resolved"] = {"users": {str(target): user}}
+        if member is not None:
+            data["resolved"]["members"] = {str(target): member}
+        payload = self.interaction_payload(
+            2, data, user_id=user_id, role_ids=role_ids, channel_id=channel_id
+        )
+        return await self.inject(payload, wait=wait)
+
+    def _current_message(self, message: Mapping[str, Any] | int) -> dict[str, Any]:
+        message_id = snowflake_of(message)
+        current = self.messages.get(message_id)
+        if current is None:
+            if isinstance(message, Mapping):
+                return dict(message)
+            raise LookupError(f"no message {message_id} was sent")
+        return current
+
+    async def press(
+        self,
+        message: Mapping[str, Any] | int,
+        custom_id: str,
+        *,
+        user_id: int | None = None,
+        role_ids: Sequence[int] | None = None,
+        wait: bool = True,
+    ) -> InteractionRecord:
+        """Press the button ``custom_id`` on a message the bot sent (dict or message id)."""
+        current = self._current_message(message)
+        component = find_component(current, custom_id)
+        if component.get("type") != 2:
+            raise ValueError(f"component {custom_id!r} is not a button (type {component['type']})")
+        data: dict[str, Any] = {"custom_id": custom_id, "component_type": 2}
+        if component.get("id") is not None:
+            data["id"] = component["id"]
+        payload = self.interaction_payload(
+            3,
+            data,
+            user_id=user_id,
+            role_ids=role_ids,
+            channel_id=int(current["channel_id"]),
+            message=copy.deepcopy(current),
+        )
+        return await self.inject(payload, wait=wait)
+
+    async def select(
+        self,
+        message: Mapping[str, Any] | int,
+        custom_id: str,
+        values: Sequence[Any],
+        *,
+        user_id: int | None = None,
+        role_ids: Sequence[int] | None = None,
+        wait: bool = True,
+    ) -> InteractionRecord:
+        """Choose ``values`` in the select menu ``custom_id`` of a message the bot sent."""
+        current = self._current_message(message)
+        component = find_component(current, custom_id)
+        if component.get("type") not in (3, 5, 6, 7, 8):
+            raise ValueError(f"component {custom_id!r} is not a select menu")
+        resolved = select_resolved(component, list(values), self)
+        data: dict[str, Any] = {
+            "custom_id": custom_id,
+            "component_type": component["type"],
+            "values": [str(v) if component["type"] == 3 else str(snowflake_of(v)) for v in values],
+        }
+        if resolved:
+            data["resolved"] = resolved
+        payload = self.interaction_payload(
+            3,
+            data,
+            user_id=user_id,
+            role_ids=role_ids,
+            channel_id=int(current["channel_id"]),
+            message=copy.deepcopy(current),
+        )
+        return await self.inject(payload, wait=wait)
+
+    async def submit_modal(
+        self,
+        opened_by: InteractionRecord,
+        values: Mapping[str, Any],
+        *,
+        user_id: int | None = None,
+        role_ids: Sequence[int] | None = None,
+        wait: bool = True,
+    ) -> InteractionRecord:
+        """Fill in and submit the modal the bot opened in answer to ``opened_by``.
+
+        ``values`` maps each input's ``custom_id`` to the typed text (or a list of
+        values for a select); inputs left out keep their pre-filled value. The
+        submitting user defaults to the one who opened the modal.
+        """
+        modal = opened_by.modal
+        if modal is None:
+            raise LookupError(f"{opened_by!r} was not answered with a modal (callback type 9)")
+        components = mirror_modal(modal, values)
+        member = opened_by.payload["member"]
+        data = {"custom_id": modal["custom_id"], "components": components}
+        payload = self.interaction_payload(
+            5,
+            data,
+            user_id=opened_by.user_id if user_id is None else user_id,
+            role_ids=[int(r) for r in member["roles"]] if role_ids is None else role_ids,
+            channel_id=int(opened_by.payload["channel_id"]),
+            message=opened_by.payload.get("message"),
+        )
+        return await self.inject(payload, wait=wait)
+
+    # ------------------------------------------------------------------ user-side messages
+    def attachment(
+        self,
+        filename: str,
+        data: bytes,
+        *,
+        content_type: str = "text/plain",
+        channel_id: int | None = None,
+    ) -> dict[str, Any]:
+        """A user's uploaded file: attachment JSON whose ``url`` the stand-in serves.
+
+        Pass it as an attachment option value or in :meth:`make_message`.
+        """
+        channel_id = self.config.default_channel_id if channel_id is None else channel_id
+        return self._store_file(channel_id, filename, data, content_type)
+
+    def _store_file(
+        self, channel_id: int, filename: str, data: bytes, content_type: str | None
+    ) -> dict[str, Any]:
+        attachment_id = self.ids.next()
+        path = f"{CDN_PREFIX}/{channel_id}/{attachment_id}/{filename}"
+        self.files[path] = (data, content_type or "application/octet-stream")
+        url = f"http://127.0.0.1:{self.port}{path}"
+        return {
+            "id": str(attachment_id),
+            "filename": filename,
+            "size": len(data),
+            "url": url,
+            "proxy_url": url,
+            "content_type": content_type,
+        }
+
+    def make_message(
+        self,
+        content: str = "",
+        *,
+        author_id: int | None = None,
+        channel_id: int | None = None,
+        embeds: Sequence[Mapping[str, Any]] = (),
+        attachments: Sequence[Mapping[str, Any]] = (),
+    ) -> dict[str, Any]:
+        """A message a user wrote (stored, so the bot can fetch it), e.g. for
+        :meth:`message_command` or :meth:`user_message`."""
+        author_id = self.config.default_user_id if author_id is None else author_id
+        author = self.guild.member(author_id) or MemberSpec(author_id, f"user{author_id % 100000}")
+        channel_id = self.config.default_channel_id if channel_id is None else channel_id
+        if self.channel_json(channel_id) is None:
+            raise LookupError(f"no channel {channel_id} in the stand-in guild")
+        message = self._new_message(
+            channel_id, {"content": content, "embeds": list(embeds)}, [], author=author
+        )
+        message["attachments"] = [dict(a) for a in attachments]
+        message["member"] = member_json(self.guild, author, with_user=False)
+        return message
+
+    async def user_message(
+        self,
+        content: str,
+        *,
+        author_id: int | None = None,
+        channel_id: int | None = None,
+        attachments: Sequence[Mapping[str, Any]] = (),
+    ) -> dict[str, Any]:
+        """A user posts a message: MESSAGE_CREATE is dispatched to the bot (content is
+        blanked, as Discord does, unless the bot asked for the message content intent
+        or is mentioned)."""
+        message = self.make_message(
+            content, author_id=author_id, channel_id=channel_id, attachments=attachments
+        )
+        event = copy.deepcopy(message)
+        event["guild_id"] = str(self.guild.id)
+        intents = int((self.identify or {}).get("intents") or 0)
+        mentioned = f"<@{self.app_id}>" in content or f"<@!{self.app_id}>" in content
+        if not intents & INTENT_MESSAGE_CONTENT and not mentioned:
+            event.update(content="", embeds=[], attachments=[], components=[])
+        await self.dispatch("MESSAGE_CREATE", event)
+        return message
+
+    # ------------------------------------------------------------------ messages (state)
+    def _with_component_ids(self, components: Sequence[Mapping[str, Any]]) -> list[Any]:
+        out = copy.deepcopy(list(components))
+        counter = iter(range(1, 10_000))
+
+        def walk(items: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+            for item in items:
+                yield item
+                yield from walk(item.get("components") or [])
+                for key in ("component", "accessory"):
+                    if isinstance(item.get(key), dict):
+                        yield from walk([item[key]])
+
+        for item in walk(out):
+            if item.get("id") is None:
+                item["id"] = next(counter)
+        return out
+
+    def _attachments(
+        self,
+        channel_id: int,
+        body: Mapping[str, Any],
+        files: Sequence[SentFile],
+        previous: Sequence[Mapping[str, Any]],
+    ) -> list[dict[str, Any]]:
+        kept: list[dict[str, Any]] = []
+        listed = body.get("attachments")
+        previous_ids = {a["id"]: a for a in previous}
+        if listed is None:
+            kept = [dict(a) for a in previous]
+        else:
+            kept = [
+                dict(previous_ids[str(a["id"])]) for a in listed if str(a["id"]) in previous_ids
+            ]
+        by_index = {str(a.get("id")): a for a in listed or []}
+        for index, sent in enumerate(files):
+            meta = by_index.get(str(index), {})
+            filename = meta.get("filename") or sent.filename or f"file{index}"
+            stored = self._store_file(channel_id, filename, sent.data, sent.content_type)
+            if meta.get("description"):
+                stored["description"] = meta["description"]
+            kept.append(stored)
+        return kept
+
+    def _new_message(
+        self,
+        channel_id: int,
+        body: Mapping[str, Any],
+        files: Sequence[SentFile],
+        *,
+        author: MemberSpec | None = None,
+        message_id: int | None = None,
+        message_type: int = 0,
+        flags: int | None = None,
+        interaction: InteractionRecord | None = None,
+    ) -> dict[str, Any]:
+        message_id = self.ids.next() if message_id is None else message_id
+        author = author or self.bot_member
+        message: dict[str, Any] = {
+            "id": str(message_id),
+            "channel_id": str(channel_id),
+            "guild_id": str(self.guild.id),
+            "type": message_type,
+            "content": body.get("content") or "",
+            "embeds": [{"type": "rich", **e} for e in body.get("embeds") or []],
+            "attachments": self._attachments(channel_id, body, files, []),
+            "components": self._with_component_ids(body.get("components") or []),
+            "author": user_json(author),
+            "mentions": [],
+            "mention_roles": [],
+            "mention_everyone": False,
+            "pinned": False,
+            "tts": bool(body.get("tts")),
+            "flags": int(body.get("flags") or 0) if flags is None else flags,
+            "timestamp": iso_now(),
+            "edited_timestamp": None,
+        }
+        reference = body.get("message_reference")
+        if isinstance(reference, Mapping) and reference.get("message_id"):
+            message["message_reference"] = {
+                "message_id": str(reference["message_id"]),
+                "channel_id": str(reference.get("channel_id") or channel_id),
+                "guild_id": str(self.guild.id),
+            }
+        if interaction is not None:
+            member = interaction.payload["member"]
+            message["webhook_id"] = str(self.app_id)
+            message["application_id"] = str(self.app_id)
+            message["interaction_metadata"] = {
+                "id": str(interaction.id),
+                "type": interaction.type,
+                "user": member["user"],
+                "authorizing_integration_owners": {"0": str(self.guild.id)},
+            }
+        self.messages[message_id] = message
+        thread = self.threads.get(channel_id)
+        if thread is not None and not message["flags"] & EPHEMERAL:
+            thread["message_count"] += 1
+            thread["total_message_sent"] += 1
+            thread["last_message_id"] = str(message_id)
+        return message
+
+    def _apply_edit(
+        self, message: dict[str, Any], body: Mapping[str, Any], files: Sequence[SentFile]
+    ) -> dict[str, Any]:
+        if "content" in body:
+            message["content"] = body["content"] or ""
+        if "embeds" in body:
+            message["embeds"] = [{"type": "rich", **e} for e in body["embeds"] or []]
+        if "components" in body:
+            message["components"] = self._with_component_ids(body["components"] or [])
+        if body.get("flags") is not None:
+            keep = message["flags"] & EPHEMERAL
+            message["flags"] = keep | (int(body["flags"]) & ~(EPHEMERAL | LOADING))
+        message["flags"] &= ~LOADING
+        message["attachments"] = self._attachments(
+            int(message["channel_id"]), body, files, message["attachments"]
+        )
+        message["edited_timestamp"] = iso_now()
+        return message
+
+    def _validate_message(
+        self,
+        body: Any,
+        files: Sequence[SentFile],
+        *,
+        creating: bool,
+        path: tuple[str, ...] = (),
+    ) -> web.Response | None:
+        if not isinstance(body, Mapping):
+            if creating and not files:
+                return self._empty_message_error()
+            return None
+        errors = limits.FormErrors()
+        limits.check_message(errors, body, path)
+        if errors:
+            return self._form_error(errors)
+        if creating and limits.is_empty_message(body, has_files=bool(files)):
+            return self._empty_message_error()
+        return None
+
+    def _record_mentions(
+        self, request: RecordedRequest, body: Any, default_parse: Sequence[str]
+    ) -> None:
+        if not isinstance(body, Mapping):
+            return
+        if not any(k in body for k in ("content", "embeds", "allowed_mentions")):
+            return
+        allowed = body.get("allowed_mentions")
+        replied: int | None = None
+        reference = body.get("message_reference")
+        if isinstance(reference, Mapping) and reference.get("message_id"):
+            target = self.messages.get(int(reference["message_id"]))
+            if target is not None:
+                replied = int(target["author"]["id"])
+        content = body.get("content") or ""
+        self.mentions.append(
+            MentionRecord(
+                route=request.route,
+                method=request.method,
+                path=request.path,
+                allowed_mentions=allowed,
+                content=content,
+                pings=compute_pings(content, allowed, default_parse, replied_user_id=replied),
+            )
+        )
+
+    async def _dispatch_message_create(self, message: Mapping[str, Any]) -> None:
+        intents = int((self.identify or {}).get("intents") or 0)
+        connected = self._ws is not None and not self._ws.closed
+        if connected and intents & INTENT_GUILD_MESSAGES and not message["flags"] & EPHEMERAL:
+            await self.dispatch("MESSAGE_CREATE", message)
+
+    # ------------------------------------------------------------------ interaction callback
+    async def _interaction_callback(self, request: web.Request) -> web.Response:
+        record: RecordedRequest = request[RECORD]
+        interaction = self.interactions.get(int(request.match_info["iid"]))
+        if interaction is None or interaction.token != request.match_info["token"]:
+            return self._error(404, 10062, "Unknown interaction")
+        record.interaction = interaction
+        elapsed = record.at - interaction.sent_at
+        if elapsed > self.config.response_deadline:
+            return self._error(
+                404,
+                10062,
+                "Unknown interaction",
+                standin_note=f"first response {elapsed:.2f} s after INTERACTION_CREATE;"
+                f" Discord allows {self.config.response_deadline:g} s",
+            )
+        if interaction.acknowledged is not None:
+            return self._error(400, 40060, "Interaction has already been acknowledged.")
+        body = record.json if isinstance(record.json, Mapping) else {}
+        kind = body.get("type")
+        data = body.get("data") or {}
+        errors = limits.FormErrors()
+        component_like = interaction.type in (3, 5) and "message" in interaction.payload
+        if kind == 4:
+            invalid = self._validate_message(data, record.files, creating=True, path=("data",))
+            if invalid is not None:
+                return invalid
+        elif kind in (6, 7) and not component_like:
+            errors.add(
+                ("type",),
+                "INTERACTION_RESPONSE_TYPE_INVALID",
+                f"Response type {kind} only answers a component (or a modal opened by one).",
+            )
+        elif kind == 7:
+            invalid = self._validate_message(data, record.files, creating=False, path=("data",))
+            if invalid is not None:
+                return invalid
+        elif kind == 8:
+            if interaction.type != 4:
+                errors.add(
+                    ("type",),
+                    "INTERACTION_RESPONSE_TYPE_INVALID",
+                    "Autocomplete results only answer an autocomplete interaction.",
+                )
+            else:
+                limits.check_autocomplete(errors, data, ("data",))
+        elif kind == 9:
+            if interaction.type in (4, 5):
+                errors.add(
+                    ("type",),
+                    "INTERACTION_RESPONSE_TYPE_INVALID",
+                    "A modal cannot answer an autocomplete or a modal submit.",
+                )
+            else:
+                limits.check_modal(errors, data, ("data",))
+        elif kind == 5:
+            pass
+        else:
+            errors.add(("type",), "BASE_TYPE_CHOICES", "Value must be one of (4, 5, 6, 7, 8, 9).")
+        if kind in (4, 5) and interaction.type == 4:
+            errors.add(
+                ("type",),
+                "INTERACTION_RESPONSE_TYPE_INVALID",
+                "An autocomplete interaction takes only autocomplete results (type 8).",
+            )
+        if errors:
+            return self._form_error(errors)
+
+        interaction.acknowledged = kind
+        info: dict[str, Any] = {"id": str(interaction.id), "type": interaction.type}
+        resource: dict[str, Any] = {"type": kind}
+        channel_id = int(interaction.payload["channel_id"])
+        message_type = 20 if interaction.type == 2 else 0
+        if interaction.type == 2 and (interaction.payload["data"].get("type", 1) != 1):
+            message_type = 23
+        if kind in (4, 5):
+            flags = int(data.get("flags") or 0)
+            if kind == 5:
+                flags = (flags & EPHEMERAL) | LOADING
+            message = self._new_message(
+                channel_id,
+                data if kind == 4 else {},
+                record.files,
+                message_type=message_type,
+                flags=flags,
+                interaction=interaction,
+            )
+            interaction.original_message_id = int(message["id"])
+            interaction.original_loading = kind == 5
+            info.update(
+                response_message_id=message["id"],
+                response_message_loading=kind == 5,
+                response_message_ephemeral=bool(flags & EPHEMERAL),
+            )
+            resource["message"] = message
+            if kind == 4:
+                self._record_mentions(record, data, INTERACTION_DEFAULT_PARSE)
+                await self._dispatch_message_create(message)
+        elif kind in (6, 7):
+            target_id = int(interaction.payload["message"]["id"])
+            interaction.original_message_id = target_id
+            info.update(response_message_id=str(target_id), response_message_loading=False)
+            target = self.messages.get(target_id)
+            if kind == 7:
+                if target is None:
+                    target = self._new_message(
+                        channel_id, interaction.payload["message"], [], message_id=target_id
+                    )
+                self._apply_edit(target, data, record.files)
+                self._record_mentions(record, data, INTERACTION_DEFAULT_PARSE)
+                resource["message"] = target
+        elif kind == 8:
+            interaction.choices = list(data.get("choices") or [])
+        elif kind == 9:
+            interaction.modal = copy.deepcopy(data)
+        return self._json({"interaction": info, "resource": resource})
+
+    # ------------------------------------------------------------------ webhooks (follow-ups)
+    def _webhook_interaction(
+        self, request: web.Request
+    ) -> tuple[InteractionRecord | None, web.Response | None]:
+        record: RecordedRequest = request[RECORD]
+        interaction = self._by_token.get(request.match_info["token"])
+        if int(request.match_info["app"]) != self.app_id or interaction is None:
+            return None, self._error(404, 10015, "Unknown Webhook")
+        record.interaction = interaction
+        if record.at - interaction.sent_at > self.config.token_lifetime:
+            return None, self._error(401, 50027, "Invalid Webhook Token")
+        if interaction.acknowledged is None:
+            return None, self._error(
+                404,
+                10015,
+                "Unknown Webhook",
+                standin_note="follow-up before the interaction was acknowledged",
+            )
+        return interaction, None
+
+    def _webhook_target(
+        self, interaction: InteractionRecord, request: web.Request
+    ) -> dict[str, Any] | None:
+        raw = request.match_info["mid"]
+        if raw == "@original":
+            message_id = interaction.original_message_id
+        elif raw.isdigit() and int(raw) in (
+            *interaction.followup_message_ids,
+            interaction.original_message_id,
+        ):
+            message_id = int(raw)
+        else:
+            message_id = None
+        return None if message_id is None else self.messages.get(message_id)
+
+    async def _followup(self, request: web.Request) -> web.Response:
+        interaction, error = self._webhook_interaction(request)
+        if interaction is None:
+            return error or self._error(404, 10015, "Unknown Webhook")
+        record: RecordedRequest = request[RECORD]
+        body = record.json if isinstance(record.json, Mapping) else {}
+        invalid = self._validate_message(body, record.files, creating=True)
+        if invalid is not None:
+            return invalid
+        self._record_mentions(record, body, INTERACTION_DEFAULT_PARSE)
+        original = self.messages.get(interaction.original_message_id or 0)
+        if interaction.original_loading and original is not None:
+            # Discord: the first follow-up after a deferred reply edits the loading message.
+            message = self._apply_edit(original, body, record.files)
+            interaction.original_loading = False
+        else:
+            message = self._new_message(
+                int(interaction.payload["channel_id"]),
+                body,
+                record.files,
+                flags=int(body.get("flags") or 0) & (EPHEMERAL | SUPPRESS_EMBEDS),
+                interaction=interaction,
+            )
+            interaction.followup_message_ids.append(int(message["id"]))
+        await self._dispatch_message_create(message)
+        if record.query.get("wait", "").lower() not in ("true", "1"):
+            return self._no_content_response()
+        return self._json(message)
+
+    async def _wh_get(self, request: web.Request) -> web.Response:
+        interaction, error = self._webhook_interaction(request)
+        if interaction is None:
+            return error or self._error(404, 10015, "Unknown Webhook")
+        message = self._webhook_target(interaction, request)
+        return self._json(message) if message else self._error(404, 10008, "Unknown Message")
+
+    async def _wh_edit(self, request: web.Request) -> web.Response:
+        interaction, error = self._webhook_interaction(request)
+        if interaction is None:
+            return error or self._error(404, 10015, "Unknown Webhook")
+        message = self._webhook_target(interaction, request)
+        if message is None:
+            return self._error(404, 10008, "Unknown Message")
+        record: RecordedRequest = request[RECORD]
+        body = record.json if isinstance(record.json, Mapping) else {}
+        invalid = self._validate_message(body, record.files, creating=False)
+        if invalid is not None:
+            return invalid
+        self._record_mentions(record, body, INTERACTION_DEFAULT_PARSE)
+        if int(message["id"]) == interaction.original_message_id:
+            interaction.original_loading = False
+        return self._json(self._apply_edit(message, body, record.files))
+
+    async def _wh_delete(self, request: web.Request) -> web.Response:
+        interaction, error = self._webhook_interaction(request)
+        if interaction is None:
+            return error or self._error(404, 10015, "Unknown Webhook")
+        message = self._webhook_target(interaction, request)
+        if message is None:
+            return self._error(404, 10008, "Unknown Message")
+        del self.messages[int(message["id"])]
+        return self._no_content_response()
+
+    # ------------------------------------------------------------------ channels & messages
+    async def _get_channel(self, request: web.Request) -> web.Response:
+        if not self._authorized(request):
+            return self._unauthorized()
+        channel = self.channel_json(int(request.match_info["cid"]))
+        return self._json(channel) if channel else self._error(404, 10003, "Unknown Channel")
+
+    async def _edit_channel(self, request: web.Request) -> web.Response:
+        if not self._authorized(request):
+            return self._unauthorized()
+        thread = self.threads.get(int(request.match_info["cid"]))
+        if thread is None:
+            self.add_problem(
+                "unsupported",
+                f"PATCH {request.path}: the stand-in only edits threads; extend server.py",
+            )
+            return self._error(404, 10003, "Unknown Channel")
+        body = request[RECORD].json or {}
+        errors = limits.FormErrors()
+        if "name" in body:
+            errors.length_between(("name",), body["name"], 1, limits.THREAD_NAME_MAX)
+        errors.max_items(("applied_tags",), body.get("applied_tags"), 5)
+        if errors:
+            return self._form_error(errors)
+        for key in ("name", "applied_tags", "rate_limit_per_user", "flags"):
+            if key in body:
+                thread[key] = body[key]
+        meta = thread["thread_metadata"]
+        for key in ("archived", "locked", "auto_archive_duration", "invitable"):
+            if key in body:
+                meta[key] = body[key]
+        if "archived" in body:
+            meta["archive_timestamp"] = iso_now()
+        await self.dispatch("THREAD_UPDATE", thread)
+        return self._json(thread)
+
+    def _writable_channel(self, channel_id: int) -> web.Response | None:
+        """None when the bot may post in the channel, else Discord's error answer."""
+        channel = self.channel_json(channel_id)
+        if channel is None:
+            return self._error(404, 10003, "Unknown Channel")
+        if channel["type"] not in TEXT_LIKE_CHANNELS:
+            return self._error(400, 50008, "Cannot send messages in a non-text channel")
+        meta = channel.get("thread_metadata")
+        if meta and meta.get("archived"):
+            if meta.get("locked"):
+                return self._error(
+                    400, 50083, "Operation cannot be performed on an archived thread."
+                )
+            meta["archived"] = False  # sending to an unlocked archived thread reopens it
+        return None
+
+    async def _post_message(self, request: web.Request) -> web.Response:
+        if not self._authorized(request):
+            return self._unauthorized()
+        channel_id = int(request.match_info["cid"])
+        error = self._writable_channel(channel_id)
+        if error is not None:
+            return error
+        record: RecordedRequest = request[RECORD]
+        body = record.json if isinstance(record.json, Mapping) else {}
+        invalid = self._validate_message(body, record.files, creating=True)
+        if invalid is not None:
+            return invalid
+        self._record_mentions(record, body, CHANNEL_DEFAULT_PARSE)
+        message = self._new_message(
+            channel_id, body, record.files, flags=int(body.get("flags") or 0) & SUPPRESS_EMBEDS
+        )
+        if "message_reference" in message:
+            message["type"] = 19
+        await self._dispatch_message_create(message)
+        return self._json(message)
+
+    def _channel_message(self, request: web.Request) -> dict[str, Any] | None:
+        message = self.messages.get(int(request.match_info["mid"]))
+        if message is None or message["channel_id"] != request.match_info["cid"]:
+            return None
+        return message
+
+    async def _get_message(self, request: web.Request) -> web.Response:
+        if not self._authorized(request):
+            return self._unauthorized()
+        message = self._channel_message(request)
+        return self._json(message) if message else self._error(404, 10008, "Unknown Message")
+
+    async def _edit_message(self, request: web.Request) -> web.Response:
+        if not self._authorized(request):
+            return self._unauthorized()
+        message = self._channel_message(request)
+        if message is None:
+            return self._error(404, 10008, "Unknown Message")
+        if int(message["author"]["id"]) != self.bot_member.id:
+            return self._error(403, 50005, "Cannot edit a message authored by another user")
+        record: RecordedRequest = request[RECORD]
+        body = record.json if isinstance(record.json, Mapping) else {}
+        invalid = self._validate_message(body, record.files, creating=False)
+        if invalid is not None:
+            return invalid
+        self._record_mentions(record, body, CHANNEL_DEFAULT_PARSE)
+        return self._json(self._apply_edit(message, body, record.files))
+
+    async def _delete_message(self, request: web.Request) -> web.Response:
+        if not self._authorized(request):
+            return self._unauthorized()
+        message = self._channel_message(request)
+        if message is None:
+            return self._error(404, 10008, "Unknown Message")
+        del self.messages[int(message["id"])]
+        return self._no_content_response()
+
+    async def _create_thread(self, request: web.Request) -> web.Response:
+        if not self._authorized(request):
+            return self._unauthorized()
+        parent = self.guild.channel(int(request.match_info["cid"]))
+        if parent is None:
+            return self._error(404, 10003, "Unknown Channel")
+        record: RecordedRequest = request[RECORD]
+        body = record.json if isinstance(record.json, Mapping) else {}
+        forum = parent.type in (15, 16)
+        from_message = "mid" in request.match_info
+        if from_message and int(request.match_info["mid"]) not in self.messages:
+            return self._error(404, 10008, "Unknown Message")
+        if not forum and parent.type not in (0, 5):
+            return self._error(400, 50024, "Cannot execute action on this channel type")
+        errors = limits.FormErrors()
+        limits.check_thread(errors, body, forum=forum)
+        if forum:
+            known = {str(t.id) for t in parent.available_tags}
+            for i, tag in enumerate(body.get("applied_tags") or []):
+                if str(tag) not in known:
+                    errors.add(("applied_tags", i), "BASE_TYPE_CHOICES", f"Unknown tag {tag}.")
+        if errors:
+            return self._form_error(errors)
+        first = body.get("message") if forum else None
+        if forum and limits.is_empty_message(first or {}, has_files=bool(record.files)):
+            return self._empty_message_error()
+        thread_id = int(request.match_info["mid"]) if from_message else self.ids.next()
+        thread = self._new_thread(parent, body, thread_id)
+        response = dict(thread)
+        if forum and isinstance(first, Mapping):
+            self._record_mentions(record, first, CHANNEL_DEFAULT_PARSE)
+            message = self._new_message(thread_id, first, record.files, message_id=thread_id)
+            response["message"] = message
+        await self.dispatch("THREAD_CREATE", {**thread, "newly_created": True})
+        return self._json(response)
+
+    def _new_thread(
+        self, parent: ChannelSpec, body: Mapping[str, Any], thread_id: int
+    ) -> dict[str, Any]:
+        now = iso_now()
+        kind = 11 if parent.type in (15, 16) else int(body.get("type") or 11)
+        thread = {
+            "id": str(thread_id),
+            "type": kind,
+            "guild_id": str(self.guild.id),
+            "parent_id": str(parent.id),
+            "owner_id": str(self.bot_member.id),
+            "name": body["name"],
+            "last_message_id": None,
+            "message_count": 0,
+            "member_count": 1,
+            "total_message_sent": 0,
+            "rate_limit_per_user": int(body.get("rate_limit_per_user") or 0),
+            "flags": 0,
+            "applied_tags": [str(t) for t in body.get("applied_tags") or []],
+            "thread_metadata": {
+                "archived": False,
+                "auto_archive_duration": int(body.get("auto_archive_duration") or 4320),
+                "archive_timestamp": now,
+                "locked": False,
+                "create_timestamp": now,
+                "invitable": bool(body.get("invitable", True)),
+            },
+        }
+        self.threads[thread_id] = thread
+        return thread
+
+    async def _no_content(self, request: web.Request) -> web.Response:
+        if not self._authorized(request):
+            return self._unauthorized()
+        return self._no_content_response()
+
+    # ------------------------------------------------------------------ CDN & unknown
+    async def _cdn(self, request: web.Request) -> web.Response:
+        stored = self.files.get(request.path)
+        if stored is None:
+            return self._error(404, 0, "404: Not Found")
+        data, content_type = stored
+        return web.Response(body=data, headers={"Content-Type": content_type})
+
+    async def _unknown(self, request: web.Request) -> web.Response:
+        self.add_problem(
+            "unknown-route",
+            f"{request.method} {request.path} is not a route the stand-in knows"
+            " (add it to tests/discord_standin/server.py if the bot really needs it)",
+        )
+        return self._error(404, 0, "404: Not Found")

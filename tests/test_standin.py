@@ -1,0 +1,761 @@
+"""Self-tests of the Discord stand-in, driven through discord.py with a throwaway bot.
+
+The bot below exists only to exercise the stand-in: each command is the smallest
+thing that makes discord.py send one kind of request. Every test runs the real
+discord.py client against the loopback stand-in (``discord_standin`` fixture).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import discord
+import pytest
+from discord import app_commands
+
+from tests.discord_standin import (
+    DEFAULT_IDS,
+    NonLoopbackRequest,
+    Standin,
+    StandinFailure,
+)
+from tests.discord_standin.limits import (
+    FormErrors,
+    check_autocomplete,
+    check_commands,
+    check_message,
+    check_modal,
+)
+from tests.discord_standin.mentions import (
+    CHANNEL_DEFAULT_PARSE,
+    INTERACTION_DEFAULT_PARSE,
+    compute_pings,
+)
+
+GUILD = discord.Object(DEFAULT_IDS.guild)
+
+
+class Confirm(discord.ui.View):
+    """A short-lived view: pressing Confirm disables the button and edits the message."""
+
+    def __init__(self) -> None:
+        super().__init__(timeout=30)
+
+    @discord.ui.button(
+        label="Confirm", custom_id="throwaway:confirm", style=discord.ButtonStyle.green
+    )
+    async def confirm(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
+        button.disabled = True
+        await interaction.response.edit_message(
+            content=f"Confirmed by {interaction.user.name}", view=self
+        )
+
+
+class Report(discord.ui.Modal, title="Report a problem"):
+    summary: discord.ui.Label = discord.ui.Label(
+        text="Summary", component=discord.ui.TextInput(custom_id="summary", max_length=100)
+    )
+    details: discord.ui.Label = discord.ui.Label(
+        text="Details",
+        component=discord.ui.TextInput(
+            custom_id="details", style=discord.TextStyle.long, required=False
+        ),
+    )
+
+    async def on_submit(self, interaction: discord.Interaction) -> None:
+        summary = self.summary.component.value  # type: ignore[attr-defined]
+        details = self.details.component.value  # type: ignore[attr-defined]
+        await interaction.response.send_message(
+            f"Filed: {summary} ({len(details)} chars of details)", ephemeral=True
+        )
+
+
+def make_bot(*, http_trace: Any, safe_mentions: bool = True) -> discord.Client:
+    """The throwaway bot. ``safe_mentions=False`` forgets ``AllowedMentions.none()``."""
+    client = discord.Client(
+        intents=discord.Intents.default(),
+        http_trace=http_trace,
+        allowed_mentions=discord.AllowedMentions.none() if safe_mentions else None,
+    )
+    tree = app_commands.CommandTree(client)
+
+    @tree.command(description="Answer at once")
+    async def ping(interaction: discord.Interaction, text: str = "pong") -> None:
+        await interaction.response.send_message(text)
+
+    @tree.command(description="Say who you are and which roles you have")
+    async def whoami(interaction: discord.Interaction) -> None:
+        assert isinstance(interaction.user, discord.Member)
+        roles = sorted(r.name for r in interaction.user.roles if not r.is_default())
+        await interaction.response.send_message(
+            f"{interaction.user.name}: {', '.join(roles) or 'no roles'}", ephemeral=True
+        )
+
+    @tree.command(description="Defer, then send the result and edit it")
+    async def slow(interaction: discord.Interaction) -> None:
+        await interaction.response.defer(thinking=True)
+        await asyncio.sleep(0)
+        await interaction.followup.send("working result")
+        await interaction.edit_original_response(content="final result")
+
+    wiki = app_commands.Group(name="wiki", description="Wiki tools")
+    pages = app_commands.Group(name="pages", description="Page tools", parent=wiki)
+
+    @pages.command(name="find", description="Find a page")
+    @app_commands.describe(query="Words to look for", limit="How many pages")
+    async def find(
+        interaction: discord.Interaction,
+        query: str,
+        limit: app_commands.Range[int, 1, 10] = 3,
+    ) -> None:
+        await interaction.response.send_message(f"{query} x{limit}")
+
+    @find.autocomplete("query")
+    async def find_query(
+        interaction: discord.Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        return [
+            app_commands.Choice(name=f"{current} page {i}", value=f"{current}-{i}")
+            for i in range(3)
+        ]
+
+    tree.add_command(wiki)
+
+    @tree.command(description="Autocomplete that offers too many choices")
+    async def many(interaction: discord.Interaction, item: str) -> None:
+        await interaction.response.send_message(item)
+
+    @many.autocomplete("item")
+    async def many_item(
+        interaction: discord.Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        return [app_commands.Choice(name=f"item {i}", value=str(i)) for i in range(26)]
+
+    @tree.command(description="Ask for a confirmation button")
+    async def ask(interaction: discord.Interaction) -> None:
+        await interaction.response.send_message("Sure?", view=Confirm())
+
+    @tree.context_menu(name="Quote")
+    async def quote(interaction: discord.Interaction, message: discord.Message) -> None:
+        await interaction.response.send_message(
+            f"{message.author.name} said: {message.content}", ephemeral=True
+        )
+
+    @tree.command(description="Open the report form")
+    async def report(interaction: discord.Interaction) -> None:
+        await interaction.response.send_modal(Report())
+
+    @tree.command(description="Send an embed with a title that is too long")
+    async def bigembed(interaction: discord.Interaction) -> None:
+        await interaction.response.send_message(embed=discord.Embed(title="x" * 300))
+
+    @tree.command(description="Try to answer twice")
+    async def twice(interaction: discord.Interaction) -> None:
+        await interaction.response.send_message("first")
+        try:  # a second responder for the same interaction, as two handlers would be
+            await discord.InteractionResponse(interaction).send_message("second")
+        except discord.HTTPException as exc:
+            await interaction.followup.send(f"second refused with {exc.code}")
+
+    @tree.command(description="Answer only after a pause")
+    async def sleepy(interaction: discord.Interaction) -> None:
+        await asyncio.sleep(0.2)
+        await interaction.response.send_message("late")
+
+    @tree.command(description="Use a route the stand-in does not serve")
+    async def roles(interaction: discord.Interaction) -> None:
+        await interaction.response.defer()
+        assert interaction.guild is not None
+        await interaction.guild.fetch_roles()
+
+    @tree.command(description="Echo text here and in the channel")
+    async def echo(interaction: discord.Interaction, text: str) -> None:
+        await interaction.response.send_message(text)
+        assert isinstance(interaction.channel, discord.TextChannel)
+        await interaction.channel.send(text)
+
+    @tree.command(description="Open a help thread in the forum")
+    async def helpme(interaction: discord.Interaction, title: str) -> None:
+        assert interaction.guild is not None
+        forum = interaction.guild.get_channel(DEFAULT_IDS.forum)
+        assert isinstance(forum, discord.ForumChannel)
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        tag = forum.get_tag(DEFAULT_IDS.tag_open)
+        assert tag is not None
+        created = await forum.create_thread(
+            name=title, content=f"Question: {title}", applied_tags=[tag]
+        )
+        await interaction.followup.send(f"Opened {created.thread.mention}", ephemeral=True)
+
+    @tree.command(description="Count the lines of an uploaded log")
+    async def lines(interaction: discord.Interaction, log: discord.Attachment) -> None:
+        data = await log.read()
+        await interaction.response.send_message(f"{log.filename}: {len(data.splitlines())} lines")
+
+    async def setup_hook() -> None:
+        tree.copy_global_to(guild=GUILD)
+        await tree.sync(guild=GUILD)
+
+    client.setup_hook = setup_hook  # type: ignore[method-assign]
+    return client
+
+
+# ---------------------------------------------------------------------------- start-up
+
+
+def test_startup_serves_guild_and_stores_synced_schema(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        assert [r.route for r in ds.requests[:3]] == [
+            "get_me",
+            "application_info",
+            "guild_commands",
+        ]
+        guild = ds.client.get_guild(DEFAULT_IDS.guild)
+        assert guild is not None
+        assert isinstance(guild.get_channel(DEFAULT_IDS.forum), discord.ForumChannel)
+        assert isinstance(guild.get_channel(DEFAULT_IDS.general), discord.TextChannel)
+        assert {t.name for t in guild.get_channel(DEFAULT_IDS.forum).available_tags} == {
+            "open",
+            "solved",
+        }
+        assert ds.client.application_id == DEFAULT_IDS.app
+        # Only the guild was synced; every command came back with an id.
+        assert ds.commands.get(None) is None
+        synced = ds.commands[DEFAULT_IDS.guild]
+        assert all(c["id"] and c["guild_id"] == str(DEFAULT_IDS.guild) for c in synced)
+        assert ds.synced_command("Quote", kind=3)["type"] == 3
+        wiki = ds.synced_command("wiki")
+        (pages,) = wiki["options"]
+        assert (pages["name"], pages["type"]) == ("pages", 2)
+        (find,) = pages["options"]
+        assert (find["name"], find["type"]) == ("find", 1)
+        query, limit = find["options"]
+        assert query == {
+            "name": "query",
+            "description": "Words to look for",
+            "type": 3,
+            "required": True,
+            "autocomplete": True,
+        }
+        assert (limit["type"], limit["min_value"], limit["max_value"]) == (4, 1, 10)
+        assert limit.get("required", False) is False
+
+    discord_standin.run(make_bot, scenario)
+
+
+def test_a_command_that_was_never_synced_cannot_be_invoked(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        with pytest.raises(LookupError, match="never registered"):
+            await ds.slash("added-later")
+        with pytest.raises(ValueError, match="requires option 'text'"):
+            await ds.slash("echo")
+        with pytest.raises(ValueError, match="no option"):
+            await ds.slash("ping", colour="red")
+
+    discord_standin.run(make_bot, scenario)
+
+
+# ---------------------------------------------------------------------------- slash commands
+
+
+def test_slash_command_answered_immediately(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        rec = await ds.slash("ping", text="hello")
+        assert rec.response.status == 200
+        assert rec.response.callback_type == 4
+        assert rec.response.message["content"] == "hello"
+        assert rec.original["content"] == "hello"
+        assert rec.original["interaction_metadata"]["user"]["id"] == str(DEFAULT_IDS.alice)
+
+    discord_standin.run(make_bot, scenario)
+
+
+def test_member_roles_come_from_the_user_or_the_override(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        mod = await ds.slash("whoami", user_id=DEFAULT_IDS.mod)
+        assert mod.response.message["content"] == "mod: Member, Moderator"
+        assert mod.original["flags"] & 64  # ephemeral
+        stripped = await ds.slash("whoami", user_id=DEFAULT_IDS.mod, role_ids=[])
+        assert stripped.response.message["content"] == "mod: no roles"
+
+    discord_standin.run(make_bot, scenario)
+
+
+def test_deferred_command_then_followup_and_edit(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        rec = await ds.slash("slow")
+        assert rec.response.callback_type == 5
+        first = await rec.followup()
+        assert (first.method, first.route) == ("POST", "followup")
+        assert first.json["content"] == "working result"
+        # Discord applies the first follow-up after a defer to the loading message.
+        assert first.response["id"] == str(rec.original_message_id)
+        edit = await rec.followup()
+        assert (edit.method, edit.path.endswith("/messages/@original")) == ("PATCH", True)
+        assert rec.original["content"] == "final result"
+        assert not rec.original["flags"] & 128  # no longer "thinking"
+        assert rec.followup_message_ids == []
+
+    discord_standin.run(make_bot, scenario)
+
+
+def test_subcommand_group_and_autocomplete(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        typed = await ds.autocomplete("wiki pages find", focused="query", value="nccl")
+        assert typed.response.callback_type == 8
+        assert typed.choices == [{"name": f"nccl page {i}", "value": f"nccl-{i}"} for i in range(3)]
+        option = typed.payload["data"]["options"][0]["options"][0]["options"][0]
+        assert option == {"name": "query", "type": 3, "value": "nccl", "focused": True}
+
+        ran = await ds.slash("wiki pages find", query="nccl-1", limit=5)
+        assert ran.response.message["content"] == "nccl-1 x5"
+        with pytest.raises(ValueError, match="above max_value"):
+            await ds.slash("wiki pages find", query="x", limit=11)
+        with pytest.raises(LookupError, match="needs a subcommand"):
+            await ds.slash("wiki pages")
+
+    discord_standin.run(make_bot, scenario)
+
+
+def test_autocomplete_with_26_choices_is_refused(discord_standin) -> None:
+    discord_standin.config.error_loggers = ("discord", "bot")
+
+    async def scenario(ds: Standin) -> None:
+        ds.expect_error_log(r"50035")  # discord.py logs the failed autocomplete
+        rec = await ds.autocomplete("many", focused="item", value="")
+        assert rec.response.status == 400
+        assert rec.response.error_code == 50035
+        assert "choices" in rec.response.response["errors"]["data"]
+        assert rec.choices is None
+
+    discord_standin.run(make_bot, scenario)
+
+
+# ---------------------------------------------------------------------------- components
+
+
+def test_button_press_round_trip(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        asked = await ds.slash("ask")
+        (row,) = asked.original["components"]
+        (button,) = row["components"]
+        assert (button["custom_id"], button["label"]) == ("throwaway:confirm", "Confirm")
+
+        pressed = await ds.press(asked.original, "throwaway:confirm", user_id=DEFAULT_IDS.mod)
+        assert pressed.type == 3
+        assert pressed.response.callback_type == 7
+        assert pressed.original_message_id == asked.original_message_id
+        assert asked.original["content"] == "Confirmed by mod"
+        assert asked.original["components"][0]["components"][0]["disabled"] is True
+        with pytest.raises(ValueError, match="disabled"):
+            await ds.press(asked.original, "throwaway:confirm")
+
+    discord_standin.run(make_bot, scenario)
+
+
+def test_message_context_menu(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        message = ds.make_message("the GPU fell off the bus", author_id=DEFAULT_IDS.newbie)
+        rec = await ds.message_command("Quote", message, user_id=DEFAULT_IDS.alice)
+        data = rec.payload["data"]
+        assert (data["type"], data["target_id"]) == (3, message["id"])
+        assert rec.response.message["content"] == "newbie said: the GPU fell off the bus"
+        assert rec.original["type"] == 23
+
+    discord_standin.run(make_bot, scenario)
+
+
+def test_modal_round_trip(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        opened = await ds.slash("report", user_id=DEFAULT_IDS.newbie)
+        assert opened.response.callback_type == 9
+        assert opened.modal["title"] == "Report a problem"
+        assert [c["type"] for c in opened.modal["components"]] == [18, 18]
+
+        with pytest.raises(ValueError, match=r"takes 0\.\.100 characters"):
+            await ds.submit_modal(opened, {"summary": "x" * 101})
+        with pytest.raises(ValueError, match="required"):
+            await ds.submit_modal(opened, {"details": "only details"})
+
+        submitted = await ds.submit_modal(opened, {"summary": "fans at 100%", "details": "loud"})
+        assert submitted.type == 5
+        assert submitted.user_id == DEFAULT_IDS.newbie
+        label = submitted.payload["data"]["components"][0]
+        assert label["component"] == {
+            "type": 4,
+            "id": label["component"]["id"],
+            "custom_id": "summary",
+            "value": "fans at 100%",
+        }
+        assert submitted.response.message["content"] == "Filed: fans at 100% (4 chars of details)"
+
+    discord_standin.run(make_bot, scenario)
+
+
+# ---------------------------------------------------------------------------- refusals
+
+
+def test_overlong_embed_title_is_refused_with_50035_and_fails_the_run(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        rec = await ds.slash("bigembed")
+        assert rec.response.status == 400
+        assert rec.response.error_code == 50035
+        title_errors = rec.response.response["errors"]["data"]["embeds"]["0"]["title"]
+        assert title_errors["_errors"][0]["message"] == "Must be 256 or fewer in length."
+
+    with pytest.raises(StandinFailure) as failure:
+        discord_standin.run(make_bot, scenario)
+    # The uncaught HTTPException was logged by discord.py; the failure names the field.
+    assert "In data.embeds.0.title: Must be 256 or fewer in length." in str(failure.value)
+
+
+def test_double_response_is_refused_with_40060(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        rec = await ds.slash("twice")
+        refused = await rec.followup()
+        assert refused.json["content"] == "second refused with 40060"
+        first, second = rec.callbacks
+        assert (first.status, second.status, second.error_code) == (200, 400, 40060)
+
+    discord_standin.run(make_bot, scenario)
+
+
+def test_late_first_response_is_refused_with_10062(discord_standin) -> None:
+    discord_standin.config.response_deadline = 0.05
+
+    async def scenario(ds: Standin) -> None:
+        rec = await ds.slash("sleepy")
+        assert (rec.response.status, rec.response.error_code) == (404, 10062)
+
+    with pytest.raises(StandinFailure, match="10062"):
+        discord_standin.run(make_bot, scenario)
+
+
+def test_unknown_route_fails_the_run(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        rec = await ds.slash("roles")
+        assert rec.response.callback_type == 5
+        await ds.wait_for_request(lambda r: r.route == "unknown")
+
+    with pytest.raises(StandinFailure) as failure:
+        discord_standin.run(make_bot, scenario)
+    text = str(failure.value)
+    assert f"[unknown-route] GET /api/v10/guilds/{DEFAULT_IDS.guild}/roles" in text
+    assert discord_standin.last.requests_to("unknown")[0].status == 404
+    assert discord_standin.unreported() == []  # reported once, by run()
+
+
+def test_non_loopback_hosts_are_refused(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        with pytest.raises(NonLoopbackRequest):
+            await ds.client.http.get_from_cdn("https://cdn.discordapp.com/attachments/1/2/x.txt")
+
+    with pytest.raises(StandinFailure, match=r"\[non-loopback\] refused GET https://cdn"):
+        discord_standin.run(make_bot, scenario)
+
+
+def test_bot_factory_must_accept_and_pass_http_trace(discord_standin) -> None:
+    def careless_factory(*, http_trace: Any) -> discord.Client:
+        return discord.Client(intents=discord.Intents.default())
+
+    async def scenario(ds: Standin) -> None:
+        raise AssertionError("never reached")
+
+    with pytest.raises(StandinFailure, match="must pass http_trace"):
+        discord_standin.run(careless_factory, scenario)
+
+
+def test_privileged_intents_not_enabled_are_refused(discord_standin) -> None:
+    discord_standin.config.allowed_privileged_intents = 0
+
+    def members_bot(*, http_trace: Any) -> discord.Client:
+        intents = discord.Intents.default()
+        intents.members = True
+        return discord.Client(intents=intents, http_trace=http_trace)
+
+    async def scenario(ds: Standin) -> None:
+        raise AssertionError("never reached")
+
+    with pytest.raises(discord.PrivilegedIntentsRequired):
+        discord_standin.run(members_bot, scenario)
+
+
+# ---------------------------------------------------------------------------- mentions
+
+
+def test_allowed_mentions_are_recorded_and_nothing_pings(discord_standin) -> None:
+    text = f"<@{DEFAULT_IDS.mod}> <@&{DEFAULT_IDS.role_moderator}> @everyone look"
+
+    async def scenario(ds: Standin) -> None:
+        await ds.slash("echo", text=text)
+        await ds.wait_for_request(lambda r: r.route == "channel_message")
+        routes = [(m.route, m.allowed_mentions) for m in ds.mentions]
+        assert routes == [
+            ("interaction_callback", {"parse": []}),
+            ("channel_message", {"parse": []}),
+        ]
+        ds.assert_no_pings()
+
+    discord_standin.run(make_bot, scenario)
+
+
+def test_default_mentions_would_ping(discord_standin) -> None:
+    text = f"<@{DEFAULT_IDS.mod}> <@&{DEFAULT_IDS.role_moderator}> @everyone look"
+
+    async def scenario(ds: Standin) -> None:
+        await ds.slash("echo", text=text)
+        await ds.wait_for_request(lambda r: r.route == "channel_message")
+        reply, post = ds.mentions
+        assert reply.allowed_mentions is None and reply.pings == [f"<@{DEFAULT_IDS.mod}>"]
+        assert post.pings == [
+            f"<@{DEFAULT_IDS.mod}>",
+            f"<@&{DEFAULT_IDS.role_moderator}>",
+            "@everyone",
+        ]
+        with pytest.raises(AssertionError, match="would ping"):
+            ds.assert_no_pings()
+
+    discord_standin.run(lambda **kw: make_bot(safe_mentions=False, **kw), scenario)
+
+
+# ---------------------------------------------------------------------------- threads, files
+
+
+def test_forum_post_creates_a_thread(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        rec = await ds.slash("helpme", title="Card not detected")
+        done = await rec.followup()
+        (created,) = ds.requests_to("create_thread")
+        assert created.path == f"/channels/{DEFAULT_IDS.forum}/threads"
+        assert created.json["name"] == "Card not detected"
+        assert created.json["applied_tags"] == [str(DEFAULT_IDS.tag_open)]
+        assert created.message["content"] == "Question: Card not detected"
+        thread_id = int(created.response["id"])
+        assert ds.threads[thread_id]["parent_id"] == str(DEFAULT_IDS.forum)
+        assert ds.channel_messages(thread_id)[0]["content"] == "Question: Card not detected"
+        assert done.json["content"] == f"Opened <#{thread_id}>"
+        assert ds.client.get_channel(thread_id) is not None  # THREAD_CREATE reached it
+
+    discord_standin.run(make_bot, scenario)
+
+
+def test_attachment_option_is_served_from_loopback(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        log = ds.attachment("vllm.log", b"INFO start\nINFO ready\nERROR oops\n")
+        rec = await ds.slash("lines", log=log)
+        assert rec.response.message["content"] == "vllm.log: 3 lines"
+        assert any(r.route == "cdn" for r in ds.requests)
+
+    discord_standin.run(make_bot, scenario)
+
+
+# ---------------------------------------------------------------------------- limits, offline
+
+
+def _errors(check: Any, payload: Any, **kwargs: Any) -> list[str]:
+    errors = FormErrors()
+    check(errors, payload, **kwargs)
+    return errors.flat()
+
+
+def _button(custom_id: str, label: str = "Go") -> dict[str, Any]:
+    return {"type": 2, "style": 1, "custom_id": custom_id, "label": label}
+
+
+def _embed(**fields: Any) -> dict[str, Any]:
+    return {"embeds": [fields]}
+
+
+@pytest.mark.parametrize(
+    ("payload", "expected"),
+    [
+        ({"content": "x" * 2001}, "content: Must be 2000 or fewer in length."),
+        ({"embeds": [{}] * 11}, "embeds: Must be 10 or fewer in length."),
+        (_embed(title="x" * 257), "embeds.0.title: Must be 256 or fewer"),
+        (_embed(description="x" * 4097), "embeds.0.description: Must be 4096 or fewer"),
+        (
+            _embed(fields=[{"name": "n", "value": "v"}] * 26),
+            "embeds.0.fields: Must be 25 or fewer",
+        ),
+        (
+            _embed(fields=[{"name": "n" * 257, "value": "v"}]),
+            "embeds.0.fields.0.name: Must be between 1 and 256",
+        ),
+        (
+            _embed(fields=[{"name": "n", "value": "v" * 1025}]),
+            "embeds.0.fields.0.value: Must be between 1 and 1024",
+        ),
+        (_embed(footer={"text": "x" * 2049}), "embeds.0.footer.text: Must be 2048 or fewer"),
+        (_embed(author={"name": "x" * 257}), "embeds.0.author.name: Must be 256 or fewer"),
+        (
+            {"embeds": [{"description": "x" * 4000}, {"description": "x" * 2001}]},
+            "embeds: Embed size exceeds maximum size of 6000",
+        ),
+        (
+            {"components": [{"type": 1, "components": [_button("a")]}] * 6},
+            "components: Must be 5 or fewer",
+        ),
+        (
+            {"components": [{"type": 1, "components": [_button(str(i)) for i in range(6)]}]},
+            "components.0.components: Must be 5 or fewer",
+        ),
+        (
+            {"components": [{"type": 1, "components": [_button("x" * 101)]}]},
+            "components.0.components.0.custom_id: Must be between 1 and 100",
+        ),
+        (
+            {"components": [{"type": 1, "components": [_button("a", label="x" * 81)]}]},
+            "components.0.components.0.label: Must be 80 or fewer",
+        ),
+        (
+            {
+                "components": [
+                    {
+                        "type": 1,
+                        "components": [
+                            {
+                                "type": 3,
+                                "custom_id": "s",
+                                "options": [{"label": str(i), "value": str(i)} for i in range(26)],
+                            }
+                        ],
+                    }
+                ]
+            },
+            "components.0.components.0.options: Must be 25 or fewer",
+        ),
+        (
+            {"allowed_mentions": {"parse": ["users"], "users": ["1"]}},
+            "allowed_mentions.users: parse",
+        ),
+    ],
+)
+def test_message_limits(payload: dict[str, Any], expected: str) -> None:
+    assert any(e.startswith(expected) for e in _errors(check_message, payload)), _errors(
+        check_message, payload
+    )
+
+
+def test_messages_within_limits_pass() -> None:
+    fine = {
+        "content": "x" * 2000,
+        "embeds": [
+            {
+                "title": "t" * 256,
+                "description": "d" * 4096,
+                "fields": [{"name": "n", "value": "v" * 20}] * 25,
+                "footer": {"text": "f" * 100},
+            }
+        ],
+        "components": [{"type": 1, "components": [_button(f"b{i}") for i in range(5)]}],
+        "allowed_mentions": {"parse": []},
+    }
+    assert _errors(check_message, fine) == []
+
+
+def _text_input(**fields: Any) -> dict[str, Any]:
+    return {"type": 4, "custom_id": "t", "style": 1, **fields}
+
+
+@pytest.mark.parametrize(
+    ("modal", "expected"),
+    [
+        ({"title": "x" * 46}, "title: Must be between 1 and 45"),
+        (
+            {"components": [{"type": 18, "label": "x" * 46, "component": _text_input()}]},
+            "components.0.label: Must be between 1 and 45",
+        ),
+        (
+            {
+                "components": [
+                    {"type": 18, "label": "L", "component": _text_input(value="v" * 4001)}
+                ]
+            },
+            "components.0.component.value: Must be 4000 or fewer",
+        ),
+        (
+            {
+                "components": [
+                    {"type": 18, "label": "L", "component": _text_input(placeholder="p" * 101)}
+                ]
+            },
+            "components.0.component.placeholder: Must be 100 or fewer",
+        ),
+        (
+            {"components": [{"type": 1, "components": [_text_input(label="x" * 46)]}]},
+            "components.0.components.0.label: Must be between 1 and 45",
+        ),
+        (
+            {"components": [{"type": 18, "label": "L", "component": _text_input()}] * 6},
+            "components: Must be 5 or fewer",
+        ),
+    ],
+)
+def test_modal_limits(modal: dict[str, Any], expected: str) -> None:
+    base = {
+        "title": "Fine",
+        "custom_id": "m",
+        "components": [{"type": 18, "label": "L", "component": _text_input()}],
+    }
+    errors = _errors(check_modal, {**base, **modal})
+    assert any(e.startswith(expected) for e in errors), errors
+    assert _errors(check_modal, base) == []
+
+
+@pytest.mark.parametrize(
+    ("choices", "expected"),
+    [
+        ([{"name": str(i), "value": str(i)} for i in range(26)], "choices: Must be 25 or fewer"),
+        ([{"name": "", "value": "v"}], "choices.0.name: This field is required"),
+        ([{"name": "n" * 101, "value": "v"}], "choices.0.name: Must be between 1 and 100"),
+        ([{"name": "n", "value": "v" * 101}], "choices.0.value: Must be 100 or fewer"),
+    ],
+)
+def test_autocomplete_limits(choices: list[dict[str, Any]], expected: str) -> None:
+    errors = _errors(check_autocomplete, {"choices": choices})
+    assert any(e.startswith(expected) for e in errors), errors
+    assert _errors(check_autocomplete, {"choices": [{"name": "n" * 100, "value": 3}] * 25}) == []
+
+
+def test_command_schema_limits() -> None:
+    errors = _errors(
+        check_commands,
+        [
+            {"name": "Bad Name", "description": "d", "type": 1},
+            {"name": "ok", "description": "d" * 101, "type": 1},
+            {"name": "ctx", "description": "not allowed", "type": 3},
+            {
+                "name": "order",
+                "description": "d",
+                "options": [
+                    {"name": "a", "description": "d", "type": 3},
+                    {"name": "b", "description": "d", "type": 3, "required": True},
+                ],
+            },
+        ],
+    )
+    assert any(e.startswith("0.name: Command name is invalid") for e in errors), errors
+    assert any(e.startswith("1.description: Must be between 1 and 100") for e in errors)
+    assert any(e.startswith("2.description: Context menu") for e in errors)
+    assert any(e.startswith("3.options.1.required: Required options") for e in errors)
+
+
+def test_ping_rules() -> None:
+    text = "<@1> <@!2> <@&3> @everyone @here"
+    assert compute_pings(text, {"parse": []}, CHANNEL_DEFAULT_PARSE) == []
+    assert compute_pings(text, None, INTERACTION_DEFAULT_PARSE) == ["<@1>", "<@2>"]
+    assert compute_pings(text, None, CHANNEL_DEFAULT_PARSE) == [
+        "<@1>",
+        "<@2>",
+        "<@&3>",
+        "@everyone",
+        "@here",
+    ]
+    assert compute_pings(text, {"parse": [], "users": ["2"], "roles": [3]}, ()) == [
+        "<@2>",
+        "<@&3>",
+    ]
+    assert compute_pings("hi", {"parse": [], "replied_user": True}, (), replied_user_id=7) == [
+        "reply to <@7>"
+    ]
