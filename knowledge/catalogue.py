@@ -215,13 +215,14 @@ class Catalogue:
         return next((f for f in self.families if f.key == key), None)
 
     def statuses(self) -> dict[str, str]:
-        """Wiki path -> hub / current / historical / archive, for search ranking."""
+        """Wiki path -> hub / current / historical / archive / legacy, for search ranking."""
         status: dict[str, str] = {}
         for family in self.families:
             for version in family.versions:
                 status.setdefault(version.path, version.kind)
             for version in family.current:
-                status[version.path] = "current"
+                # a legacy page is the newest of its model, not a current recommendation
+                status[version.path] = "current" if family.group == "main" else "legacy"
         for family in self.families:
             if family.hub and family.group == "main":
                 status[family.hub] = "hub"

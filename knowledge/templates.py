@@ -40,7 +40,7 @@ class Templates:
         text = self.raw(key)
         if not isinstance(text, str):
             raise TypeError(f"template {key!r} is not a string")
-        return string.Formatter().vformat(text, (), values).strip()
+        return string.Formatter().vformat(text, (), values).rstrip()
 
     def section(self, prefix: str) -> dict[str, Any]:
         return {

@@ -15,7 +15,7 @@ import os
 import posixpath
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlsplit
@@ -25,6 +25,7 @@ from markdown_it.token import Token
 
 __all__ = [
     "MAX_PAGE_BYTES",
+    "PARSER_VERSION",
     "Cell",
     "CodeBlock",
     "Labelled",
@@ -40,6 +41,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+#: Bump when parsing changes, so cached parses from an older version are not reused.
+PARSER_VERSION = 1
 #: Pages above this size are skipped: the real wiki's largest page is ~150 kB.
 MAX_PAGE_BYTES = 2 * 1024 * 1024
 #: Folders never read: images and other non-page data, VCS and tool folders.
@@ -482,8 +485,14 @@ def _iter_markdown(root: Path) -> Iterable[Path]:
                 yield Path(dirpath) / name
 
 
-def read_page(root: Path, file: Path) -> tuple[Page | None, str | None]:
-    """One file -> (page, None) or (None, reason it was skipped)."""
+def read_page(
+    root: Path, file: Path, cache: Mapping[str, Page] | None = None
+) -> tuple[Page | None, str | None]:
+    """One file -> (page, None) or (None, reason it was skipped).
+
+    ``cache`` maps paths to pages parsed before; a page whose bytes hash the
+    same is reused instead of parsed again.
+    """
     rel = file.relative_to(root).as_posix()
     try:
         if file.is_symlink():
@@ -496,6 +505,10 @@ def read_page(root: Path, file: Path) -> tuple[Page | None, str | None]:
         return None, f"unreadable: {exc.strerror or exc}"
     if b"\x00" in raw[:8192]:
         return None, "binary content"
+    sha = hashlib.sha256(raw).hexdigest()[:16]
+    cached = cache.get(rel) if cache else None
+    if cached is not None and cached.sha == sha:
+        return cached, None
     problems: list[str] = []
     try:
         text = raw.decode("utf-8")
@@ -514,21 +527,26 @@ def read_page(root: Path, file: Path) -> tuple[Page | None, str | None]:
         title=title,
         category=_category(rel),
         sections=tuple(sections),
-        sha=hashlib.sha256(raw).hexdigest()[:16],
+        sha=sha,
         size=len(raw),
         problems=tuple(problems),
     )
     return page, None
 
 
-def load_wiki(root: str | os.PathLike[str]) -> Wiki:
-    """Load every Markdown page under ``root``. Bad pages are skipped with a reason."""
+def load_wiki(root: str | os.PathLike[str], cache: Mapping[str, Page] | None = None) -> Wiki:
+    """Load every Markdown page under ``root``. Bad pages are skipped with a reason.
+
+    Pages in ``cache`` (e.g. the previous load's ``Wiki.pages``) are reused when
+    their content is unchanged, which makes a reload cost little more than reading
+    the files.
+    """
     root_path = Path(root).resolve()
     if not root_path.is_dir():
         raise FileNotFoundError(f"wiki folder not found: {root_path}")
     wiki = Wiki(root=root_path, pages={})
     for file in _iter_markdown(root_path):
-        page, reason = read_page(root_path, file)
+        page, reason = read_page(root_path, file, cache)
         if page is None:
             rel = file.relative_to(root_path).as_posix()
             log.warning("skipped %s: %s", rel, reason)
