@@ -1,0 +1,582 @@
+"""Mask secrets in pasted launch commands, config files and server logs.
+
+``redact(text)`` replaces every secret it recognises with ``[REDACTED:<kind>]`` and
+reports how many of each kind it removed. Reports carry only the kind, the field
+name given by the caller and a count: never the value, nor a prefix or hash of it.
+
+Kinds (the ``KINDS`` constant):
+
+``private-key``     a PEM ``-----BEGIN ... PRIVATE KEY-----`` block up to its END line,
+                    or to the end of the input when the paste was cut off.
+``authorization``   the credentials of an ``Authorization: Bearer|Basic|Token ...`` header.
+``url-password``    the password of ``scheme://user:password@host`` (user and host stay).
+``hf-token``        Hugging Face ``hf_`` + 34 or more letters/digits, and ``api_org_`` tokens.
+``github-token``    ``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_`` + 36, ``github_pat_`` + 82.
+``aws-access-key``  ``AKIA``/``ASIA`` + 16 upper-case letters or digits.
+``aws-secret-key``  a 40-character AWS secret assigned to a name containing ``SECRET``.
+``discord-token``   three dot-separated base64url parts whose first part decodes to a
+                    Discord user id (17-20 digits).
+``cli-secret``      the value of a command-line flag named like a secret:
+                    ``--api-key X``, ``--hf-token=X``, ``--password X`` ...
+``env-secret``      the value of an assignment whose name looks secret (see
+                    ``is_secret_name``): ``NAME=v``, ``export NAME=v``, ``-e NAME=v``,
+                    ``--env NAME=v``, YAML ``NAME: v``, JSON ``"NAME": "v"``,
+                    Python ``'name': 'v'``.
+
+Values that are obviously not secrets are left alone: empty values, a value that is
+exactly one reference such as ``$VAR``, ``${VAR}`` or ``$(cmd)`` (so a password that
+looks like ``$Name`` is indistinguishable from a variable and is kept),
+``<placeholder>``, values holding an earlier ``[REDACTED:...]``, runs of one filler
+character (``xxxx``, ``****``), and the words in
+``NON_SECRET_VALUES`` (``none``, ``null``, ``true``, ``false``, ``changeme`` ...).
+``changeme`` is kept on purpose: it is the documented placeholder of many images, and
+showing it tells a reader nothing they could not read in the image's README.
+For ``${VAR:-default}`` only a non-placeholder default is masked. Names ending in
+``_TOKEN``/``_KEY`` whose value is a plain integer of at most 8 digits (``MAX_TOKEN=4096``)
+are counts, not secrets; names containing ``PASSWORD``/``SECRET`` are masked even then.
+
+Time is linear in the input: every pattern is a handful of character classes with
+bounded or non-overlapping repetition and no nested quantifiers, and assignments and
+flags are found from a keyword (``token``, ``key``, ``secret``, ``pass``, ``pwd``) and
+then walked with bounded string scans instead of by backtracking.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = [
+    "KINDS",
+    "NON_SECRET_VALUES",
+    "Redacted",
+    "Redaction",
+    "is_secret_name",
+    "placeholder",
+    "redact",
+    "redact_fields",
+]
+
+log = logging.getLogger(__name__)
+
+PRIVATE_KEY: Final = "private-key"
+AUTHORIZATION: Final = "authorization"
+URL_PASSWORD: Final = "url-password"
+HF_TOKEN: Final = "hf-token"
+GITHUB_TOKEN: Final = "github-token"
+AWS_ACCESS_KEY: Final = "aws-access-key"
+AWS_SECRET_KEY: Final = "aws-secret-key"
+DISCORD_TOKEN: Final = "discord-token"
+CLI_SECRET: Final = "cli-secret"
+ENV_SECRET: Final = "env-secret"
+
+#: Every kind ``redact`` can report, in the order the passes run.
+KINDS: Final[tuple[str, ...]] = (
+    PRIVATE_KEY,
+    AUTHORIZATION,
+    URL_PASSWORD,
+    HF_TOKEN,
+    GITHUB_TOKEN,
+    AWS_ACCESS_KEY,
+    DISCORD_TOKEN,
+    CLI_SECRET,
+    ENV_SECRET,
+    AWS_SECRET_KEY,
+)
+
+#: Values (compared case-insensitively) that are placeholders, not secrets.
+NON_SECRET_VALUES: Final = frozenset(
+    {
+        "none",
+        "null",
+        "nil",
+        "undefined",
+        "true",
+        "false",
+        "changeme",
+        "change-me",
+        "change_me",
+        "redacted",
+        "...",
+        "…",
+    }
+)
+
+#: Name suffixes (after normalising to upper snake case) that mark a secret.
+SECRET_NAME_SUFFIXES: Final = ("_TOKEN", "_KEY", "_SECRET", "_APIKEY", "_PASS", "_PWD")
+#: Name parts that mark a secret wherever they occur.
+SECRET_NAME_PARTS: Final = ("PASSWORD", "PASSWD")
+#: Whole names that are secrets on their own.
+SECRET_NAMES: Final = frozenset({"TOKEN", "SECRET", "APIKEY", "PASS", "PWD"})
+#: Names that end like a secret but hold public material.
+PUBLIC_NAME_SUFFIXES: Final = ("PUBLIC_KEY", "PUB_KEY", "_PUBKEY")
+#: Last dash-separated word of a command-line flag that marks a secret value.
+SECRET_FLAG_WORDS: Final = frozenset(
+    {"token", "key", "apikey", "secret", "password", "passwd", "pass", "pwd"}
+)
+
+#: Longest value (characters) a single assignment or flag value is read to.
+MAX_VALUE_CHARS: Final = 4096
+#: Longest assignment or flag name considered.
+MAX_NAME_CHARS: Final = 128
+#: Depth beyond which ``redact_fields`` replaces nested containers wholesale.
+MAX_FIELD_DEPTH: Final = 32
+
+_NAME_CHARS: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_PEM_RE: Final = re.compile(
+    r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+    r"(?:.*?-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|.*\Z)",
+    re.DOTALL,
+)
+_AUTH_RE: Final = re.compile(
+    r"((?:authorization|Authorization|AUTHORIZATION)[\"']?[ \t]{0,16}[:=][ \t]{0,16}[\"']?)"
+    r"(?:((?i:bearer|basic|token|digest|negotiate))[ \t]{1,16})?"
+    r"([^\s\"',;]+)"
+)
+# Token patterns start with their literal prefix so the regex engine can jump between
+# candidates; whether the candidate starts a word is checked afterwards (``_starts_word``).
+_URL_RE: Final = re.compile(
+    r"://(?<=[A-Za-z0-9]://)([^\s:/?#@\[\]\"'<>]{0,256}:)([^\s/?#@\"'<>]{1,512})(?=@)"
+)
+_HF_RE: Final = re.compile(r"hf_[A-Za-z0-9]{34,}")
+_HF_ORG_RE: Final = re.compile(r"api_org_[A-Za-z0-9]{34,}")
+_GH_RE: Final = re.compile(r"gh[pousr]_[A-Za-z0-9]{36,}")
+_GH_PAT_RE: Final = re.compile(r"github_pat_\w{82,}")
+_AWS_ACCESS_RE: Final = re.compile(r"A(?:KI|SI)A[A-Z0-9]{16}(?![A-Za-z0-9])")
+# Discord: the middle part (timestamp) is found first, the user-id part is walked back.
+_DISCORD_TAIL_RE: Final = re.compile(r"\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,45}(?![A-Za-z0-9_-])")
+_DISCORD_CHARS: Final = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+)
+_WORD_CHARS: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+# Secret-looking names are found from a keyword, in lower, UPPER or Capitalised spelling.
+_KEYWORD_RE: Final = re.compile(
+    "|".join(
+        form
+        for word in ("token", "key", "secret", "pass", "pwd")
+        for form in (word, word.upper(), word.capitalize())
+    )
+)
+_CAMEL_RE: Final = re.compile(r"([a-z0-9])([A-Z])")
+_AWS_SECRET_VALUE_RE: Final = re.compile(r"[A-Za-z0-9/+]{40}")
+_INT_RE: Final = re.compile(r"[0-9]{1,8}")
+# A whole value that is one shell reference: $NAME, ${...}, $(...).
+_REFERENCE_RE: Final = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[^}\n]*\}|\([^)\n]*\))")
+_REF_DEFAULT_RE: Final = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]{0,127}:?-([^}\n]*)")
+# Escaped quotes skipped inside one double-quoted value before it counts as unterminated.
+_MAX_ESCAPED_QUOTES: Final = 64
+_PLACEHOLDER_PREFIX: Final = "[REDACTED:"
+# Where an unquoted value ends, by assignment style.
+_SHELL_VALUE_END: Final = re.compile(r"[\s\"'`;&|<>(),\]}]")
+_YAML_VALUE_END: Final = re.compile(r"[\n\r,\]}]|\s#")
+
+
+@dataclass(frozen=True, slots=True)
+class Redaction:
+    """How many secrets of one kind were removed from one field. Never the value."""
+
+    kind: str
+    field: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Redacted:
+    """Text with secrets replaced by ``[REDACTED:<kind>]``, and what was removed."""
+
+    text: str
+    redactions: tuple[Redaction, ...] = ()
+
+    @property
+    def count(self) -> int:
+        """Total number of secrets removed."""
+        return sum(r.count for r in self.redactions)
+
+
+def placeholder(kind: str) -> str:
+    """The text that stands in for a removed secret of ``kind``."""
+    return f"[REDACTED:{kind}]"
+
+
+def is_secret_name(name: str) -> bool:
+    """True when a variable or key called ``name`` holds a secret by its name.
+
+    The name is normalised first: camelCase is split (``apiKey`` -> ``API_KEY``),
+    ``-`` and ``.`` become ``_`` and letters are upper-cased. It is secret when it ends
+    in one of ``SECRET_NAME_SUFFIXES``, contains one of ``SECRET_NAME_PARTS`` or is one
+    of ``SECRET_NAMES``, and does not end in one of ``PUBLIC_NAME_SUFFIXES``.
+    """
+    norm = _CAMEL_RE.sub(r"\1_\2", name.strip("\"'")).replace("-", "_").replace(".", "_")
+    norm = norm.upper().strip("_")
+    if not norm or norm.endswith(PUBLIC_NAME_SUFFIXES):
+        return False
+    if norm in SECRET_NAMES or any(part in norm for part in SECRET_NAME_PARTS):
+        return True
+    return norm.endswith(SECRET_NAME_SUFFIXES)
+
+
+def _is_strong_name(name: str) -> bool:
+    """Names whose values are secret even when they look like a small number."""
+    upper = name.upper()
+    return any(part in upper for part in (*SECRET_NAME_PARTS, "SECRET", "PASS", "PWD"))
+
+
+def _is_placeholder(value: str) -> bool:
+    """True for values that are references or fillers rather than secrets."""
+    v = value.strip()
+    if not v or v.lower() in NON_SECRET_VALUES:
+        return True
+    if _PLACEHOLDER_PREFIX in v or _REFERENCE_RE.fullmatch(v):
+        return True
+    if v.startswith("<") and v.endswith(">"):
+        return True
+    return len(v) >= 3 and len(set(v)) == 1 and v[0] in "xX*#.-_"
+
+
+# --------------------------------------------------------------------------- passes
+# Each pass returns (new text, number of secrets replaced). Passes never see the values
+# of earlier replacements again: every value test rejects the placeholder prefix.
+
+
+def _starts_word(text: str, pos: int) -> bool:
+    """True when a token may start at ``pos``: after a non-word character or ``\\n``."""
+    if pos == 0 or text[pos - 1] not in _WORD_CHARS:
+        return True
+    return pos >= 2 and text[pos - 2] == "\\" and text[pos - 1] in "nrt"
+
+
+def _token_pass(patterns: Sequence[re.Pattern[str]], kind: str, text: str) -> tuple[str, int]:
+    count = 0
+
+    def replace(m: re.Match[str]) -> str:
+        nonlocal count
+        if not _starts_word(m.string, m.start()):
+            return m.group(0)
+        count += 1
+        return placeholder(kind)
+
+    for pattern in patterns:
+        text = pattern.sub(replace, text)
+    return text, count
+
+
+def _pem_pass(text: str) -> tuple[str, int]:
+    if "PRIVATE KEY" not in text:
+        return text, 0
+    return _PEM_RE.subn(placeholder(PRIVATE_KEY), text)
+
+
+def _auth_pass(text: str) -> tuple[str, int]:
+    count = 0
+
+    def replace(m: re.Match[str]) -> str:
+        nonlocal count
+        scheme, cred = m.group(2), m.group(3)
+        if _is_placeholder(cred) or (scheme is None and len(cred) < 16):
+            return m.group(0)
+        count += 1
+        head = m.group(1) + (f"{scheme} " if scheme else "")
+        return head + placeholder(AUTHORIZATION)
+
+    return _AUTH_RE.sub(replace, text), count
+
+
+def _url_pass(text: str) -> tuple[str, int]:
+    count = 0
+
+    def replace(m: re.Match[str]) -> str:
+        nonlocal count
+        if _is_placeholder(m.group(2)):
+            return m.group(0)
+        count += 1
+        return "://" + m.group(1) + placeholder(URL_PASSWORD)
+
+    return _URL_RE.sub(replace, text), count
+
+
+def _hf_pass(text: str) -> tuple[str, int]:
+    return _token_pass((_HF_RE, _HF_ORG_RE), HF_TOKEN, text)
+
+
+def _github_pass(text: str) -> tuple[str, int]:
+    return _token_pass((_GH_RE, _GH_PAT_RE), GITHUB_TOKEN, text)
+
+
+def _aws_access_pass(text: str) -> tuple[str, int]:
+    return _token_pass((_AWS_ACCESS_RE,), AWS_ACCESS_KEY, text)
+
+
+def _is_discord_user_id(part: str) -> bool:
+    try:
+        raw = base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    return 17 <= len(raw) <= 20 and raw.isdigit()
+
+
+def _discord_pass(text: str) -> tuple[str, int]:
+    spans: list[tuple[int, int, str]] = []
+    last_end = 0
+    for m in _DISCORD_TAIL_RE.finditer(text):
+        dot = m.start()
+        start = dot
+        while start > last_end and dot - start < 28 and text[start - 1] in _DISCORD_CHARS:
+            start -= 1
+        if dot - start < 23 or (start > 0 and text[start - 1] in _DISCORD_CHARS):
+            continue
+        if _is_discord_user_id(text[start:dot]):
+            spans.append((start, m.end(), DISCORD_TOKEN))
+            last_end = m.end()
+    return _apply(text, spans), len(spans)
+
+
+def _value_span(text: str, pos: int, yaml_style: bool) -> tuple[int, int] | None:
+    """Start and end of the value that begins at ``pos``, without its quotes.
+
+    A quoted value ends at its closing quote on the same line (``\\"`` is skipped in
+    double quotes); an unterminated one is read as an unquoted value. Unquoted values
+    end at shell punctuation or white space, or for YAML-style ``name: value`` at the
+    end of the line, a comma, a closing bracket or a `` #`` comment.
+    """
+    n = len(text)
+    if pos >= n:
+        return None
+    limit = min(n, pos + MAX_VALUE_CHARS)
+    quote = text[pos]
+    if quote in "\"'":
+        newline = text.find("\n", pos + 1, limit)
+        line_end = limit if newline < 0 else newline
+        end = pos + 1
+        for _ in range(_MAX_ESCAPED_QUOTES):
+            end = text.find(quote, end, line_end)
+            if end < 0:
+                break
+            if quote == '"' and text[end - 1] == "\\":
+                end += 1
+                continue
+            return pos + 1, end
+        pos += 1
+    scan_from = pos
+    if text.startswith(("${", "$("), pos):  # a reference runs to its closing bracket
+        close = text.find("}" if text[pos + 1] == "{" else ")", pos, limit)
+        scan_from = pos if close < 0 else close + 1
+    end_re = _YAML_VALUE_END if yaml_style else _SHELL_VALUE_END
+    m = end_re.search(text, scan_from, limit)
+    end = m.start() if m else limit
+    while end > pos and text[end - 1] in " \t":
+        end -= 1
+    return (pos, end) if end > pos else None
+
+
+def _default_span(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """For a value ``${VAR:-default}`` or ``${VAR-default}``, the span of ``default``."""
+    m = _REF_DEFAULT_RE.match(text, start, min(len(text), end + MAX_VALUE_CHARS))
+    if m is None:
+        return None
+    return (m.start(1), m.end(1)) if m.end(1) > m.start(1) else None
+
+
+def _keyword_pass(text: str) -> tuple[str, int, int, int]:
+    """Flags and assignments named like secrets: (text, cli, env, aws-secret counts)."""
+    spans: list[tuple[int, int, str]] = []
+    last_name_end = -1
+    last_span_end = -1
+    n = len(text)
+    for m in _KEYWORD_RE.finditer(text):
+        if m.start() < last_name_end or m.start() < last_span_end:
+            continue
+        start = m.start()
+        floor = max(0, m.start() - MAX_NAME_CHARS)
+        while start > floor and text[start - 1] in _NAME_CHARS:
+            start -= 1
+        end = m.end()
+        ceiling = min(n, m.end() + MAX_NAME_CHARS)
+        while end < ceiling and text[end] in _NAME_CHARS:
+            end += 1
+        last_name_end = end
+        name = text[start:end]
+        if not name or (start and text[start - 1] in "{$"):
+            continue  # ${NAME...} is a reference, not an assignment
+        span = _flag_value(text, name, end) if name[0] == "-" else _assign_value(text, name, end)
+        if span is None or span[0] < last_span_end:
+            continue
+        spans.append(span)
+        last_span_end = span[1]
+    counts = Counter(kind for _, _, kind in spans)
+    return (
+        _apply(text, spans),
+        counts[CLI_SECRET],
+        counts[ENV_SECRET],
+        counts[AWS_SECRET_KEY],
+    )
+
+
+def _flag_value(text: str, name: str, end: int) -> tuple[int, int, str] | None:
+    flag = name.lstrip("-").lower().replace("_", "-")
+    if not flag or flag.rsplit("-", 1)[-1] not in SECRET_FLAG_WORDS:
+        return None
+    pos = end
+    if text.startswith("=", pos):
+        pos += 1
+    else:
+        while pos < len(text) and pos - end < 16 and text[pos] in " \t":
+            pos += 1
+        if pos == end or text.startswith("-", pos):
+            return None
+    span = _value_span(text, pos, yaml_style=False)
+    if span is None or _is_placeholder(text[span[0] : span[1]]):
+        return None
+    return span[0], span[1], CLI_SECRET
+
+
+def _assign_value(text: str, name: str, end: int) -> tuple[int, int, str] | None:
+    name = name.strip(".-")
+    if not name or not is_secret_name(name):
+        return None
+    pos = end
+    if pos < len(text) and text[pos] in "\"'":
+        pos += 1  # closing quote of a JSON or Python key
+    while pos < len(text) and pos - end < 16 and text[pos] in " \t":
+        pos += 1
+    if pos >= len(text) or text[pos] not in ":=":
+        return None
+    yaml_style = text[pos] == ":"
+    if text.startswith(("://", ":-", ":=", "=="), pos):
+        return None
+    spaced = pos > end + (text[end] in "\"'")
+    pos += 1
+    if yaml_style or spaced:  # `NAME: v`, `name = v`; in `NAME= v` the value is empty
+        stop = pos + 16
+        while pos < len(text) and pos < stop and text[pos] in " \t":
+            pos += 1
+    span = _value_span(text, pos, yaml_style)
+    if span is None:
+        return None
+    value = text[span[0] : span[1]]
+    default = _default_span(text, span[0], span[1])
+    if default is not None:
+        span, value = default, text[default[0] : default[1]]
+    if _is_placeholder(value):
+        return None
+    if _INT_RE.fullmatch(value) and not _is_strong_name(name):
+        return None
+    if "SECRET" in name.upper() and _AWS_SECRET_VALUE_RE.fullmatch(value):
+        return span[0], span[1], AWS_SECRET_KEY
+    return span[0], span[1], ENV_SECRET
+
+
+def _apply(text: str, spans: Sequence[tuple[int, int, str]]) -> str:
+    if not spans:
+        return text
+    out: list[str] = []
+    pos = 0
+    for start, end, kind in spans:
+        out.append(text[pos:start])
+        out.append(placeholder(kind))
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+_SIMPLE_PASSES: Final[tuple[tuple[str, Callable[[str], tuple[str, int]]], ...]] = (
+    (PRIVATE_KEY, _pem_pass),
+    (AUTHORIZATION, _auth_pass),
+    (URL_PASSWORD, _url_pass),
+    (HF_TOKEN, _hf_pass),
+    (GITHUB_TOKEN, _github_pass),
+    (AWS_ACCESS_KEY, _aws_access_pass),
+    (DISCORD_TOKEN, _discord_pass),
+)
+
+
+def _redact_counts(text: str) -> tuple[str, Counter[str]]:
+    counts: Counter[str] = Counter()
+    for kind, run in _SIMPLE_PASSES:
+        text, n = run(text)
+        counts[kind] += n
+    text, cli, env, aws = _keyword_pass(text)
+    counts[CLI_SECRET] += cli
+    counts[ENV_SECRET] += env
+    counts[AWS_SECRET_KEY] += aws
+    return text, counts
+
+
+def _report(counts: Mapping[str, int], field: str) -> tuple[Redaction, ...]:
+    return tuple(Redaction(kind, field, counts[kind]) for kind in KINDS if counts.get(kind))
+
+
+def redact(text: str, field: str = "text") -> Redacted:
+    """Replace every recognised secret in ``text`` with ``[REDACTED:<kind>]``.
+
+    ``field`` names where the text came from; it is copied into each ``Redaction``.
+    Never raises on ``str`` input; running it twice changes nothing more.
+    """
+    new, counts = _redact_counts(text)
+    if counts.total():
+        log.debug("redacted %d secret(s) in field %s", counts.total(), field)
+    return Redacted(new, _report(counts, field))
+
+
+def redact_fields(
+    mapping: Mapping[str, object], field: str = ""
+) -> tuple[dict[str, object], tuple[Redaction, ...]]:
+    """Redact every string in ``mapping`` (nested mappings and lists too).
+
+    A string whose key is a secret name (``is_secret_name``) is replaced whole, since the
+    key is the only context it has; other strings go through ``redact``. Fields are
+    reported as dotted paths (``env.HF_TOKEN``, ``args[2]``); ``field`` prefixes them.
+    Returns a new dict; the input is not modified. Non-string scalars are kept.
+    """
+    counts: Counter[tuple[str, str]] = Counter()
+    result = _redact_mapping(mapping, field, counts, 0)
+    report = tuple(
+        Redaction(kind, path, n)
+        for (kind, path), n in sorted(counts.items(), key=lambda item: item[0][1])
+    )
+    return result, report
+
+
+def _redact_mapping(
+    mapping: Mapping[str, object], path: str, counts: Counter[tuple[str, str]], depth: int
+) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key, value in mapping.items():
+        key_text = str(key)
+        sub = f"{path}.{key_text}" if path else key_text
+        if isinstance(value, str) and _secret_by_name(key_text, value):
+            counts[(ENV_SECRET, sub)] += 1
+            out[key] = placeholder(ENV_SECRET)
+            continue
+        out[key] = _redact_value(value, sub, counts, depth + 1)
+    return out
+
+
+def _secret_by_name(name: str, value: str) -> bool:
+    """True when ``value``, stored under ``name``, is a secret because of the name."""
+    if not is_secret_name(name) or _is_placeholder(value):
+        return False
+    return not (_INT_RE.fullmatch(value.strip()) and not _is_strong_name(name))
+
+
+def _redact_value(value: object, path: str, counts: Counter[tuple[str, str]], depth: int) -> object:
+    if isinstance(value, str):
+        new, found = _redact_counts(value)
+        for kind, n in found.items():
+            if n:
+                counts[(kind, path)] += n
+        return new
+    if depth > MAX_FIELD_DEPTH and isinstance(value, (Mapping, list, tuple)):
+        counts[("too-deep", path)] += 1
+        return placeholder("too-deep")
+    if isinstance(value, Mapping):
+        return _redact_mapping(value, path, counts, depth)
+    if isinstance(value, (list, tuple)):
+        items = [_redact_value(v, f"{path}[{i}]", counts, depth + 1) for i, v in enumerate(value)]
+        return type(value)(items) if isinstance(value, tuple) else items
+    return value

@@ -1,0 +1,488 @@
+"""Tests for knowledge.redact: every kind, the look-alikes it must leave, hostile input."""
+
+from __future__ import annotations
+
+import base64
+import re
+import re._constants as sre_constants
+import re._parser as sre_parse
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from knowledge import redact as redact_module
+from knowledge.redact import (
+    KINDS,
+    Redacted,
+    Redaction,
+    is_secret_name,
+    placeholder,
+    redact,
+    redact_fields,
+)
+
+SAMPLE_LOGS = Path(__file__).resolve().parents[2] / "shared" / "sample-logs"
+
+HF = "hf_" + "Qx7" * 11 + "Z"  # hf_ + 34
+DISCORD = (
+    base64.urlsafe_b64encode(b"987654321098765432").decode().rstrip("=")
+    + ".GhAbCd."
+    + "k" * 19
+    + "Q" * 19
+)
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+# (case id, text, expected kind, the secret that must disappear)
+TRUE_POSITIVES = [
+    ("hf-token", f"token is {HF} ok", "hf-token", HF),
+    ("hf-token-long", f"{HF}abcdef", "hf-token", HF),
+    ("hf-token-in-json-escape", f'"x\\n{HF}"', "hf-token", HF),
+    ("hf-org", "api_org_" + "a1B2" * 9, "hf-token", "api_org_" + "a1B2" * 9),
+    ("github-ghp", "ghp_" + "Ab1" * 12, "github-token", "ghp_" + "Ab1" * 12),
+    ("github-ghs", "x ghs_" + "z9" * 18 + " y", "github-token", "ghs_" + "z9" * 18),
+    ("github-pat", "github_pat_" + "A_b1" * 21, "github-token", "github_pat_" + "A_b1" * 21),
+    ("aws-access", "key AKIAIOSFODNN7EXAMPLE.", "aws-access-key", "AKIAIOSFODNN7EXAMPLE"),
+    ("aws-sts", "ASIAXYZ1234567890ABC", "aws-access-key", "ASIAXYZ1234567890ABC"),
+    ("aws-secret-ini", f"aws_secret_access_key = {AWS_SECRET}", "aws-secret-key", AWS_SECRET),
+    ("aws-secret-json", f'{{"SecretAccessKey": "{AWS_SECRET}"}}', "aws-secret-key", AWS_SECRET),
+    (
+        "pem",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1x2y3z\n-----END RSA PRIVATE KEY-----",
+        "private-key",
+        "MIIEpAIBAAKCAQEA1x2y3z",
+    ),
+    (
+        "pem-truncated",
+        "paste:\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA",
+        "private-key",
+        "b3BlbnNzaC1rZXktdjEAAAA",
+    ),
+    (
+        "pem-json-escaped",
+        '"-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0\\n-----END PRIVATE KEY-----\\n"',
+        "private-key",
+        "MIIEvQIBADANBgkqhkiG9w0",
+    ),
+    ("bearer", "curl -H 'Authorization: Bearer abc.def-ghi_123'", "authorization", "abc.def-ghi"),
+    ("basic", "Authorization: Basic dXNlcjpwYXNzd29yZA==", "authorization", "dXNlcjpwYXNz"),
+    ("auth-json", '{"Authorization": "Bearer sk-live-123456"}', "authorization", "sk-live-123456"),
+    ("api-key-flag", "vllm serve m --api-key sk-local-98765", "cli-secret", "sk-local-98765"),
+    ("api-key-flag-eq", "--api-key=sk-local-98765 --port 1", "cli-secret", "sk-local-98765"),
+    ("hf-token-flag", "huggingface-cli login --token qwertyuiop123", "cli-secret", "qwertyuiop123"),
+    ("hf-token-flag-quoted", '--hf-token "abc def 123"', "cli-secret", "abc def 123"),
+    ("password-flag", "mysql --password s3cr3t-pw", "cli-secret", "s3cr3t-pw"),
+    ("discord", f"DISCORD bot {DISCORD} end.", "discord-token", DISCORD),
+    ("url-password", "postgres://bob:s3cr3tpw@db.local:5432/app", "url-password", "s3cr3tpw"),
+    ("url-password-empty-user", "redis://:hunter2hunter2@cache:6379", "url-password", "hunter2"),
+    ("env-assign", "HF_HUB_TOKEN=abc123def456", "env-secret", "abc123def456"),
+    ("env-export", "export OPENAI_API_KEY=sk-abcdef123", "env-secret", "sk-abcdef123"),
+    ("env-docker-e", "docker run -e MY_SECRET=topsecret1 img", "env-secret", "topsecret1"),
+    ("env-docker-env", "docker run --env DB_PASSWORD=pa55word img", "env-secret", "pa55word"),
+    ("env-docker-env-eq", "docker run --env=SERVICE_KEY=k3y-value img", "env-secret", "k3y-value"),
+    ("env-quoted", 'export API_KEY="quoted value 1"', "env-secret", "quoted value 1"),
+    ("env-single-quoted", "API_KEY='single q 2'", "env-secret", "single q 2"),
+    ("env-yaml", "environment:\n  HF_TOKEN: plainvalue99\n", "env-secret", "plainvalue99"),
+    ("env-yaml-list", "environment:\n  - WANDB_API_KEY=wandb123456\n", "env-secret", "wandb123456"),
+    ("env-yaml-comment", "DB_PASSWORD: horse battery # why", "env-secret", "horse battery"),
+    ("env-json", '{"GITLAB_TOKEN": "glpat-xyz987", "a": 1}', "env-secret", "glpat-xyz987"),
+    ("env-python-repr", "{'hf_token': 'hfrepr12345', 'port': 1}", "env-secret", "hfrepr12345"),
+    ("env-camel", '{"apiKey": "camelcase123"}', "env-secret", "camelcase123"),
+    ("env-passwd", "MYSQL_ROOT_PASSWD=rootpw12", "env-secret", "rootpw12"),
+    ("env-numeric-password", "PASSWORD=123456", "env-secret", "123456"),
+    ("env-compose-default", "HF_TOKEN: ${HF_TOKEN:-dfltsecret7}", "env-secret", "dfltsecret7"),
+]
+
+# Text that must come back unchanged.
+FALSE_POSITIVES = [
+    ("image-digest", "voipmonitor/vllm@sha256:" + "0123456789abcdef" * 4),
+    ("git-commit", "vLLM commit 76fe76a9075aabc289993747c93babc930a8d70c"),
+    ("model-id", "vllm serve lukealonso/GLM-5.2-NVFP4 --tensor-parallel-size 8"),
+    ("hf-cache-path", "/root/.cache/huggingface/hub/models--lukealonso--GLM-5.2-NVFP4/snapshots/x"),
+    ("docker-tag", "voipmonitor/vllm:glm51-w4a16micro-modelopt-20260523"),
+    ("registry-port", "registry.example.com:5000/team/vllm:v1@sha256:" + "ab" * 32),
+    ("topk-pattern", "'index_topk_pattern': '" + "FFSFSSSFSSFFFSSS" * 5 + "'"),
+    ("uuid", "request 123e4567-e89b-12d3-a456-426614174000 finished"),
+    ("base64-word", "payload aGVsbG8gd29ybGQgdGhpcyBpcyBub3QgYSBzZWNyZXQ= in log"),
+    ("dotted-module", "model.layers.3.mlp.experts.gate_up_proj.weight_scale_2"),
+    ("hf-overrides", "--hf-overrides '{\"use_index_cache\":true}' hf_overrides"),
+    ("max-tokens-flag", "--max-num-batched-tokens 8192 --num-speculative-tokens 3"),
+    ("max-token-env", "MAX_TOKEN=4096 SORT_KEY=2"),
+    ("tokenizer", "tokenizer='lukealonso/GLM-5.1-NVFP4-MTP', skip_tokenizer_init=False"),
+    ("env-reference", 'HF_TOKEN=$HF_TOKEN API_KEY=${API_KEY} X_TOKEN="${X_TOKEN:?set it}"'),
+    ("env-placeholder", "HF_TOKEN=<your-token> API_KEY=changeme DB_PASSWORD= OTHER_KEY=xxxx"),
+    ("env-none", "{'hf_token': None, 'api_key': null}"),
+    ("token-file", "HF_TOKEN_PATH=/run/secrets/hf"),
+    ("public-key", "SSH_PUBLIC_KEY=ssh-ed25519AAAA"),
+    ("bearer-variable", 'curl -H "Authorization: Bearer $TOKEN" http://127.0.0.1:8000'),
+    ("url-no-password", "https://huggingface.co/lukealonso/GLM-5.2-NVFP4 git@github.com:a/b"),
+    ("url-port", "http://0.0.0.0:5264/v1/models"),
+    ("prose-token", "Set your HF token before starting; the key is in the vault."),
+    ("short-prefix", "ghp_short hf_tooShort AKIA123"),
+    ("word-glued-hf", "xhf_" + "a" * 40),
+]
+
+
+@pytest.mark.parametrize(("text", "kind", "secret"), [c[1:] for c in TRUE_POSITIVES],
+                         ids=[c[0] for c in TRUE_POSITIVES])  # fmt: skip
+def test_true_positive(text: str, kind: str, secret: str) -> None:
+    result = redact(text, field="pasted")
+    assert secret not in result.text
+    assert placeholder(kind) in result.text
+    assert Redaction(kind, "pasted", 1) in result.redactions
+    assert secret not in repr(result.redactions)
+    assert redact(result.text).text == result.text
+
+
+@pytest.mark.parametrize(
+    "text", [c[1] for c in FALSE_POSITIVES], ids=[c[0] for c in FALSE_POSITIVES]
+)
+def test_false_positive_left_alone(text: str) -> None:
+    result = redact(text)
+    assert result == Redacted(text, ())
+
+
+def test_every_kind_is_covered_by_the_table() -> None:
+    assert {c[2] for c in TRUE_POSITIVES} == set(KINDS)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("postgres://bob:pw12345@db:5432/x", "postgres://bob:[REDACTED:url-password]@db:5432/x"),
+        ("Authorization: Bearer tok123", "Authorization: Bearer [REDACTED:authorization]"),
+        ("export HF_TOKEN=abc123 PORT=80", "export HF_TOKEN=[REDACTED:env-secret] PORT=80"),
+        ('"API_KEY": "v1", "n": 2', '"API_KEY": "[REDACTED:env-secret]", "n": 2'),
+        ("--api-key k1k2k3 --port 8000", "--api-key [REDACTED:cli-secret] --port 8000"),
+        ("A_KEY=${A_KEY:-s3cret}", "A_KEY=${A_KEY:-[REDACTED:env-secret]}"),
+    ],
+)
+def test_context_is_kept(text: str, expected: str) -> None:
+    assert redact(text).text == expected
+
+
+def test_counts_are_per_kind() -> None:
+    text = f"{HF}\n{HF}\nHF_TOKEN={HF}\nexport B_TOKEN=two22\n"
+    result = redact(text, field="log")
+    assert result.redactions == (
+        Redaction("hf-token", "log", 3),
+        Redaction("env-secret", "log", 1),
+    )
+    assert result.count == 4
+
+
+def test_redact_fields_uses_key_names_and_nests() -> None:
+    env = {
+        "HF_TOKEN": "plainvalue",  # no context in the value itself: the key decides
+        "MODEL": "lukealonso/GLM-5.2-NVFP4",
+        "MAX_TOKEN": "4096",
+        "nested": {"args": ["--api-key", "x", f"--other {HF}"], "db_password": "pw"},
+        "port": 8000,
+    }
+    new, report = redact_fields(env, field="env")
+    assert new["HF_TOKEN"] == "[REDACTED:env-secret]"
+    assert new["MODEL"] == "lukealonso/GLM-5.2-NVFP4"
+    assert new["MAX_TOKEN"] == "4096"
+    assert new["port"] == 8000
+    assert new["nested"] == {
+        "args": ["--api-key", "x", "--other [REDACTED:hf-token]"],
+        "db_password": "[REDACTED:env-secret]",
+    }
+    assert env["HF_TOKEN"] == "plainvalue"  # input untouched
+    assert set(report) == {
+        Redaction("env-secret", "env.HF_TOKEN", 1),
+        Redaction("hf-token", "env.nested.args[2]", 1),
+        Redaction("env-secret", "env.nested.db_password", 1),
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("HF_TOKEN", True),
+        ("hf-token", True),
+        ("apiKey", True),
+        ("SecretAccessKey", True),
+        ("DB_PASSWORD", True),
+        ("PASSWORD", True),
+        ("TOKEN", True),
+        ("MAX_NUM_BATCHED_TOKENS", False),
+        ("TOKENIZER", False),
+        ("KEY", False),
+        ("monkey", False),
+        ("SSH_PUBLIC_KEY", False),
+        ("HF_TOKEN_PATH", False),
+    ],
+)
+def test_is_secret_name(name: str, secret: bool) -> None:
+    assert is_secret_name(name) is secret
+
+
+@pytest.mark.skipif(not SAMPLE_LOGS.is_dir(), reason="shared sample logs not present")
+@pytest.mark.parametrize(
+    "name",
+    [
+        "vllm-glm51-dcp1-mtp0-startup.log",
+        "vllm-glm51-dcp4-mtp1-startup.log",
+        "vllm-glm51-dcp1-mtp0-docker-run.env",
+        "glm52-v14-compose.yml",
+    ],
+)
+def test_real_inputs_have_nothing_to_redact(name: str) -> None:
+    path = SAMPLE_LOGS / name
+    if not path.is_file():
+        pytest.skip(f"{name} not present")
+    text = path.read_text(encoding="utf-8")
+    assert redact(text) == Redacted(text, ())
+
+
+# ---------------------------------------------------------------- hostile input
+
+#: Repeated units of hostile input; each is repeated to at least ``ADVERSARIAL_CHARS``.
+ADVERSARIAL_UNITS = {
+    "hf-prefix": "hf_",
+    "colons": "a:",
+    "begin": "-----BEGIN",
+    "begin-key-no-end": "-----BEGIN RSA PRIVATE KEY-----",
+    "bearer": "Authorization: Bearer ",
+    "scheme": "a://",
+    "userinfo-colons": "b:",
+    "keyword": "key",
+    "assign": "A_KEY=",
+    "open-quotes": 'A_KEY="',
+    "escaped-quotes": 'X_TOKEN="\\"',
+    "flags": "--api-key ",
+    "defaults": "${A_KEY:-",
+    "spaces-after-name": " ",
+    "discord-parts": "A" * 24 + ".",
+    "discord-middles": ".abcdef.",
+    "word": "a",
+    "dashes": "-",
+    "ghp": "ghp_",
+    "json-keys": '"api_key": ',
+}
+ADVERSARIAL_CHARS = 20_000
+#: Some units only bite after a lead-in (a scheme, a name).
+ADVERSARIAL_LEAD = {"userinfo-colons": "a://", "spaces-after-name": "A_KEY"}
+ADVERSARIAL = {
+    name: ADVERSARIAL_LEAD.get(name, "") + unit * (ADVERSARIAL_CHARS // len(unit) + 1)
+    for name, unit in ADVERSARIAL_UNITS.items()
+}
+
+#: Hang guard only (seconds). Not a timing assertion: each input takes milliseconds,
+#: and a super-linear pattern would take minutes on these 20 kB inputs.
+HANG_GUARD_SECONDS = 20
+
+
+@contextmanager
+def hang_guard(seconds: int) -> Iterator[None]:
+    def on_alarm(signum: int, frame: object) -> None:
+        raise TimeoutError(f"redact did not finish within {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("text", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
+def test_adversarial_input_completes(text: str) -> None:
+    assert len(text) >= ADVERSARIAL_CHARS
+    with hang_guard(HANG_GUARD_SECONDS):
+        result = redact(text)
+        assert redact(result.text).text == result.text
+
+
+def _repeats(tree: sre_parse.SubPattern, inside_repeat: bool, found: list[str]) -> None:
+    for op, av in tree.data:
+        if op in (
+            sre_constants.MAX_REPEAT,
+            sre_constants.MIN_REPEAT,
+            sre_constants.POSSESSIVE_REPEAT,
+        ):
+            _low, high, sub = av
+            if inside_repeat and high == sre_constants.MAXREPEAT:
+                found.append(str(sub))
+            _repeats(sub, inside_repeat or high > 1, found)
+        elif op in (sre_constants.SUBPATTERN, sre_constants.ATOMIC_GROUP):
+            _repeats(av[-1], inside_repeat, found)
+        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            _repeats(av[1], inside_repeat, found)
+        elif op == sre_constants.BRANCH:
+            for branch in av[1]:
+                _repeats(branch, inside_repeat, found)
+
+
+def test_no_pattern_nests_an_unbounded_repeat() -> None:
+    patterns = [v for v in vars(redact_module).values() if isinstance(v, re.Pattern)]
+    assert len(patterns) >= 10
+    for pattern in patterns:
+        found: list[str] = []
+        _repeats(sre_parse.parse(pattern.pattern, pattern.flags), False, found)
+        assert not found, f"{pattern.pattern!r} nests an unbounded repeat"
+
+
+# ---------------------------------------------------------------- properties
+
+ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+UPPER_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+
+def _chars(alphabet: str, low: int, high: int) -> st.SearchStrategy[str]:
+    return st.text(alphabet=alphabet, min_size=low, max_size=high)
+
+
+def _with_letter(alphabet: str, low: int, high: int) -> st.SearchStrategy[str]:
+    return _chars(alphabet, low, high).filter(lambda s: any(c.isalpha() for c in s))
+
+
+def _discord_token() -> st.SearchStrategy[tuple[str, str]]:
+    def build(user_id: int, mid: str, tail: str) -> tuple[str, str]:
+        first = base64.urlsafe_b64encode(str(user_id).encode()).decode().rstrip("=")
+        token = f"{first}.{mid}.{tail}"
+        return token, token
+
+    return st.builds(
+        build,
+        st.integers(10**16, 10**20 - 1),
+        _chars(ALNUM + "-_", 6, 6),
+        _chars(ALNUM + "-_", 27, 38),
+    )
+
+
+def _pair(st_secret: st.SearchStrategy[str], fmt: str) -> st.SearchStrategy[tuple[str, str]]:
+    return st_secret.map(lambda s: (fmt.format(s=s), s))
+
+
+ENV_FORMS = [
+    "{n}={v}",
+    "export {n}={v}",
+    "-e {n}={v}",
+    "--env {n}={v}",
+    "{n}: {v}",
+    '"{n}": "{v}"',
+    "'{n}': '{v}'",
+    '{n}="{v}"',
+]
+
+
+def _env_secret() -> st.SearchStrategy[tuple[str, str]]:
+    names = st.sampled_from(["HF_TOKEN", "OPENAI_API_KEY", "DB_PASSWORD", "MY_SECRET", "apiKey"])
+    return st.builds(
+        lambda form, name, value: (form.format(n=name, v=value), value),
+        st.sampled_from(ENV_FORMS),
+        names,
+        _with_letter(ALNUM, 12, 40),
+    )
+
+
+SECRETS: dict[str, st.SearchStrategy[tuple[str, str]]] = {
+    "hf-token": _pair(_chars(ALNUM, 34, 48), "hf_{s}"),
+    "hf-org": _pair(_chars(ALNUM, 34, 40), "api_org_{s}"),
+    "github": st.builds(
+        lambda p, s: (f"gh{p}_{s}", f"gh{p}_{s}"), st.sampled_from("pousr"), _chars(ALNUM, 36, 40)
+    ),
+    "github-pat": _pair(_chars(ALNUM + "_", 82, 90), "github_pat_{s}"),
+    "aws-access": st.builds(
+        lambda p, s: (p + s, p + s), st.sampled_from(["AKIA", "ASIA"]), _chars(UPPER_DIGITS, 16, 16)
+    ),
+    "aws-secret": _pair(_chars(ALNUM + "/+", 40, 40), "aws_secret_access_key = {s}"),
+    "pem": st.builds(
+        lambda body, end: (
+            f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n" + ("-----END RSA PRIVATE KEY-----" * end),
+            body,
+        ),
+        _chars(ALNUM + "+/", 16, 64),
+        st.booleans(),
+    ),
+    "bearer": st.builds(
+        lambda scheme, tok: (f"Authorization: {scheme} {tok}", tok),
+        st.sampled_from(["Bearer", "bearer", "Basic", "Token"]),
+        _with_letter(ALNUM + "._~+/-", 16, 60),
+    ),
+    "cli": st.builds(
+        lambda flag, sep, v: (f"--{flag}{sep}{v}", v),
+        st.sampled_from(["api-key", "hf-token", "token", "password", "auth-token"]),
+        st.sampled_from([" ", "="]),
+        _with_letter(ALNUM, 12, 40),
+    ),
+    "discord": _discord_token(),
+    "url": st.builds(
+        lambda scheme, user, pw: (f"{scheme}://{user}:{pw}@db.example:5432/x", pw),
+        st.sampled_from(["https", "postgres", "redis", "git+ssh"]),
+        _chars("0123456789", 0, 12),  # digits only, so the password is never inside it
+        _with_letter(ALNUM + "-_.~!$&*+,;=%", 12, 40),
+    ),
+    "env": _env_secret(),
+}
+
+SURROUNDING = st.text(max_size=200)
+
+
+@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    prefix=SURROUNDING,
+    suffix=SURROUNDING,
+    case=st.sampled_from(sorted(SECRETS)).flatmap(lambda k: SECRETS[k]),
+)
+def test_no_secret_survives(prefix: str, suffix: str, case: tuple[str, str]) -> None:
+    text, secret = case
+    if secret in prefix or secret in suffix or re.fullmatch(r"\$\w+", secret):
+        return  # a lone $NAME is a variable reference by design, not a secret
+    result = redact(f"{prefix}\n{text}\n{suffix}")
+    assert secret not in result.text
+    assert result.redactions
+    assert secret not in repr(result.redactions)
+
+
+FRAGMENTS = st.sampled_from(
+    [
+        "hf_",
+        "a" * 34,
+        "Authorization: ",
+        "Bearer ",
+        "://",
+        "u:",
+        "@h",
+        ":",
+        "=",
+        '"',
+        "'",
+        "${",
+        "}",
+        ":-",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "-----END RSA PRIVATE KEY-----",
+        "--api-key",
+        "HF_TOKEN",
+        "apiKey",
+        "\\n",
+        ".",
+        " ",
+        "\n",
+        "-",
+        "[REDACTED:env-secret]",
+        "AKIA",
+        "0123456789ABCDEF",
+        "#",
+        ",",
+    ]
+)
+MIXED_TEXT = st.one_of(st.text(), st.lists(st.one_of(FRAGMENTS, st.text(max_size=5))).map("".join))
+
+
+@settings(deadline=None, max_examples=300)
+@given(MIXED_TEXT)
+def test_redact_never_raises_and_is_idempotent(text: str) -> None:
+    once = redact(text)
+    assert isinstance(once, Redacted)
+    twice = redact(once.text)
+    assert twice.text == once.text
+    assert twice.redactions == ()
