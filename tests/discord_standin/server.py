@@ -1336,6 +1336,8 @@ class Standin:
             invalid = self._validate_message(data, record.files, creating=False, path=("data",))
             if invalid is not None:
                 return invalid
+        elif kind == 6:
+            pass  # deferred update of the component's message: no body to check
         elif kind == 8:
             if interaction.type != 4:
                 errors.add(
