@@ -8,6 +8,7 @@ discord.py client against the loopback stand-in (``discord_standin`` fixture).
 from __future__ import annotations
 
 import asyncio
+import io
 from typing import Any
 
 import discord
@@ -19,6 +20,7 @@ from tests.discord_standin import (
     NonLoopbackRequest,
     Standin,
     StandinFailure,
+    StandinTimeout,
 )
 from tests.discord_standin.limits import (
     FormErrors,
@@ -51,6 +53,19 @@ class Confirm(discord.ui.View):
             content=f"Confirmed by {interaction.user.name}", view=self
         )
 
+    @discord.ui.button(label="Later", custom_id="throwaway:later")
+    async def later(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
+        await interaction.response.defer()  # type 6 on a component: no visible reply yet
+        await interaction.edit_original_response(content="Decided later")
+
+    @discord.ui.select(
+        custom_id="throwaway:colour",
+        options=[discord.SelectOption(label=c, value=c) for c in ("red", "green", "blue")],
+        max_values=2,
+    )
+    async def colour(self, interaction: discord.Interaction, select: discord.ui.Select) -> None:
+        await interaction.response.edit_message(content=f"Picked {', '.join(select.values)}")
+
 
 class Report(discord.ui.Modal, title="Report a problem"):
     summary: discord.ui.Label = discord.ui.Label(
@@ -71,8 +86,11 @@ class Report(discord.ui.Modal, title="Report a problem"):
         )
 
 
-def make_bot(*, http_trace: Any, safe_mentions: bool = True) -> discord.Client:
-    """The throwaway bot. ``safe_mentions=False`` forgets ``AllowedMentions.none()``."""
+def make_bot(
+    *, http_trace: Any, safe_mentions: bool = True, scope: str = "guild"
+) -> discord.Client:
+    """The throwaway bot. ``safe_mentions=False`` forgets ``AllowedMentions.none()``;
+    ``scope="global"`` syncs the commands globally instead of to the guild."""
     client = discord.Client(
         intents=discord.Intents.default(),
         http_trace=http_trace,
@@ -193,7 +211,35 @@ def make_bot(*, http_trace: Any, safe_mentions: bool = True) -> discord.Client:
         data = await log.read()
         await interaction.response.send_message(f"{log.filename}: {len(data.splitlines())} lines")
 
+    @tree.command(description="Never answers")
+    async def silent(interaction: discord.Interaction) -> None:
+        return None
+
+    @tree.command(description="Attach a file, then post and edit a status message")
+    async def upload(interaction: discord.Interaction) -> None:
+        report = discord.File(io.BytesIO(b"line one\nline two\n"), filename="report.txt")
+        await interaction.response.send_message("report attached", file=report)
+        assert isinstance(interaction.channel, discord.TextChannel)
+        status = await interaction.channel.send("status: working")
+        await status.edit(content="status: done")
+
+    @tree.command(description="Follow up after a pause")
+    async def later(interaction: discord.Interaction) -> None:
+        await interaction.response.defer()
+        await asyncio.sleep(0.2)
+        await interaction.followup.send("too late")
+
+    @client.event
+    async def on_message(message: discord.Message) -> None:
+        if message.author == client.user:
+            return
+        if client.user in message.mentions:
+            await message.reply(f"hello {message.author.name}")
+
     async def setup_hook() -> None:
+        if scope == "global":
+            await tree.sync()
+            return
         tree.copy_global_to(guild=GUILD)
         await tree.sync(guild=GUILD)
 
@@ -252,6 +298,27 @@ def test_a_command_that_was_never_synced_cannot_be_invoked(discord_standin) -> N
             await ds.slash("echo")
         with pytest.raises(ValueError, match="no option"):
             await ds.slash("ping", colour="red")
+
+    discord_standin.run(make_bot, scenario)
+
+
+def test_global_sync_is_stored_and_invocable(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        assert set(ds.commands) == {None}
+        assert ds.synced_command("ping", guild=False)["application_id"] == str(DEFAULT_IDS.app)
+        rec = await ds.slash("ping")
+        assert "guild_id" not in rec.payload["data"]
+        assert rec.response.message["content"] == "pong"
+
+    discord_standin.run(lambda **kw: make_bot(scope="global", **kw), scenario)
+
+
+def test_a_bot_that_never_answers_times_out_clearly(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        rec = await ds.slash("silent", wait=False)
+        with pytest.raises(StandinTimeout, match="never answered") as timeout:
+            await rec.wait_response(timeout=0.1)
+        assert "command 'silent'" in str(timeout.value)
 
     discord_standin.run(make_bot, scenario)
 
@@ -338,9 +405,12 @@ def test_autocomplete_with_26_choices_is_refused(discord_standin) -> None:
 def test_button_press_round_trip(discord_standin) -> None:
     async def scenario(ds: Standin) -> None:
         asked = await ds.slash("ask")
-        (row,) = asked.original["components"]
-        (button,) = row["components"]
-        assert (button["custom_id"], button["label"]) == ("throwaway:confirm", "Confirm")
+        buttons, selects = asked.original["components"]
+        assert [(b["custom_id"], b["label"]) for b in buttons["components"]] == [
+            ("throwaway:confirm", "Confirm"),
+            ("throwaway:later", "Later"),
+        ]
+        assert selects["components"][0]["type"] == 3
 
         pressed = await ds.press(asked.original, "throwaway:confirm", user_id=DEFAULT_IDS.mod)
         assert pressed.type == 3
@@ -350,6 +420,33 @@ def test_button_press_round_trip(discord_standin) -> None:
         assert asked.original["components"][0]["components"][0]["disabled"] is True
         with pytest.raises(ValueError, match="disabled"):
             await ds.press(asked.original, "throwaway:confirm")
+
+    discord_standin.run(make_bot, scenario)
+
+
+def test_component_defer_then_edit_targets_the_components_message(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        asked = await ds.slash("ask")
+        pressed = await ds.press(asked.original_message_id, "throwaway:later")
+        assert pressed.response.callback_type == 6
+        edit = await pressed.followup()
+        assert (edit.method, edit.path.endswith("/messages/@original")) == ("PATCH", True)
+        assert asked.original["content"] == "Decided later"
+
+    discord_standin.run(make_bot, scenario)
+
+
+def test_select_menu_round_trip(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        asked = await ds.slash("ask")
+        with pytest.raises(ValueError, match="not options"):
+            await ds.select(asked.original, "throwaway:colour", ["purple"])
+        with pytest.raises(ValueError, match=r"takes 1\.\.2 values"):
+            await ds.select(asked.original, "throwaway:colour", ["red", "green", "blue"])
+        picked = await ds.select(asked.original, "throwaway:colour", ["red", "blue"])
+        assert picked.payload["data"]["values"] == ["red", "blue"]
+        assert picked.response.callback_type == 7
+        assert asked.original["content"] == "Picked red, blue"
 
     discord_standin.run(make_bot, scenario)
 
@@ -536,6 +633,57 @@ def test_forum_post_creates_a_thread(discord_standin) -> None:
         assert ds.channel_messages(thread_id)[0]["content"] == "Question: Card not detected"
         assert done.json["content"] == f"Opened <#{thread_id}>"
         assert ds.client.get_channel(thread_id) is not None  # THREAD_CREATE reached it
+
+    discord_standin.run(make_bot, scenario)
+
+
+def test_files_go_multipart_and_channel_messages_can_be_edited(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        rec = await ds.slash("upload")
+        (sent,) = rec.response.files
+        assert (sent.field, sent.filename, sent.data) == (
+            "files[0]",
+            "report.txt",
+            b"line one\nline two\n",
+        )
+        assert rec.response.message["content"] == "report attached"  # payload_json
+        (attachment,) = rec.original["attachments"]
+        assert attachment["filename"] == "report.txt"
+        assert attachment["url"].startswith(f"http://127.0.0.1:{ds.port}/")
+        edit = await ds.wait_for_request(lambda r: r.route == "message" and r.method == "PATCH")
+        assert edit.json["content"] == "status: done"
+        (posted,) = ds.requests_to("channel_message")
+        assert ds.messages[int(posted.response["id"])]["content"] == "status: done"
+
+    discord_standin.run(make_bot, scenario)
+
+
+def test_followup_after_the_token_expired_is_refused(discord_standin) -> None:
+    discord_standin.config.token_lifetime = 0.05
+
+    async def scenario(ds: Standin) -> None:
+        rec = await ds.slash("later")
+        late = await rec.wait_for(lambda r: r.route == "followup")
+        assert (late.status, late.error_code) == (401, 50027)
+
+    with pytest.raises(StandinFailure, match="50027"):
+        discord_standin.run(make_bot, scenario)
+
+
+def test_user_message_reaches_on_message_and_the_reply_does_not_ping(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        quiet = await ds.user_message("no mention here", author_id=DEFAULT_IDS.newbie)
+        event = ds.gateway_sent[-1]
+        assert (event["t"], event["d"]["id"], event["d"]["content"]) == (
+            "MESSAGE_CREATE",
+            quiet["id"],
+            "",  # no message content intent: Discord blanks it
+        )
+        asked = await ds.user_message(f"<@{DEFAULT_IDS.bot}> hi", author_id=DEFAULT_IDS.newbie)
+        reply = await ds.wait_for_request(lambda r: r.route == "channel_message")
+        assert reply.json["content"] == "hello newbie"
+        assert str(reply.json["message_reference"]["message_id"]) == asked["id"]
+        assert ds.pings == []  # AllowedMentions.none(): the reply does not ping its author
 
     discord_standin.run(make_bot, scenario)
 

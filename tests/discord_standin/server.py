@@ -14,6 +14,7 @@ import contextlib
 import copy
 import json
 import logging
+import re
 import secrets
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -200,8 +201,6 @@ class Standin:
     def expect_error_log(self, pattern: str) -> None:
         """Allow ERROR log records matching regex ``pattern`` (searched in the message and
         traceback); the run fails if none ever comes. Matches stay in ``log_records``."""
-        import re
-
         self._expected_errors.append([re.compile(pattern), 0])
 
     def on_log_record(self, record: logging.LogRecord, text: str) -> None:
@@ -606,6 +605,12 @@ class Standin:
     async def dispatch(self, event: str, data: Mapping[str, Any]) -> None:
         """Send a gateway DISPATCH (op 0) event, e.g. ``MESSAGE_CREATE``, to the bot."""
         await self.wait_connected()
+        await self._send_dispatch(event, data)
+
+    async def _send_dispatch(self, event: str, data: Mapping[str, Any]) -> None:
+        """Dispatch from inside a route handler: only if connected, never waiting."""
+        if self._ws is None or self._ws.closed:
+            return
         self._seq += 1
         await self._send_ws({"op": 0, "t": event, "s": self._seq, "d": data})
 
@@ -671,7 +676,7 @@ class Standin:
         }
         if data.get("nonce") is not None:
             chunk["nonce"] = data["nonce"]
-        await self.dispatch("GUILD_MEMBERS_CHUNK", chunk)
+        await self._send_dispatch("GUILD_MEMBERS_CHUNK", chunk)
 
     # ------------------------------------------------------------------ commands
     def _scope(self, request: web.Request) -> tuple[int | None, web.Response | None]:
@@ -1101,6 +1106,13 @@ class Standin:
         )
         message["attachments"] = [dict(a) for a in attachments]
         message["member"] = member_json(self.guild, author, with_user=False)
+        mentioned = [int(m) for m in re.findall(r"<@!?(\d+)>", content)]
+        message["mentions"] = [
+            user_json(member)
+            for member in self.guild.members
+            if member.id in mentioned and member.id != author.id
+        ]
+        message["mention_roles"] = re.findall(r"<@&(\d+)>", content)
         return message
 
     async def user_message(
@@ -1295,9 +1307,8 @@ class Standin:
 
     async def _dispatch_message_create(self, message: Mapping[str, Any]) -> None:
         intents = int((self.identify or {}).get("intents") or 0)
-        connected = self._ws is not None and not self._ws.closed
-        if connected and intents & INTENT_GUILD_MESSAGES and not message["flags"] & EPHEMERAL:
-            await self.dispatch("MESSAGE_CREATE", message)
+        if intents & INTENT_GUILD_MESSAGES and not message["flags"] & EPHEMERAL:
+            await self._send_dispatch("MESSAGE_CREATE", message)
 
     # ------------------------------------------------------------------ interaction callback
     async def _interaction_callback(self, request: web.Request) -> web.Response:
@@ -1549,7 +1560,7 @@ class Standin:
                 meta[key] = body[key]
         if "archived" in body:
             meta["archive_timestamp"] = iso_now()
-        await self.dispatch("THREAD_UPDATE", thread)
+        await self._send_dispatch("THREAD_UPDATE", thread)
         return self._json(thread)
 
     def _writable_channel(self, channel_id: int) -> web.Response | None:
@@ -1659,7 +1670,7 @@ class Standin:
             self._record_mentions(record, first, CHANNEL_DEFAULT_PARSE)
             message = self._new_message(thread_id, first, record.files, message_id=thread_id)
             response["message"] = message
-        await self.dispatch("THREAD_CREATE", {**thread, "newly_created": True})
+        await self._send_dispatch("THREAD_CREATE", {**thread, "newly_created": True})
         return self._json(response)
 
     def _new_thread(
