@@ -1,0 +1,120 @@
+"""``WikiBot``: the Discord client, its start-up and the knowledge base it serves.
+
+``setup_hook`` runs once, before the gateway connects: it opens the knowledge
+base in a worker thread (reusing the on-disk index), loads one extension per
+area, and syncs the commands to the configured guilds only. A global sync is an
+explicit action (``wikibot sync --global`` or ``/wiki sync``), as in discord.py's
+``examples/advanced_startup.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import discord
+from discord.ext import commands
+
+from knowledge.service import KnowledgeBase, default_data_dir
+from knowledge.templates import Templates, load_templates
+
+from .config import BotConfig
+from .cooldowns import Cooldowns
+from .errors import WikiTree
+
+__all__ = ["EXTENSIONS", "WikiBot"]
+
+log = logging.getLogger(__name__)
+
+EXTENSIONS = (
+    "bot.exts.runbook",
+    "bot.exts.glossary",
+    "bot.exts.search",
+    "bot.exts.admin",
+    "bot.exts.help",
+)
+
+
+class WikiBot(commands.Bot):
+    """The wiki bot. Extra keyword arguments go to :class:`discord.Client` (tests pass
+    ``http_trace`` and ``guild_ready_timeout``)."""
+
+    def __init__(
+        self,
+        config: BotConfig,
+        *,
+        knowledge: KnowledgeBase | None = None,
+        open_knowledge: bool = True,
+        sync_on_start: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        intents = discord.Intents.none()
+        intents.guilds = True  # app commands need nothing else: no message content, no members
+        kwargs.setdefault("intents", intents)
+        kwargs.setdefault("allowed_mentions", discord.AllowedMentions.none())
+        kwargs.setdefault("chunk_guilds_at_startup", False)
+        super().__init__(
+            command_prefix=commands.when_mentioned,
+            help_command=None,
+            tree_cls=WikiTree,
+            **kwargs,
+        )
+        self.config = config
+        self.t: Templates = load_templates("bot.yaml")
+        self.cooldowns = Cooldowns(config.cooldown.rate, config.cooldown.per)
+        self._kb = knowledge
+        self._owns_kb = knowledge is None
+        self._open_knowledge = open_knowledge
+        self._sync_on_start = sync_on_start
+
+    @property
+    def kb(self) -> KnowledgeBase:
+        if self._kb is None:
+            raise RuntimeError("the knowledge base is not open yet (setup_hook has not run)")
+        return self._kb
+
+    def _load_knowledge(self) -> KnowledgeBase:
+        config = self.config
+        data_dir = config.data_dir or default_data_dir(config.wiki_dir)
+        return KnowledgeBase.open(config.wiki_dir, data_dir, link_base=config.link_base)
+
+    async def setup_hook(self) -> None:
+        if self._kb is None and self._open_knowledge:
+            # Parsing the wiki and opening the index take seconds: never on the event loop.
+            self._kb = await asyncio.to_thread(self._load_knowledge)
+        for extension in EXTENSIONS:
+            await self.load_extension(extension)
+        if self._sync_on_start:
+            for guild_id in self.config.guild_ids:
+                await self.sync_commands(guild_id)
+
+    async def sync_commands(self, guild_id: int | None) -> int:
+        """Register the commands with Discord in one guild, or globally when ``None``."""
+        if guild_id is None:
+            synced = await self.tree.sync()
+            log.info("synced %d commands globally", len(synced))
+            return len(synced)
+        guild = discord.Object(id=guild_id)
+        self.tree.copy_global_to(guild=guild)
+        synced = await self.tree.sync(guild=guild)
+        log.info("synced %d commands to guild %s", len(synced), guild_id)
+        return len(synced)
+
+    def is_admin(self, interaction: discord.Interaction) -> bool:
+        """Manage Server, or a role the config names as admin. Never true in a DM."""
+        member = interaction.user
+        if interaction.guild_id is None or not isinstance(member, discord.Member):
+            return False
+        if interaction.permissions.manage_guild:
+            return True
+        admin_roles = set(self.config.admin_role_ids)
+        return any(role.id in admin_roles for role in member.roles)
+
+    async def on_ready(self) -> None:
+        log.info("logged in as %s (%s) in %d guilds", self.user, self.user.id, len(self.guilds))
+
+    async def close(self) -> None:
+        await super().close()
+        if self._owns_kb and self._kb is not None:
+            await asyncio.to_thread(self._kb.close)

@@ -1,0 +1,95 @@
+"""One place that turns failures into answers: the command tree's ``on_error``.
+
+Expected failures (a cooldown, a refused admin command) are
+:class:`~discord.app_commands.AppCommandError` subclasses answered with their own
+friendly message. Anything else is a bug: it is logged with the traceback, the
+command, the user and the guild, and the user gets a short "something went
+wrong", ephemeral. Whether the interaction was still open, deferred or already
+answered, it is answered (see :func:`bot.respond.send`), never left hanging.
+Buttons and dynamic items use :func:`report_failure` for the same behaviour.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import discord
+from discord import app_commands
+
+from knowledge.templates import Templates, load_templates
+
+from . import render
+from .respond import send
+
+__all__ = ["Refused", "WikiTree", "describe", "report_failure"]
+
+log = logging.getLogger(__name__)
+
+
+class Refused(app_commands.CheckFailure):
+    """A command the user may not run here; ``text`` says why, kindly."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+def _templates(interaction: discord.Interaction) -> Templates:
+    return getattr(interaction.client, "t", None) or load_templates("bot.yaml")
+
+
+def describe(interaction: discord.Interaction) -> str:
+    """``/wiki reindex by user 42 in guild 7`` for log lines."""
+    command = interaction.command
+    if command is not None:
+        what = f"/{command.qualified_name}"
+    else:
+        custom_id = (interaction.data or {}).get("custom_id")
+        what = f"component {custom_id!r}" if custom_id else f"interaction type {interaction.type}"
+    where = f"guild {interaction.guild_id}" if interaction.guild_id else "a DM"
+    return f"{what} by user {interaction.user.id} in {where} (channel {interaction.channel_id})"
+
+
+async def _answer(interaction: discord.Interaction, title: str, text: str, kind: str) -> None:
+    try:
+        await send(interaction, embed=render.message_embed(title, text, kind=kind), ephemeral=True)
+    except Exception as exc:  # the last resort must not raise: log and give up
+        # The token may be dead (over 3 s before the first response) or the connection gone.
+        log.warning("could not answer %s: %r", describe(interaction), exc)
+
+
+async def report_failure(interaction: discord.Interaction, error: BaseException) -> None:
+    """Log an unexpected failure with context and tell the user, ephemerally."""
+    original = getattr(error, "original", None) or error
+    log.error("%s failed", describe(interaction), exc_info=original)
+    t = _templates(interaction)
+    await _answer(interaction, t("errors.title"), t("errors.generic"), "error")
+
+
+class WikiTree(app_commands.CommandTree):
+    """The command tree with the bot's single error handler."""
+
+    async def on_error(
+        self, interaction: discord.Interaction, error: app_commands.AppCommandError
+    ) -> None:
+        t = _templates(interaction)
+        if isinstance(error, app_commands.CommandOnCooldown):
+            name = interaction.command.qualified_name if interaction.command else "command"
+            log.info("cooldown: %s, %.1fs left", describe(interaction), error.retry_after)
+            text = t("errors.cooldown", command=name, seconds=math.ceil(error.retry_after))
+            await _answer(interaction, t("errors.cooldown_title"), text, "unavailable")
+        elif isinstance(error, Refused):
+            log.info("refused: %s", describe(interaction))
+            await _answer(interaction, t("errors.refused_title"), error.text, "not_found")
+        elif isinstance(error, app_commands.NoPrivateMessage):
+            await _answer(
+                interaction, t("errors.refused_title"), t("errors.guild_only"), "not_found"
+            )
+        elif isinstance(error, app_commands.CheckFailure):
+            log.info("check failed: %s: %s", describe(interaction), error)
+            await _answer(
+                interaction, t("errors.refused_title"), t("errors.check_failed"), "not_found"
+            )
+        else:
+            await report_failure(interaction, error)
