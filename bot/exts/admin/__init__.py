@@ -1,0 +1,16 @@
+"""/wiki status, /wiki reindex and /wiki sync."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ._cog import AdminCog
+
+if TYPE_CHECKING:
+    from bot.client import WikiBot
+
+__all__ = ["setup"]
+
+
+async def setup(bot: WikiBot) -> None:
+    await bot.add_cog(AdminCog(bot))

@@ -1,0 +1,16 @@
+"""/acronym and the "Explain acronyms" message command."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ._cog import GlossaryCog
+
+if TYPE_CHECKING:
+    from bot.client import WikiBot
+
+__all__ = ["setup"]
+
+
+async def setup(bot: WikiBot) -> None:
+    await bot.add_cog(GlossaryCog(bot))

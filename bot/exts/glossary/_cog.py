@@ -1,0 +1,80 @@
+"""/acronym <term> and the message context menu "Explain acronyms"."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.cooldowns import cooldown
+from bot.respond import defer, send_reply
+
+if TYPE_CHECKING:
+    from bot.client import WikiBot
+
+__all__ = ["GlossaryCog"]
+
+log = logging.getLogger(__name__)
+
+
+class GlossaryCog(commands.Cog):
+    def __init__(self, bot: WikiBot) -> None:
+        self.bot = bot
+        # Context menus cannot be declared inside a cog with a decorator (discord.py #7823).
+        self.explain_menu = app_commands.ContextMenu(
+            name="Explain acronyms", callback=self.explain_message
+        )
+
+    async def cog_load(self) -> None:
+        self.bot.tree.add_command(self.explain_menu)
+
+    async def cog_unload(self) -> None:
+        self.bot.tree.remove_command(self.explain_menu.name, type=self.explain_menu.type)
+
+    @app_commands.command(name="acronym")
+    @app_commands.describe(
+        term="A term from the glossary, e.g. TP, DCP4 or a meaning like tensor parallel",
+        private="Show the answer only to you (default: everyone in the channel sees it)",
+    )
+    @cooldown()
+    async def acronym(
+        self, interaction: discord.Interaction, term: str, private: bool = False
+    ) -> None:
+        """Expand a term from the wiki's glossary (DCP4, TP8 and meanings work too).
+
+        A known term is a dictionary lookup and answered at once. An unknown one
+        also searches the index for pages that mention it, so it is deferred
+        (privately: "not found" is only shown to the asker) and run in a thread.
+        """
+        kb = self.bot.kb
+        if kb.glossary.lookup(term).entry is None:
+            await defer(interaction, ephemeral=True)
+            reply = await asyncio.to_thread(kb.acronym, term)
+        else:
+            reply = kb.acronym(term)
+        await send_reply(interaction, reply, kb, private=private)
+
+    @acronym.autocomplete("term")
+    async def term_autocomplete(
+        self, interaction: discord.Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        return [
+            app_commands.Choice(name=name, value=value)
+            for name, value in self.bot.kb.term_choices(current)
+        ]
+
+    @cooldown()
+    async def explain_message(
+        self, interaction: discord.Interaction, message: discord.Message
+    ) -> None:
+        """Every glossary term in a message, privately for the one who asked."""
+        await defer(interaction, ephemeral=True)
+        text = message.content or ""
+        for embed in message.embeds:
+            text += "\n" + (embed.title or "") + "\n" + (embed.description or "")
+        reply = await asyncio.to_thread(self.bot.kb.explain, text)
+        await send_reply(interaction, reply, self.bot.kb, private=True)

@@ -1,0 +1,16 @@
+"""/runbook with its persistent "Launch command" and "Older versions" buttons."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ._cog import RunbookCog
+
+if TYPE_CHECKING:
+    from bot.client import WikiBot
+
+__all__ = ["setup"]
+
+
+async def setup(bot: WikiBot) -> None:
+    await bot.add_cog(RunbookCog(bot))

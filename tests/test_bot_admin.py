@@ -1,0 +1,88 @@
+"""/wiki status for anyone; /wiki reindex only for admins, checked in code."""
+
+from __future__ import annotations
+
+import shutil
+
+from knowledge.service import KnowledgeBase, demo_wiki_dir
+from tests.discord_standin import DEFAULT_IDS
+from tests.test_bot_fixtures import EPHEMERAL, LINK_BASE, bot_factory, embed_of
+
+
+def fresh_kb(tmp_path) -> KnowledgeBase:
+    wiki = tmp_path / "wiki"
+    shutil.copytree(demo_wiki_dir(), wiki)
+    return KnowledgeBase.open(wiki, tmp_path / "data", link_base=LINK_BASE)
+
+
+def test_wiki_status_shows_revision_and_counts_privately(discord_standin, tmp_path):
+    kb = fresh_kb(tmp_path)
+    meta = kb.status().meta
+
+    async def scenario(standin):
+        return (await standin.slash("wiki status", user_id=DEFAULT_IDS.newbie)).response
+
+    response = discord_standin.run(bot_factory(kb=kb), scenario)
+    assert response.callback_type == 4 and response.message["flags"] & EPHEMERAL
+    fields = {f["name"]: f["value"] for f in embed_of(response.message)["fields"]}
+    assert meta["revision"] in fields["Revision"]
+    assert fields["Pages"] == str(meta["pages"]) and fields["Sections"] == str(meta["sections"])
+    assert fields["Glossary terms"] == str(meta["terms"])
+    kb.close()
+
+
+def test_wiki_reindex_is_refused_for_a_member_without_admin_rights(discord_standin, tmp_path):
+    kb = fresh_kb(tmp_path)
+    loaded_at = kb.state.loaded_at
+
+    async def scenario(standin):
+        # alice has the Member role only: not configured as admin, no Manage Server.
+        return (await standin.slash("wiki reindex", user_id=DEFAULT_IDS.alice)).response
+
+    response = discord_standin.run(bot_factory(kb=kb), scenario)
+    assert response.callback_type == 4 and response.message["flags"] & EPHEMERAL
+    assert "Only server admins" in embed_of(response.message)["description"]
+    assert kb.state.loaded_at == loaded_at, "nothing was reindexed"
+    kb.close()
+
+
+def test_wiki_reindex_works_for_admins_and_reports_counts(discord_standin, tmp_path):
+    kb = fresh_kb(tmp_path)
+    (kb.wiki_dir / "notes" / "added.md").write_text(
+        "# Added page\n\n## Fresh section\n\nWritten after start-up.\n", encoding="utf-8"
+    )
+    pages_before = kb.status().meta["pages"]
+
+    async def scenario(standin):
+        # mod: the Moderator role is configured as an admin role (no Manage Server).
+        by_role = await standin.slash("wiki reindex", user_id=DEFAULT_IDS.mod)
+        await by_role.followup()
+        # owner: no admin role, but owning the guild gives Manage Server.
+        by_permission = await standin.slash("wiki reindex", user_id=DEFAULT_IDS.owner)
+        await by_permission.followup()
+        return by_role, by_permission
+
+    by_role, by_permission = discord_standin.run(bot_factory(kb=kb), scenario)
+    for record in (by_role, by_permission):
+        assert record.response.callback_type == 5, "deferred: a reindex takes seconds"
+        assert record.response.json["data"]["flags"] & EPHEMERAL
+        embed = embed_of(record.original)
+        assert embed["title"] == "Wiki reindexed"
+        assert f"{pages_before + 1} pages" in embed["description"]
+    assert kb.status().meta["pages"] == pages_before + 1
+    assert kb.status().meta["index_mode"] == "full"
+    kb.close()
+
+
+def test_global_sync_is_refused_to_a_server_admin_who_is_not_the_owner(discord_standin):
+    async def scenario(standin):
+        refused = await standin.slash("wiki sync", scope="global", user_id=DEFAULT_IDS.mod)
+        here = await standin.slash("wiki sync", user_id=DEFAULT_IDS.mod)
+        await here.followup()
+        return refused, here, standin.requests_to("global_commands", "PUT")
+
+    refused, here, global_puts = discord_standin.run(bot_factory(), scenario)
+    assert refused.response.message["flags"] & EPHEMERAL
+    assert "Only the owner" in embed_of(refused.response.message)["description"]
+    assert global_puts == []
+    assert "commands synced to this server" in embed_of(here.original)["description"]
