@@ -50,6 +50,9 @@ What fails a run (``StandinFailure``, an ``AssertionError``, with a readable rep
 Waiting helpers fail fast as soon as such a problem turns up. Problems raised by
 ``run`` count as reported; the fixture fails at teardown only for any left over.
 
+Measured here: start-up about 55 ms (50 of them discord.py's ``guild_ready_timeout``),
+an interaction round trip about 2 ms, settle and shutdown about 20 ms.
+
 Start-up knobs live in ``discord_standin.config`` (:class:`StandinConfig`), read
 at each ``run``: ``response_deadline`` (3.0 s), ``token_lifetime`` (900 s),
 ``wait_timeout`` (5 s), ``error_loggers``, ``allowed_privileged_intents``,
@@ -96,6 +99,9 @@ key discord.py requires (``attachment_size_limit``, ``member.permissions``, ...)
   the modal the bot opened in answer to ``opened_rec`` (type 5, components
   mirrored with ``value`` filled; ``discord.ui.Label`` is type 18). Lengths and
   required inputs are checked as the client would. Default user: the opener.
+- ``rec = await ds.slash("x", wait=False)`` returns at once; then
+  ``await rec.wait_response(timeout=0.2)`` (a bot that never answers fails with a
+  ``StandinTimeout`` saying so, instead of waiting ``response_deadline + 1`` s).
 - ``await ds.user_message("text", channel_id=...)`` dispatches MESSAGE_CREATE;
   ``await ds.dispatch("EVENT_NAME", data)`` sends any gateway event;
   ``ds.inject(ds.interaction_payload(kind, data, ...))`` for hand-made interactions.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ __all__ = [
     "StandinTimeout",
 ]
 
+_TOKEN = re.compile(r"standin-\d+-[\w-]+")
 # Requests that carry a message the bot wrote for an interaction, after the first response.
 FOLLOWUP_ROUTES = frozenset({"followup", "webhook_message"})
 
@@ -103,7 +105,8 @@ class RecordedRequest:
         return body
 
     def describe(self) -> str:
-        text = f"{self.method} {self.path} -> {self.status}"
+        path = _TOKEN.sub("{token}", self.path)
+        text = f"{self.method} {path} -> {self.status}"
         if self.status >= 400:
             text += f" {json.dumps(self.response)[:600]}"
         return text

@@ -245,7 +245,8 @@ class Standin:
                 )
         failed = [r for r in self.requests if r.status >= 400 and r.interaction is not interaction]
         if failed:
-            lines.append("Other requests answered with an error:")
+            other = "Other requests" if interaction is not None else "Requests"
+            lines.append(f"{other} answered with an error:")
             lines += [f"  {r.describe()}" for r in failed[-10:]]
         return "\n".join(lines)
 
