@@ -14,7 +14,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 __all__ = [
-    "OPTION_TYPES",
     "Resolver",
     "build_chat_input_options",
     "find_command",
@@ -25,19 +24,6 @@ __all__ = [
     "walk_components",
 ]
 
-OPTION_TYPES = {
-    1: "subcommand",
-    2: "subcommand group",
-    3: "string",
-    4: "integer",
-    5: "boolean",
-    6: "user",
-    7: "channel",
-    8: "role",
-    9: "mentionable",
-    10: "number",
-    11: "attachment",
-}
 COMMAND_TYPES = {1: "slash", 2: "user context menu", 3: "message context menu"}
 SELECT_TYPES = {3, 5, 6, 7, 8}
 

@@ -73,7 +73,6 @@ INTENT_GUILD_MESSAGES = 1 << 9
 INTENT_MESSAGE_CONTENT = 1 << 15
 PRIVILEGED_INTENTS = (1 << 1) | (1 << 8) | (1 << 15)  # members, presences, message content
 TEXT_LIKE_CHANNELS = {0, 5, 10, 11, 12}
-THREAD_TYPES = {10, 11, 12}
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
 T = TypeVar("T")
