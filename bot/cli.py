@@ -1,0 +1,46 @@
+"""The ``wikibot`` command: knowledge commands plus the Discord ones.
+
+discord.py is imported only when ``serve`` or ``sync`` runs, so the console
+starts fast and works without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from knowledge.cli import add_knowledge_commands
+
+from . import serve_cli
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="wikibot",
+        description="Answers from the RTX PRO 6000 Blackwell field wiki: console and Discord bot.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log more")
+    sub = parser.add_subparsers(dest="cmd", metavar="COMMAND")
+    add_knowledge_commands(sub)
+    serve_cli.add_commands(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
