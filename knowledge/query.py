@@ -1,0 +1,157 @@
+"""Turn untrusted user text into a bounded list of index terms.
+
+User text never reaches a Whoosh query parser: it is cleaned here (NFKC, format
+characters dropped, length capped) and cut into terms with the same analyzer the
+index uses, and the index builds ``Term`` query objects from those terms. So
+``*``, ``body:*``, ``[a TO z]``, ``(((`` or ``AND OR NOT`` are only words (or
+nothing) and can never expand into a slow wildcard, range or field query.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from whoosh.analysis import (
+    STOP_WORDS,
+    Analyzer,
+    LowercaseFilter,
+    RegexTokenizer,
+    StemFilter,
+    StopFilter,
+)
+
+__all__ = [
+    "MAX_QUERY_CHARS",
+    "MAX_QUERY_TERMS",
+    "MAX_TERM_CHARS",
+    "PROBLEM_EMPTY",
+    "PROBLEM_NO_WORDS",
+    "STOP",
+    "TOKEN_PATTERN",
+    "PreparedQuery",
+    "clean_text",
+    "make_analyzer",
+    "prepare_query",
+]
+
+log = logging.getLogger(__name__)
+
+#: Longest query text (after cleaning) that is analysed; the rest is cut off.
+MAX_QUERY_CHARS = 200
+#: Most distinct terms one query may hold; later ones are ignored.
+MAX_QUERY_TERMS = 16
+#: Longer tokens are dropped, both when indexing and when querying.
+MAX_TERM_CHARS = 64
+#: Raw input beyond this is never even normalised (bounds the work per query).
+_RAW_CAP = MAX_QUERY_CHARS * 8
+
+#: Dotted numbers (``2.28.9``) stay whole; everything else is split on anything that
+#: is not a letter or digit, underscores included (``_zero_fill`` -> ``zero fill``,
+#: ``torch.AcceleratorError`` -> ``torch acceleratorerror``).
+TOKEN_PATTERN = r"\d+(?:\.\d+)+|[^\W_]+"
+
+#: Whoosh's English stop words plus auxiliaries, pronouns and question words, which
+#: otherwise survive as stems that match nearly every section ("was" -> "wa").
+_MORE_STOP = """
+    was were been being has had having do does did doing done am i me my mine our ours
+    they them their theirs he him his she her hers its what which who whom whose how
+    why where there here so than then too very just also about into onto any all some
+    but these those would should could shall might must please use used uses using
+"""
+STOP = frozenset(STOP_WORDS) | frozenset(_MORE_STOP.split())
+
+_SPACES = re.compile(r"\s+")
+
+PROBLEM_EMPTY = "empty query"
+PROBLEM_NO_WORDS = "no searchable words in the query"
+
+
+def make_analyzer() -> Analyzer:
+    """The analyzer shared by every text field of the index and by queries."""
+    return (
+        RegexTokenizer(TOKEN_PATTERN)
+        | LowercaseFilter()
+        | StopFilter(stoplist=STOP, minsize=2, maxsize=MAX_TERM_CHARS)
+        | StemFilter(cachesize=50000)
+    )
+
+
+def clean_text(raw: str, max_chars: int = MAX_QUERY_CHARS) -> str:
+    """NFKC-normalise, drop format/control characters, collapse spaces, cap length.
+
+    Fullwidth letters become ASCII, a zero-width space inside a word disappears
+    (so ``qw\\u200ben`` is ``qwen``), and the result is cut at a word boundary
+    when it is longer than ``max_chars``.
+    """
+    return _clean(raw, max_chars)[0]
+
+
+def _clean(raw: str, max_chars: int) -> tuple[str, bool]:
+    if not isinstance(raw, str):
+        raw = str(raw)
+    truncated = len(raw) > _RAW_CAP
+    text = unicodedata.normalize("NFKC", raw[:_RAW_CAP])
+    kept: list[str] = []
+    for char in text:
+        cat = unicodedata.category(char)
+        if cat == "Cf":
+            continue
+        if cat in ("Cc", "Cs", "Co", "Cn", "Zl", "Zp"):
+            kept.append(" ")
+            continue
+        kept.append(char)
+    text = _SPACES.sub(" ", "".join(kept)).strip()
+    if len(text) > max_chars:
+        truncated = True
+        cut = text[:max_chars]
+        space = cut.rfind(" ")
+        if space >= max_chars // 2:
+            cut = cut[:space]
+        text = cut.strip()
+    return text, truncated
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedQuery:
+    """A cleaned query: the text actually run and its index terms, in order."""
+
+    text: str
+    terms: tuple[str, ...]
+    #: Short user-facing reason when nothing can be searched, else None.
+    problem: str | None = None
+    #: True when words beyond the limits were dropped.
+    truncated: bool = False
+
+
+def prepare_query(
+    raw: str,
+    analyzer: Analyzer,
+    *,
+    max_chars: int = MAX_QUERY_CHARS,
+    max_terms: int = MAX_QUERY_TERMS,
+) -> PreparedQuery:
+    """Clean ``raw`` and cut it into at most ``max_terms`` distinct index terms."""
+    text, truncated = _clean(raw or "", max_chars)
+    if not text:
+        return PreparedQuery(text="", terms=(), problem=PROBLEM_EMPTY)
+    terms: list[str] = []
+    seen: set[str] = set()
+    try:
+        for token in analyzer(text):
+            term = token.text
+            if term in seen:
+                continue
+            if len(terms) >= max_terms:
+                truncated = True
+                break
+            seen.add(term)
+            terms.append(term)
+    except Exception:  # an analyzer bug must not reach the caller
+        log.exception("query analysis failed for %r", text)
+        return PreparedQuery(text=text, terms=(), problem=PROBLEM_NO_WORDS)
+    if not terms:
+        return PreparedQuery(text=text, terms=(), problem=PROBLEM_NO_WORDS, truncated=truncated)
+    return PreparedQuery(text=text, terms=tuple(terms), truncated=truncated)
