@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .catalogue import Catalogue, Family, find_front_page
 from .glossary import Glossary, GlossaryEntry, Lookup
-from .index import BuildStats, SearchIndex
+from .index import BuildStats, SearchIndex, SearchResults
 from .reply import LIMITS, Field, PageRef, Reply
 from .templates import Templates, load_templates
 from .text import clean_user_text, code_block, escape_markdown, inline_code, truncate
@@ -533,6 +533,15 @@ class KnowledgeBase:
         if self._index is None:
             return None
         return self._index.search(query, limit=limit, offset=offset, category=category)
+
+    def search_sections(
+        self, query: str, *, limit: int = 5, category: str | None = None
+    ) -> SearchResults | None:
+        """Raw section hits for ``query``, best first; None before the index is loaded.
+
+        For engines that rank pages themselves (triage); replies use ``search``.
+        """
+        return self._index_search(query, limit=limit, category=category)
 
     def search(
         self,
