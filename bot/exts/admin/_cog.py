@@ -57,8 +57,9 @@ class AdminCog(commands.Cog):
     async def reindex(self, interaction: discord.Interaction) -> None:
         """Re-read the wiki and rebuild the search index (server admins only).
 
-        Takes seconds on the real wiki: deferred, run in a worker thread, with
-        progress shown by editing the "thinking" message now and then.
+        Takes seconds on the real wiki: deferred, run in a worker thread (not the
+        knowledge threads, so searches go on meanwhile), with progress shown by
+        editing the "thinking" message now and then.
         """
         t = self.bot.t
         kb = self.bot.kb
@@ -83,6 +84,7 @@ class AdminCog(commands.Cog):
                 with contextlib.suppress(asyncio.CancelledError):
                     await reporter
             took = time.perf_counter() - started
+            self.bot.settle_memory()
             state = kb.state
             text = t(
                 "admin.reindex_result",

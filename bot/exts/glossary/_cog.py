@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import TYPE_CHECKING
 
@@ -53,7 +52,7 @@ class GlossaryCog(commands.Cog):
         kb = self.bot.kb
         if kb.glossary.lookup(term).entry is None:
             await defer(interaction, ephemeral=True)
-            reply = await asyncio.to_thread(kb.acronym, term)
+            reply = await self.bot.in_thread(kb.acronym, term)
         else:
             reply = kb.acronym(term)
         await send_reply(interaction, reply, kb, private=private)
@@ -76,5 +75,5 @@ class GlossaryCog(commands.Cog):
         text = message.content or ""
         for embed in message.embeds:
             text += "\n" + (embed.title or "") + "\n" + (embed.description or "")
-        reply = await asyncio.to_thread(self.bot.kb.explain, text)
+        reply = await self.bot.in_thread(self.bot.kb.explain, text)
         await send_reply(interaction, reply, self.bot.kb, private=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import TYPE_CHECKING
 
@@ -47,7 +46,7 @@ class SearchCog(commands.Cog):
         """
         await defer(interaction, ephemeral=private)
         kb = self.bot.kb
-        reply = await asyncio.to_thread(kb.search, query, category=section or None)
+        reply = await self.bot.in_thread(kb.search, query, category=section or None)
         pager = None
         if reply.ok and reply.meta.get("pages", 1) > 1:
             pager = SearchPager(

@@ -7,7 +7,6 @@ A short-lived view: an explicit timeout (``search.pager_timeout``), an
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -60,7 +59,7 @@ class SearchPager(discord.ui.View):
     async def _turn(self, interaction: discord.Interaction, page: int) -> None:
         await interaction.response.defer()  # the search runs in a thread: acknowledge first
         kb = self.bot.kb
-        reply = await asyncio.to_thread(kb.search, self.query, category=self.category, page=page)
+        reply = await self.bot.in_thread(kb.search, self.query, category=self.category, page=page)
         if reply.ok:
             self._show(reply)
         else:  # the wiki changed under us (reindex) and this search has no results any more
