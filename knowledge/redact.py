@@ -173,7 +173,7 @@ _REF_DEFAULT_RE: Final = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]{0,127}:?-([^}\n]
 _MAX_ESCAPED_QUOTES: Final = 64
 _PLACEHOLDER_PREFIX: Final = "[REDACTED:"
 # Where an unquoted value ends, by assignment style.
-_SHELL_VALUE_END: Final = re.compile(r"[\s\"'`;&|<>(),\]}]")
+_SHELL_VALUE_END: Final = re.compile(r"[\s\"'`;&|<>()\]}]|,(?=\s)")
 _YAML_VALUE_END: Final = re.compile(r"[\n\r,\]}]|\s#")
 
 

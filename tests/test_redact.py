@@ -93,6 +93,7 @@ TRUE_POSITIVES = [
     ("env-python-repr", "{'hf_token': 'hfrepr12345', 'port': 1}", "env-secret", "hfrepr12345"),
     ("env-camel", '{"apiKey": "camelcase123"}', "env-secret", "camelcase123"),
     ("env-passwd", "MYSQL_ROOT_PASSWD=rootpw12", "env-secret", "rootpw12"),
+    ("env-comma-in-value", "DB_PASSWORD=pa,ss,word rest", "env-secret", "pa,ss,word"),
     ("env-numeric-password", "PASSWORD=123456", "env-secret", "123456"),
     ("env-compose-default", "HF_TOKEN: ${HF_TOKEN:-dfltsecret7}", "env-secret", "dfltsecret7"),
 ]
