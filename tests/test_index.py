@@ -1,0 +1,629 @@
+"""The section search index: ranking, filters, snippets, bad queries, storage and crashes."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import threading
+from pathlib import Path
+
+import pytest
+from whoosh import index as whoosh_index
+
+from knowledge import index as index_module
+from knowledge.index import (
+    BuildStats,
+    IndexLockedError,
+    SearchIndex,
+    SearchResults,
+)
+from knowledge.query import MAX_QUERY_CHARS, PROBLEM_EMPTY, PROBLEM_NO_WORDS
+from knowledge.wiki import load_wiki
+
+SNAPSHOT = Path(__file__).parents[1].parent / "shared" / "wiki-snapshot"
+
+# A small made-up wiki: each page exercises one ranking rule.
+PAGES = {
+    "guides/airships.md": """\
+# Airship Handbook
+
+Intro text about lighter than air craft and their crews.
+
+## Zeppelin Mooring
+
+How to tie the craft to a mast in wind.
+
+## Ballast
+
+Water ballast keeps the gondola level. Drop it slowly.
+""",
+    "guides/misc.md": """\
+# Assorted Notes
+
+## Weather
+
+A zeppelin drifts; a zeppelin in fog is hard to see, and zeppelin crews hate fog.
+Quartermaster duties include checking the frobnicator every morning before launch.
+The handbook says so, and the handbook is always right about the handbook.
+""",
+    "models/flux-old.md": """\
+# Flux Runbook Old
+
+## Launch
+
+Start the flux capacitor with the standard warmup and wait for the green lamp.
+""",
+    "models/flux-new.md": """\
+# Flux Runbook New
+
+## Launch
+
+Start the flux capacitor with the standard warmup and wait for the green lamp.
+""",
+    "troubleshooting/faults.md": """\
+# Fault Catalogue
+
+## Capacitor Overheat
+
+**Error**:
+```
+FluxError: capacitor temperature exceeded 451 kelvin in stage three
+```
+
+**Fix**: Lower the warmup rate.
+
+## Lamp Stays Red
+
+**Error**: lamp stays red after warmup, the frobnicator clicks twice
+
+**Fix**: Replace the frobnicator.
+""",
+}
+
+#: Sections that all mention "sprocket", to page through.
+SPROCKETS = "# Sprocket Index\n\n" + "".join(
+    f"## Sprocket Part {i}\n\nThe sprocket number {i} turns the wheel.\n\n" for i in range(12)
+)
+
+
+def write_wiki(root: Path, pages: dict[str, str]) -> Path:
+    for rel, text in pages.items():
+        file = root / rel
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def wiki_dir(tmp_path: Path) -> Path:
+    return write_wiki(tmp_path / "wiki", {**PAGES, "parts/sprockets.md": SPROCKETS})
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def index(wiki_dir: Path, data_dir: Path):
+    ix, stats = SearchIndex.open(load_wiki(wiki_dir), data_dir)
+    assert stats.mode == "full"
+    yield ix
+    ix.close()
+
+
+def ids(results: SearchResults) -> list[str]:
+    return [hit.id for hit in results.hits]
+
+
+# --- ranking -------------------------------------------------------------------
+
+
+def test_section_title_beats_body_mentions(index):
+    results = index.search("zeppelin")
+    assert results.problem is None
+    assert ids(results)[0] == "guides/airships.md#zeppelin-mooring"
+    assert "guides/misc.md#weather" in ids(results)
+
+
+def test_page_title_beats_body_mentions(index):
+    # "handbook" is the title of the airships page and said three times in a body.
+    found = ids(index.search("handbook"))
+    body = "guides/misc.md#weather"
+    assert body in found
+    assert found[0].startswith("guides/airships.md#")
+    assert all(hit.startswith("guides/airships.md#") for hit in found[: found.index(body)])
+
+
+def test_current_and_hub_pages_rank_above_historical_and_archive(wiki_dir, data_dir):
+    wiki = load_wiki(wiki_dir)
+    new, old = "models/flux-new.md#launch", "models/flux-old.md#launch"
+    statuses = {"models/flux-new.md": "current", "models/flux-old.md": "historical"}
+    ix, _ = SearchIndex.open(wiki, data_dir, statuses=statuses)
+    try:
+        found = ids(ix.search("flux capacitor warmup"))
+        assert found.index(new) < found.index(old)
+        # Swapped statuses swap the order: the status decides, not the page order.
+        swapped = {"models/flux-new.md": "archive", "models/flux-old.md": "hub"}
+        stats = ix.update(wiki, statuses=swapped)
+        assert stats.mode == "incremental"
+        assert stats.changed_pages == 2
+        results = ix.search("flux capacitor warmup")
+        found = ids(results)
+        assert found.index(old) < found.index(new)
+        by_id = {hit.id: hit for hit in results.hits}
+        assert by_id[old].status == "hub"
+        assert by_id[new].status == "archive"
+    finally:
+        ix.close()
+
+
+def test_unknown_status_counts_as_other(wiki_dir, data_dir):
+    ix, _ = SearchIndex.open(load_wiki(wiki_dir), data_dir, statuses={"guides/misc.md": "weird"})
+    try:
+        assert {hit.status for hit in ix.search("zeppelin").hits} == {"other"}
+    finally:
+        ix.close()
+
+
+def test_error_paragraph_is_found_by_its_message(index):
+    results = index.search("FluxError: capacitor temperature exceeded 451 kelvin")
+    assert ids(results)[0] == "troubleshooting/faults.md#capacitor-overheat"
+
+
+def test_words_missing_from_the_wiki_do_not_empty_the_results(index):
+    results = index.search("zeppelin qwxzzyv")
+    assert ids(results)[0] == "guides/airships.md#zeppelin-mooring"
+
+
+def test_when_no_section_has_every_word_the_one_with_most_words_wins(index):
+    # No section holds all four words; the weather section holds three of them.
+    results = index.search("zeppelin fog quartermaster gondola")
+    assert results.total >= 2
+    assert ids(results)[0] == "guides/misc.md#weather"
+
+
+# --- filters, paging, hits -----------------------------------------------------
+
+
+def test_category_filter(index):
+    everywhere = index.search("frobnicator")
+    assert {hit.category for hit in everywhere.hits} == {"guides", "troubleshooting"}
+    only = index.search("frobnicator", category="troubleshooting")
+    assert only.total == 1
+    assert ids(only) == ["troubleshooting/faults.md#lamp-stays-red"]
+    assert index.search("frobnicator", category="nowhere").total == 0
+
+
+def test_offset_pages_through_all_results(index):
+    whole = index.search("sprocket", limit=20)
+    assert whole.total == 13  # the page's own heading and its twelve parts
+    first = index.search("sprocket", limit=5)
+    second = index.search("sprocket", limit=5, offset=5)
+    third = index.search("sprocket", limit=5, offset=10)
+    assert first.total == second.total == third.total == whole.total
+    paged = ids(first) + ids(second) + ids(third)
+    assert paged == ids(whole)
+    assert len(set(paged)) == len(paged)
+    assert index.search("sprocket", limit=5, offset=50).hits == ()
+
+
+def test_hit_fields(index):
+    hit = index.search("ballast").hits[0]
+    assert hit.path == "guides/airships.md"
+    assert hit.anchor == "ballast"
+    assert hit.id == "guides/airships.md#ballast"
+    assert hit.page_title == "Airship Handbook"
+    assert hit.section_title == "Ballast"
+    assert hit.category == "guides"
+    assert hit.status == "other"
+    assert hit.score > 0
+
+
+def test_snippet_marks_the_matched_words(index):
+    hit = index.search("frobnicator morning").hits[0]
+    assert hit.id == "guides/misc.md#weather"
+    marked = [text for text, is_match in hit.snippet if is_match]
+    assert [m.lower() for m in marked] == ["frobnicator", "morning"]
+    assert "*" not in hit.snippet_text and "`" not in hit.snippet_text
+    assert "checking the frobnicator every morning" in hit.snippet_text
+
+
+def test_snippet_marks_inflected_forms_and_stays_short(tmp_path):
+    long_text = "filler words here. " * 80 + "The turbines were crashing nightly. " + "tail " * 80
+    wiki = write_wiki(tmp_path / "w", {"a.md": f"# Plant\n\n## Turbines\n\n{long_text}\n"})
+    ix, _ = SearchIndex.open(load_wiki(wiki), tmp_path / "d")
+    try:
+        hit = ix.search("turbine crash").hits[0]
+        marked = [text for text, is_match in hit.snippet if is_match]
+        assert marked == ["turbines", "crashing"]
+        assert len(hit.snippet_text) <= 310
+        assert hit.snippet_text.startswith("…") and hit.snippet_text.endswith("…")
+    finally:
+        ix.close()
+
+
+def test_snippet_comes_from_code_when_only_code_matches(index):
+    hit = index.search("kelvin").hits[0]
+    assert hit.id == "troubleshooting/faults.md#capacitor-overheat"
+    assert ("kelvin", True) in hit.snippet
+
+
+# --- bad queries ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [
+        ("", PROBLEM_EMPTY),
+        ("   ", PROBLEM_EMPTY),
+        ("\u200b", PROBLEM_EMPTY),
+        ("*", PROBLEM_NO_WORDS),
+        ("(((", PROBLEM_NO_WORDS),
+        ("[a TO z]", PROBLEM_NO_WORDS),
+        ("x" * 5000, PROBLEM_NO_WORDS),
+    ],
+)
+def test_queries_with_nothing_to_search_say_why(index, raw, problem):
+    results = index.search(raw)
+    assert results.hits == ()
+    assert results.total == 0
+    assert results.problem == problem
+    assert len(results.query) <= MAX_QUERY_CHARS
+
+
+def test_field_and_wildcard_syntax_is_searched_as_words(index):
+    # "body:*" is the word "body", which the wiki does not have: nothing, not everything.
+    results = index.search("body:*")
+    assert results.total == 0
+    assert results.problem is None
+    assert index.search("text:zeppelin*").total == index.search("text zeppelin").total
+    assert index.search("path:guides").total == index.search("guides").total
+
+
+def test_fullwidth_and_zero_width_queries_find_the_plain_words(index):
+    plain = ids(index.search("zeppelin mooring"))
+    assert ids(index.search("ｚｅｐｐｅｌｉｎ ｍｏｏｒｉｎｇ")) == plain
+    assert ids(index.search("zep\u200bpelin moor\u200bing")) == plain
+
+
+def test_long_query_runs_on_its_first_words(index):
+    results = index.search("frobnicator " + "word " * 1000)
+    assert results.problem is None
+    assert len(results.query) <= MAX_QUERY_CHARS
+    assert results.total >= 1
+
+
+def test_limit_and_offset_are_clamped(index):
+    assert len(index.search("sprocket", limit=0).hits) == 1
+    assert len(index.search("sprocket", limit=10_000).hits) == 13
+    assert index.search("sprocket", offset=-5).hits == index.search("sprocket").hits
+
+
+# --- storage: reuse, incremental, rebuild ---------------------------------------
+
+
+def test_reused_when_the_wiki_is_unchanged(wiki_dir, data_dir, index):
+    generation = index.generation
+    again, stats = SearchIndex.open(load_wiki(wiki_dir), data_dir)
+    try:
+        assert stats == BuildStats("reused", 6, stats.sections, 0, stats.seconds)
+        assert again.generation == generation
+        assert ids(again.search("zeppelin")) == ids(index.search("zeppelin"))
+    finally:
+        again.close()
+
+
+def test_incremental_when_a_page_changes(wiki_dir, data_dir, index):
+    index.close()
+    (wiki_dir / "guides" / "misc.md").write_text(
+        "# Assorted Notes\n\n## Harbour\n\nThe dirigible waits in the harbour.\n"
+    )
+    ix, stats = SearchIndex.open(load_wiki(wiki_dir), data_dir)
+    try:
+        assert stats.mode == "incremental"
+        assert stats.changed_pages == 1
+        assert ix.search("quartermaster").total == 0
+        assert "guides/misc.md#weather" not in ids(ix.search("zeppelin fog"))
+        assert ids(ix.search("dirigible")) == ["guides/misc.md#harbour"]
+    finally:
+        ix.close()
+
+
+def test_incremental_when_a_page_is_removed_or_added(wiki_dir, data_dir, index):
+    (wiki_dir / "guides" / "misc.md").unlink()
+    write_wiki(wiki_dir, {"guides/new.md": "# New\n\n## Blimps\n\nA blimp has no frame.\n"})
+    stats = index.update(load_wiki(wiki_dir))
+    assert stats.mode == "incremental"
+    assert stats.changed_pages == 2
+    assert all(hit.path != "guides/misc.md" for hit in index.search("zeppelin").hits)
+    assert index.search("quartermaster").total == 0
+    assert ids(index.search("blimp")) == ["guides/new.md#blimps"]
+    # And the result survives a reopen as "reused".
+    again, reopened = SearchIndex.open(load_wiki(wiki_dir), data_dir)
+    try:
+        assert reopened.mode == "reused"
+        assert ids(again.search("blimp")) == ["guides/new.md#blimps"]
+    finally:
+        again.close()
+
+
+def test_update_with_nothing_changed_is_reused(wiki_dir, index):
+    assert index.update(load_wiki(wiki_dir)).mode == "reused"
+
+
+def test_many_changed_pages_mean_a_full_rebuild(wiki_dir, data_dir, index):
+    index.close()
+    for rel in PAGES:
+        file = wiki_dir / rel
+        file.write_text(file.read_text() + "\nappended line\n")
+    ix, stats = SearchIndex.open(load_wiki(wiki_dir), data_dir)
+    try:
+        assert stats.mode == "full"
+        assert ix.search("appended").total >= len(PAGES)
+    finally:
+        ix.close()
+
+
+def manifest_path(data_dir: Path) -> Path:
+    return data_dir / "current" / "manifest.json"
+
+
+@pytest.mark.parametrize("key", ["whoosh_version", "schema_version"])
+def test_full_rebuild_when_versions_in_the_manifest_differ(wiki_dir, data_dir, index, key):
+    index.close()
+    manifest = json.loads(manifest_path(data_dir).read_text())
+    manifest[key] = "0.0.1" if key == "whoosh_version" else manifest[key] + 100
+    manifest_path(data_dir).write_text(json.dumps(manifest))
+    ix, stats = SearchIndex.open(load_wiki(wiki_dir), data_dir)
+    try:
+        assert stats.mode == "full"
+        assert ix.search("zeppelin").total >= 2
+        again = json.loads(manifest_path(data_dir).read_text())
+        assert again["whoosh_version"] == whoosh_index.__version_string__
+    finally:
+        ix.close()
+
+
+@pytest.mark.parametrize("garbage", ["{not json", "[]", '{"pages": {"a.md": 5}}', ""])
+def test_corrupt_manifest_means_a_rebuild(wiki_dir, data_dir, index, garbage):
+    index.close()
+    manifest_path(data_dir).write_text(garbage)
+    ix, stats = SearchIndex.open(load_wiki(wiki_dir), data_dir)
+    try:
+        assert stats.mode == "full"
+        assert ids(ix.search("zeppelin"))[0] == "guides/airships.md#zeppelin-mooring"
+    finally:
+        ix.close()
+
+
+def test_corrupt_index_files_mean_a_rebuild(wiki_dir, data_dir, index):
+    index.close()
+    live = (data_dir / "current").resolve()
+    for file in live.iterdir():
+        if file.suffix in (".seg", ".toc"):
+            file.write_bytes(b"\x00garbage")
+    ix, stats = SearchIndex.open(load_wiki(wiki_dir), data_dir)
+    try:
+        assert stats.mode == "full"
+        assert ix.search("zeppelin").total >= 2
+    finally:
+        ix.close()
+
+
+def test_missing_generation_means_a_rebuild(wiki_dir, data_dir, index):
+    index.close()
+    target = (data_dir / "current").resolve()
+    for file in target.iterdir():
+        file.unlink()
+    target.rmdir()
+    ix, stats = SearchIndex.open(load_wiki(wiki_dir), data_dir)
+    try:
+        assert stats.mode == "full"
+    finally:
+        ix.close()
+
+
+def test_rebuild_swaps_generations_and_removes_the_old_one(wiki_dir, data_dir, index):
+    before = index.generation
+    seen: list[tuple[int, int]] = []
+    stats = index.rebuild(
+        load_wiki(wiki_dir), progress=lambda done, total: seen.append((done, total))
+    )
+    assert stats.mode == "full"
+    assert stats.pages == 6
+    assert seen[-1] == (6, 6)
+    assert [done for done, _ in seen] == list(range(1, 7))
+    assert index.generation != before
+    assert (data_dir / "current").is_symlink()
+    generations = [p.name for p in data_dir.iterdir() if p.name.startswith("gen-")]
+    assert generations == [index.generation]
+    assert ids(index.search("zeppelin"))[0] == "guides/airships.md#zeppelin-mooring"
+
+
+# --- crashes and locks ----------------------------------------------------------
+
+
+class Boom(RuntimeError):
+    pass
+
+
+def test_exception_mid_rebuild_keeps_the_previous_index(wiki_dir, data_dir, index):
+    before_ids = ids(index.search("zeppelin"))
+    before = index.generation
+    write_wiki(wiki_dir, {"guides/extra.md": "# Extra\n\n## Zeppelin Extra\n\nzeppelin\n"})
+
+    def fail_midway(done: int, total: int) -> None:
+        if done == 3:
+            raise Boom("disk on fire")
+
+    with pytest.raises(Boom):
+        index.rebuild(load_wiki(wiki_dir), progress=fail_midway)
+    assert index.generation == before
+    assert ids(index.search("zeppelin")) == before_ids
+    assert [p.name for p in data_dir.iterdir() if p.name.startswith("gen-")] == [before]
+    # A fresh process sees the old index, finds the wiki changed and updates it.
+    again, stats = SearchIndex.open(load_wiki(wiki_dir), data_dir)
+    try:
+        assert stats.mode == "incremental"
+        assert "guides/extra.md#zeppelin-extra" in ids(again.search("zeppelin"))
+    finally:
+        again.close()
+
+
+def test_exception_while_writing_documents_keeps_the_previous_index(
+    wiki_dir, data_dir, index, monkeypatch
+):
+    before = index.generation
+    calls = {"n": 0}
+    real = index_module._document
+
+    def flaky(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise Boom("bad section")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(index_module, "_document", flaky)
+    with pytest.raises(Boom):
+        index.rebuild(load_wiki(wiki_dir))
+    monkeypatch.setattr(index_module, "_document", real)
+    assert index.generation == before
+    assert ids(index.search("ballast")) == ["guides/airships.md#ballast"]
+    again, stats = SearchIndex.open(load_wiki(wiki_dir), data_dir)
+    try:
+        assert stats.mode == "reused"
+    finally:
+        again.close()
+
+
+def test_held_build_lock_gives_a_clear_error_not_a_hang(wiki_dir, data_dir, index):
+    index.close()
+    (wiki_dir / "guides" / "misc.md").write_text("# Assorted Notes\n\n## Other\n\nchanged\n")
+    fd = os.open(data_dir / "build.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with pytest.raises(IndexLockedError, match="another process"):
+            SearchIndex.open(load_wiki(wiki_dir), data_dir, lock_timeout=0.2)
+        # A zero timeout fails at once.
+        with pytest.raises(IndexLockedError):
+            SearchIndex.open(load_wiki(wiki_dir), data_dir, lock_timeout=0)
+    finally:
+        os.close(fd)
+    ix, stats = SearchIndex.open(load_wiki(wiki_dir), data_dir, lock_timeout=0.2)
+    try:
+        assert stats.mode == "incremental"
+    finally:
+        ix.close()
+
+
+def test_reader_needs_no_lock(wiki_dir, data_dir, index):
+    fd = os.open(data_dir / "build.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        again, stats = SearchIndex.open(load_wiki(wiki_dir), data_dir, lock_timeout=0)
+        assert stats.mode == "reused"
+        assert again.search("zeppelin").total >= 2
+        again.close()
+    finally:
+        os.close(fd)
+
+
+def test_whoosh_writer_lock_gives_a_clear_error(wiki_dir, data_dir, index):
+    (wiki_dir / "guides" / "misc.md").write_text("# Assorted Notes\n\n## Other\n\nchanged\n")
+    held = whoosh_index.open_dir(str((data_dir / "current").resolve())).writer()
+    try:
+        with pytest.raises(IndexLockedError, match="locked"):
+            SearchIndex.update(index, load_wiki(wiki_dir))
+    finally:
+        held.cancel()
+    assert index.update(load_wiki(wiki_dir)).mode == "incremental"
+
+
+def test_closed_index_refuses_searches(index):
+    index.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        index.search("zeppelin")
+
+
+def test_concurrent_searches_during_updates(wiki_dir, data_dir, index):
+    expected = ids(index.search("ballast"))
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def searcher() -> None:
+        try:
+            while not stop.is_set():
+                results = index.search("ballast")
+                assert results.problem is None
+                assert ids(results) == expected
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=searcher) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    try:
+        wiki = load_wiki(wiki_dir)
+        for i in range(3):
+            write_wiki(wiki_dir, {"guides/extra.md": f"# Extra\n\n## Note\n\nrevision {i}\n"})
+            index.update(load_wiki(wiki_dir))
+        index.rebuild(wiki)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    assert errors == []
+
+
+# --- the real wiki ----------------------------------------------------------------
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+@pytest.mark.skipif(not SNAPSHOT.is_dir(), reason=f"real wiki snapshot not found at {SNAPSHOT}")
+def test_error_sections_of_the_real_wiki_are_found_by_their_error_text(tmp_path):
+    """Each **Error** section is the top hit for its own error text.
+
+    Where the wiki quotes the very same error under **Error** in more than one
+    section, the query cannot tell them apart; then every section ranked above
+    the expected one must be such a duplicate (its own error text contains the
+    query), and the expected one must still be on the first page.
+    """
+    wiki = load_wiki(SNAPSHOT)
+    ix, _ = SearchIndex.open(wiki, tmp_path / "data")
+    probe = ix.prepare
+    error_texts: dict[str, str] = {}
+    cases: list[tuple[str, str]] = []
+    for page in wiki.pages.values():
+        for section in page.sections:
+            label = section.label("Error")
+            if label is None:
+                continue
+            sid = f"{page.path}#{section.anchor}"
+            error_texts[sid] = _norm("\n".join((label.text, *label.code)))
+            query = label.text
+            if not probe(query).terms and label.code:
+                query = label.code[0]
+            cases.append((query, sid))
+    assert cases, "the snapshot has no **Error** sections any more"
+    try:
+        not_first = []
+        for query, sid in cases:
+            found = ids(ix.search(query))
+            assert sid in found, f"{sid} not on the first page for {query!r}: {found}"
+            above = found[: found.index(sid)]
+            wanted = _norm(query)[:MAX_QUERY_CHARS]
+            for other in above:
+                assert wanted in error_texts.get(other, ""), (
+                    f"{other} ranks above {sid} for {query!r} without quoting that error"
+                )
+            if above:
+                not_first.append(sid)
+        # Duplicates are the exception, not the rule.
+        assert len(not_first) <= len(cases) // 4, not_first
+    finally:
+        ix.close()
