@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 
 import discord
 from discord import app_commands
@@ -22,7 +23,7 @@ from knowledge.templates import Templates, load_templates
 from . import render
 from .respond import send
 
-__all__ = ["Refused", "WikiTree", "describe", "report_failure"]
+__all__ = ["Refused", "WikiTree", "describe", "report_failure", "safe_choices"]
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +66,19 @@ async def report_failure(interaction: discord.Interaction, error: BaseException)
     log.error("%s failed", describe(interaction), exc_info=original)
     t = _templates(interaction)
     await _answer(interaction, t("errors.title"), t("errors.generic"), "error")
+
+
+def safe_choices(
+    interaction: discord.Interaction, produce: Callable[[], list[tuple[str, str]]]
+) -> list[app_commands.Choice[str]]:
+    """Autocomplete choices from ``(name, value)`` pairs; on a failure, log it and offer
+    none (discord.py would only log it, and the user would see "Loading options failed")."""
+    try:
+        pairs = produce()
+    except Exception:
+        log.exception("autocomplete failed: %s", describe(interaction))
+        return []
+    return [app_commands.Choice(name=name, value=value) for name, value in pairs]
 
 
 class WikiTree(app_commands.CommandTree):

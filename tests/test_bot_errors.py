@@ -85,6 +85,19 @@ def test_a_button_that_raises_is_still_answered(discord_standin, monkeypatch):
     assert embed_of(response.message)["title"] == "Something went wrong"
 
 
+def test_an_autocomplete_that_raises_offers_no_choices_and_is_logged(discord_standin, monkeypatch):
+    monkeypatch.setattr(demo_kb(), "term_choices", boom)
+
+    async def scenario(standin):
+        standin.expect_error_log(r"autocomplete failed: /acronym")
+        record = await standin.autocomplete("acronym", "term", "dc")
+        return record
+
+    record = discord_standin.run(bot_factory(), scenario)
+    assert record.response.callback_type == 8
+    assert record.choices == []
+
+
 def huge_wiki(tmp_path):
     """The demo wiki plus a 50 kB section under a 300-character heading, and a 50 kB
     launch command on the current Qwen page."""

@@ -10,6 +10,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.cooldowns import cooldown
+from bot.errors import safe_choices
 from bot.respond import defer, send_reply
 
 if TYPE_CHECKING:
@@ -61,10 +62,7 @@ class GlossaryCog(commands.Cog):
     async def term_autocomplete(
         self, interaction: discord.Interaction, current: str
     ) -> list[app_commands.Choice[str]]:
-        return [
-            app_commands.Choice(name=name, value=value)
-            for name, value in self.bot.kb.term_choices(current)
-        ]
+        return safe_choices(interaction, lambda: self.bot.kb.term_choices(current))
 
     @cooldown()
     async def explain_message(

@@ -10,6 +10,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.cooldowns import cooldown
+from bot.errors import safe_choices
 from bot.respond import send_reply
 
 from ._views import LaunchButton, OlderVersionsButton, runbook_view
@@ -56,7 +57,4 @@ class RunbookCog(commands.Cog):
     async def model_autocomplete(
         self, interaction: discord.Interaction, current: str
     ) -> list[app_commands.Choice[str]]:
-        return [
-            app_commands.Choice(name=name, value=value)
-            for name, value in self.bot.kb.family_choices(current)
-        ]
+        return safe_choices(interaction, lambda: self.bot.kb.family_choices(current))

@@ -10,6 +10,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.cooldowns import cooldown
+from bot.errors import safe_choices
 from bot.respond import defer, send_reply
 
 from ._views import SearchPager
@@ -61,5 +62,9 @@ class SearchCog(commands.Cog):
         self, interaction: discord.Interaction, current: str
     ) -> list[app_commands.Choice[str]]:
         key = current.strip().casefold()
-        names = [c for c in self.bot.kb.categories if key in c.casefold()]
-        return [app_commands.Choice(name=c[:100], value=c[:100]) for c in names[:25]]
+
+        def sections() -> list[tuple[str, str]]:
+            names = [c for c in self.bot.kb.categories if key in c.casefold()]
+            return [(c[:100], c[:100]) for c in names[:25]]
+
+        return safe_choices(interaction, sections)
