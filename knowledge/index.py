@@ -540,6 +540,7 @@ class SearchIndex:
         live = self._load_live()
         if live is not None and live.manifest.pages == wanted:
             self._install(live)
+            self._clean_if_idle()
             return self, self._stats("reused", wanted, 0, started)
         with self._write_lock, _BuildLock(self.data_dir / _LOCK, self.lock_timeout):
             if live is not None:
@@ -877,7 +878,7 @@ class SearchIndex:
             manifest=manifest,
         )
         self._install(live)
-        self._clean_old(gen_dir)
+        self._clean_old()
         if progress is not None and not wiki.pages:
             progress(0, 0)
         return self._stats("full", wanted, len(wanted), started)
@@ -898,13 +899,26 @@ class SearchIndex:
             raise
         _fsync_dir(self.data_dir)
 
-    def _clean_old(self, keep: Path) -> None:
+    def _clean_old(self) -> None:
+        """Remove generations other than the current one (call with the build lock)."""
+        try:
+            keep = Path(os.readlink(self.data_dir / _CURRENT)).name
+        except OSError:
+            return
         for child in self.data_dir.iterdir():
-            if child.name.startswith(_GEN_PREFIX) and child.name != keep.name:
+            if child.name.startswith(_GEN_PREFIX) and child.name != keep:
                 shutil.rmtree(child, ignore_errors=True)
             elif child.name.startswith(f".{_CURRENT}.") and child.is_symlink():
                 with contextlib.suppress(OSError):
                     child.unlink()
+
+    def _clean_if_idle(self) -> None:
+        """Clean up after crashed builds, unless someone is building right now."""
+        try:
+            with _BuildLock(self.data_dir / _LOCK, 0):
+                self._clean_old()
+        except (IndexLockedError, OSError) as exc:
+            log.debug("left old index generations alone: %s", exc)
 
     def _incremental(
         self,
@@ -939,8 +953,8 @@ class SearchIndex:
             raise
         manifest = _Manifest(SCHEMA_VERSION, _whoosh_version(), dict(wanted))
         _write_atomic(live.gen_dir / _MANIFEST, manifest.to_json())
-        fresh = self._reload(live)
-        self._clean_old(fresh.gen_dir)
+        self._reload(live)
+        self._clean_old()
         return self._stats("incremental", wanted, len(changed), started)
 
 

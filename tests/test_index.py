@@ -5,6 +5,10 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import signal
+import subprocess
+import sys
+import textwrap
 import threading
 from pathlib import Path
 
@@ -21,7 +25,8 @@ from knowledge.index import (
 from knowledge.query import MAX_QUERY_CHARS, PROBLEM_EMPTY, PROBLEM_NO_WORDS
 from knowledge.wiki import load_wiki
 
-SNAPSHOT = Path(__file__).parents[1].parent / "shared" / "wiki-snapshot"
+REPO = Path(__file__).parents[1]
+SNAPSHOT = REPO.parent / "shared" / "wiki-snapshot"
 
 # A small made-up wiki: each page exercises one ranking rule.
 PAGES = {
@@ -496,6 +501,69 @@ def test_exception_while_writing_documents_keeps_the_previous_index(
         assert stats.mode == "reused"
     finally:
         again.close()
+
+
+KILLER = """
+import os, signal, sys
+from pathlib import Path
+from knowledge import index as index_module
+from knowledge.wiki import load_wiki
+
+wiki_dir, data_dir, when = sys.argv[1:4]
+ix, _ = index_module.SearchIndex.open(load_wiki(wiki_dir), Path(data_dir))
+
+def die(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+def at_third_page(done, total):
+    if done == 3:
+        die()
+
+if when == "before-swap":
+    index_module._fsync_tree = die
+ix.rebuild(load_wiki(wiki_dir), progress=at_third_page if when == "adding" else None)
+"""
+
+
+@pytest.mark.parametrize("when", ["adding", "before-swap"])
+def test_killed_rebuild_leaves_the_previous_index_serving(wiki_dir, data_dir, index, when):
+    before = index.generation
+    expected = ids(index.search("zeppelin"))
+    index.close()
+    child = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(KILLER), str(wiki_dir), str(data_dir), when],
+        cwd=REPO,
+        capture_output=True,
+        timeout=120,
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr.decode()
+    leftovers = [p.name for p in data_dir.iterdir() if p.name.startswith("gen-")]
+    assert len(leftovers) == 2  # the live one and the half-built one
+    again, stats = SearchIndex.open(load_wiki(wiki_dir), data_dir)
+    try:
+        assert stats.mode == "reused"
+        assert again.generation == before
+        assert ids(again.search("zeppelin")) == expected
+        # The half-built generation is cleaned up once nobody is building.
+        assert [p.name for p in data_dir.iterdir() if p.name.startswith("gen-")] == [before]
+    finally:
+        again.close()
+
+
+def test_rebuild_by_another_instance_does_not_break_searches(wiki_dir, data_dir, index):
+    expected = ids(index.search("zeppelin"))  # this instance now has a searcher open
+    other, _ = SearchIndex.open(load_wiki(wiki_dir), data_dir)
+    waiting, _ = SearchIndex.open(load_wiki(wiki_dir), data_dir)  # no searcher yet
+    try:
+        other.rebuild(load_wiki(wiki_dir))  # removes the generation the others opened
+        assert ids(index.search("zeppelin")) == expected
+        assert ids(waiting.search("zeppelin")) == expected
+        assert waiting.generation == other.generation
+        assert index.update(load_wiki(wiki_dir)).mode == "reused"
+        assert index.generation == other.generation
+    finally:
+        other.close()
+        waiting.close()
 
 
 def test_held_build_lock_gives_a_clear_error_not_a_hang(wiki_dir, data_dir, index):
