@@ -65,7 +65,7 @@ log = logging.getLogger(__name__)
 LAUNCH_KINDS: Final = ("docker-run", "compose", "vllm-serve", "sglang", "env-file", "unknown")
 
 #: Longest input read; the rest is ignored with a ``problems`` entry.
-MAX_LAUNCH_CHARS: Final = 256 * 1024
+MAX_LAUNCH_CHARS: Final = 128 * 1024
 #: How deep ``bash -c '...'`` scripts inside commands are followed.
 MAX_SCRIPT_DEPTH: Final = 4
 
@@ -209,10 +209,12 @@ _REDIRECT_RE: Final = re.compile(r"[0-9]*(?:&>>|&>|>>|>&|>\||>|<<<|<<-|<<|<&|<>|
 _ASSIGN_RE: Final = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=(.*)", re.DOTALL)
 _ARRAY_START_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _ARRAY_REF_RE: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}")
+# Defaults stop at ``$``: ``${A:-$B}`` stays as written, and each scan ends at the next
+# reference, so a word full of unclosed ``${`` costs linear time.
 _VAR_RE: Final = re.compile(
-    r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=?+])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)"
+    r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=?+])([^}$]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)"
 )
-_COMPOSE_VAR_RE: Final = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=]([^}]*))?\}")
+_COMPOSE_VAR_RE: Final = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=]([^}$]*))?\}")
 _ENV_LINE_RE: Final = re.compile(r"[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_.]*)=(.*)")
 _COMPOSE_HINT_RE: Final = re.compile(r"(?m)^services[ \t]*:")
 _COMPOSE_HANDLED: Final = frozenset(
@@ -351,14 +353,16 @@ def _closing_quote(text: str, start: int) -> int:
         i = m.start() + 2
 
 
-def _closing_paren(text: str, start: int) -> int:
-    """Index of the ``)`` closing the ``(`` at ``start`` (quotes not considered), or -1."""
-    depth = 0
-    for m in _PAREN_RE.finditer(text, start):
-        depth += 1 if m.group(0) == "(" else -1
-        if depth == 0:
-            return m.start()
-    return -1
+def _paren_pairs(text: str) -> dict[int, int]:
+    """Index of each ``(`` -> index of its ``)`` (quotes not considered), in one pass."""
+    pairs: dict[int, int] = {}
+    stack: list[int] = []
+    for m in _PAREN_RE.finditer(text):
+        if m.group(0) == "(":
+            stack.append(m.start())
+        elif stack:
+            pairs[stack.pop()] = m.start()
+    return pairs
 
 
 def _read_heredoc(text: str, i: int, delim: str, strip_tabs: bool, out: list[str]) -> int:
@@ -386,6 +390,7 @@ def _logical_lines(text: str, quote_aware: bool) -> tuple[list[str], list[str], 
     heredocs: list[str] = []
     buf: list[str] = []
     pending: list[tuple[str, bool]] = []
+    parens: dict[int, int] | None = None
     i, n = 0, len(text)
     while i < n:
         m = _SCAN_SPECIAL.search(text, i)
@@ -419,7 +424,10 @@ def _logical_lines(text: str, quote_aware: bool) -> tuple[list[str], list[str], 
             buf.append(segment.replace("\\\n", "") if c == '"' else segment)
             i = end + 1
         elif c == "$":
-            end = _closing_paren(text, j + 1) if text.startswith("(", i) else -1
+            end = -1
+            if text.startswith("(", i):
+                parens = _paren_pairs(text) if parens is None else parens
+                end = parens.get(i, -1)
             if end < 0:
                 buf.append(c)
             else:  # $( ... ) stays one piece of its word: single-quote it for shlex
@@ -1243,6 +1251,8 @@ def _load_compose(text: str, state: _State) -> str | None:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         return f"compose YAML could not be parsed{where}"
+    except RecursionError:  # PyYAML builds nested nodes recursively
+        return "compose YAML is nested too deeply"
     if not isinstance(data, Mapping) or "services" not in data:
         return "YAML without a services section"
     _parse_compose(data, state)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +16,20 @@ from knowledge.launch import MAX_LAUNCH_CHARS, ImageRef, Launch, parse_image, pa
 
 SAMPLE_LOGS = Path(__file__).resolve().parents[2] / "shared" / "sample-logs"
 DIGEST = "sha256:" + "0f" * 32
+
+
+@contextmanager
+def hang_guard(seconds: int) -> Iterator[None]:
+    def on_alarm(signum: int, frame: object) -> None:
+        raise TimeoutError(f"parse_launch did not finish within {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def check(launch: Launch, expected: dict[str, Any]) -> None:
@@ -580,4 +597,26 @@ FRAGMENTS = st.sampled_from(
 def test_parse_launch_never_raises(text: str) -> None:
     launch = parse_launch(text)
     assert launch.kind in ("docker-run", "compose", "vllm-serve", "sglang", "env-file", "unknown")
+    assert "internal error while reading the launch" not in launch.problems
+
+
+#: Hostile pastes: each must finish (the alarm is a hang guard, not a timing assertion).
+HOSTILE = {
+    "unclosed-substitutions": "$(" * 10_000,
+    "open-parens": "(" * 20_000,
+    "unclosed-defaults": "echo " + "${A:-" * 4_000,
+    "quotes": '"' * 20_000,
+    "continuations": "\\\n" * 10_000,
+    "heredoc-openers": "<<EOF\n" * 4_000,
+    "array-openers": "A=( " * 5_000,
+    "many-flags": "vllm serve m " + "--x " * 5_000,
+    "many-env": "docker run " + "-e A=1 " * 3_000 + "img",
+    "deep-yaml": "services:\n  s:\n    command: " + "[" * 5_000,
+}
+
+
+@pytest.mark.parametrize("text", HOSTILE.values(), ids=HOSTILE.keys())
+def test_hostile_input_finishes(text: str) -> None:
+    with hang_guard(20):
+        launch = parse_launch(text)
     assert "internal error while reading the launch" not in launch.problems
