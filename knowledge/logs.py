@@ -469,7 +469,8 @@ def summarise_log(text: str) -> LogSummary:
         if end < 0:
             end = n
         lines += 1
-        _read_line(reader, text[start:end], lines)
+        if end - start > 1 or reader.open_tracebacks or (end > start and text[start] != "\r"):
+            _read_line(reader, text[start:end], lines)  # empty lines only matter in tracebacks
         start = end + 1
     if reader.last_traceback is None and reader.open_tracebacks:
         latest = max(reader.open_tracebacks.values(), key=lambda tb: tb.line)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -329,3 +332,43 @@ def test_normalise_is_idempotent(text: str) -> None:
     once = normalise_line(text)
     assert normalise_line(once) == once
     assert "\n" not in once or "\n" in text
+
+
+#: Hostile logs: each must finish (the alarm is a hang guard, not a timing assertion).
+HOSTILE = {
+    "one-long-line": "x" * 2_000_000,
+    "unclosed-args": "non-default args: {" + "'a': [" * 50_000,
+    "many-traceback-heads": "".join(
+        f"(W pid={i}) Traceback (most recent call last):\n" for i in range(20_000)
+    ),
+    "endless-frames": "Traceback (most recent call last):\n" + "  frame\n" * 100_000,
+    "empty-lines": "\n" * 500_000,
+    "prefix-chain": "(a pid=1) " * 100_000,
+    "rank-chain": "[rank1]:" * 100_000,
+    "number-list": "1," * 500_000,
+    "exception-lines": "ValueError: x\n" * 50_000,
+}
+
+
+@contextmanager
+def hang_guard(seconds: int) -> Iterator[None]:
+    def on_alarm(signum: int, frame: object) -> None:
+        raise TimeoutError(f"did not finish within {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("text", HOSTILE.values(), ids=HOSTILE.keys())
+def test_hostile_log_finishes(text: str) -> None:
+    with hang_guard(30):
+        summary = summarise_log(text)
+        normalise_line(text)
+    assert summary.lines == text.count("\n") + (not text.endswith("\n"))
+    if summary.last_traceback is not None:
+        assert len(summary.last_traceback.lines) <= 200
