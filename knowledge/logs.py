@@ -38,6 +38,7 @@ import re
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Final
 
 __all__ = [
@@ -75,7 +76,7 @@ READY_MARKERS: Final = (
 )
 VLLM_MARKERS: Final = ("vLLM", "vllm.", "/vllm/", "non-default args:", "V1 LLM engine")
 VLLM_SOURCES: Final = ("APIServer", "EngineCore", "VllmWorker", "Worker_TP", "Worker")
-SGLANG_MARKERS: Final = ("sglang", "SGLang", "ServerArgs(", "fired up and ready to roll")
+SGLANG_MARKERS: Final = ("sglang", "SGLang", "SGLANG", "ServerArgs(", "fired up and ready to roll")
 
 _ANSI_RE: Final = re.compile(r"\x1b\[[0-9;?]{0,32}[A-Za-z]")
 _COMPOSE_PREFIX_RE: Final = re.compile(r"[A-Za-z0-9][\w.-]{0,63}[ \t]{1,32}\|[ \t]?")
@@ -98,8 +99,8 @@ _PY_TS_LEVEL_RE: Final = re.compile(
     r"(?:[\w.]{1,80}[ \t]+-[ \t]+)?(DEBUG|INFO|WARNING|ERROR|CRITICAL)[ \t]*(?:-|:)?[ \t]?"
 )
 _COLON_LEVEL_RE: Final = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL):(?:[\w.]{1,80}:|[ \t]+)")
-_GLOG_LEVELS: Final = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
-_LEVEL_ALIASES: Final = {"WARN": "WARNING"}
+_GLOG_LEVELS: Final = MappingProxyType({"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"})
+_LEVEL_ALIASES: Final = MappingProxyType({"WARN": "WARNING"})
 
 _UUID_RE: Final = re.compile(
     r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
@@ -435,13 +436,9 @@ def _read_line(reader: _Reader, raw: str, lineno: int) -> None:
     parsed = split_line(_clean(raw, MAX_CONFIG_LINE_CHARS if long_line else MAX_LINE_CHARS))
     level, message = parsed.level, parsed.message
     source = parsed.source or ""
-    if (
-        "vLLM" in message
-        or source.startswith(VLLM_SOURCES)
-        or any(m in message for m in VLLM_MARKERS)
-    ):
+    if source.startswith(VLLM_SOURCES) or any(m in message for m in VLLM_MARKERS):
         reader.vllm_hits += 1
-    if "sglang" in message.lower() or "ServerArgs(" in message or "fired up" in message:
+    if any(m in message for m in SGLANG_MARKERS):
         reader.sglang_hits += 1
     if level in ("WARNING", "WARN") or (level is None and _PY_WARNING_RE.search(message)):
         reader.warnings += 1
