@@ -19,6 +19,7 @@ DEFAULT_WIKI = ROOT.parent / "shared" / "wiki-snapshot"
 AREAS = [
     ("benchmarks.search_bench", "index build and search", True),
     ("benchmarks.knowledge_bench", "warm start, /runbook, /acronym, /search, RSS", True),
+    ("benchmarks.triage_parts_bench", "redaction, log summary, launch parsing", False),
     ("benchmarks.triage_bench", "triage of requests and logs", True),
     ("benchmarks.discord_bench", "end to end through the Discord stand-in", True),
 ]
