@@ -354,6 +354,42 @@ def test_incremental_when_a_page_is_removed_or_added(wiki_dir, data_dir, index):
         again.close()
 
 
+def test_repeated_updates_keep_at_most_two_segments(wiki_dir, data_dir, index):
+    # A big first segment, as on a real wiki, then small updates one after another.
+    many = "# Many\n\n" + "".join(f"## Item {i}\n\nitem {i}\n\n" for i in range(300))
+    write_wiki(wiki_dir, {"parts/many.md": many})
+    index.rebuild(load_wiki(wiki_dir))
+    for i in range(6):
+        write_wiki(wiki_dir, {f"guides/page{i}.md": f"# Page {i}\n\n## Gear {i}\n\ncog{i}\n"})
+        write_wiki(wiki_dir, {"guides/misc.md": PAGES["guides/misc.md"] + f"\nrevision{i}\n"})
+        assert index.update(load_wiki(wiki_dir)).mode == "incremental"
+        live = whoosh_index.open_dir(str((data_dir / "current").resolve()))
+        with live.reader() as reader:
+            assert len(list(reader.leaf_readers())) <= 2, f"after update {i}"
+        live.close()
+    assert [index.search(f"cog{i}").total for i in range(6)] == [1] * 6
+    assert index.search("revision5").total == 1
+    assert index.search("revision4").total == 0
+
+
+def test_exception_mid_update_changes_nothing(wiki_dir, data_dir, index):
+    write_wiki(wiki_dir, {"guides/new.md": "# New\n\n## Blimps\n\nA blimp has no frame.\n"})
+    (wiki_dir / "guides" / "misc.md").unlink()
+
+    def fail(done: int, total: int) -> None:
+        if done == 2:
+            raise Boom("interrupted")
+
+    with pytest.raises(Boom):
+        index.update(load_wiki(wiki_dir), progress=fail)
+    assert index.search("blimp").total == 0
+    assert index.search("quartermaster").total == 1
+    stats = index.update(load_wiki(wiki_dir))
+    assert (stats.mode, stats.changed_pages) == ("incremental", 2)
+    assert index.search("blimp").total == 1
+    assert index.search("quartermaster").total == 0
+
+
 def test_update_with_nothing_changed_is_reused(wiki_dir, index):
     assert index.update(load_wiki(wiki_dir)).mode == "reused"
 
