@@ -345,7 +345,7 @@ class _StatusWeighting(scoring.BM25F):
 
 # --- snippets ------------------------------------------------------------------
 
-_WORD = re.compile(r"\d+(?:\.\d+)+|[^\W_]+")
+_WORD_TAIL = re.compile(r"[^\W_]*")
 _WS = re.compile(r"\s+")
 _DOTTED = re.compile(r"\d+(?:\.\d+)+")
 
@@ -367,10 +367,9 @@ class _Marker:
                 # and confirm by analysing the whole word.
                 keep = len(term) if len(term) <= 3 else max(3, len(term) - 2)
                 alternatives.append(re.escape(term[:keep]))
-        pattern = "|".join(alternatives) or "(?!)"
-        self._candidates = re.compile(
-            rf"\d+(?:\.\d+)+|(?<![^\W_])[^\W_]*?(?:{pattern})[^\W_]*", re.IGNORECASE
-        )
+        # Literal prefixes only: the regex engine scans for them fast, and each hit
+        # is widened to its whole word below.
+        self._find = re.compile("|".join(alternatives) or "(?!)", re.IGNORECASE)
 
     def _is_match(self, word: str) -> bool:
         key = word.lower()
@@ -385,13 +384,22 @@ class _Marker:
         return hit
 
     def spans(self, text: str) -> list[tuple[int, int, str]]:
+        """(start, end, lower-cased word) of every matching word, in order."""
         found: list[tuple[int, int, str]] = []
-        for match in self._candidates.finditer(text):
-            word = match.group()
+        search = self._find.search
+        pos = 0
+        while len(found) < 400:
+            match = search(text, pos)
+            if match is None:
+                break
+            start = match.start()
+            while start > 0 and text[start - 1].isalnum():
+                start -= 1
+            end = _WORD_TAIL.match(text, match.end()).end()  # type: ignore[union-attr]
+            word = text[start:end]
             if self._is_match(word):
-                found.append((match.start(), match.end(), word.lower()))
-                if len(found) >= 400:
-                    break
+                found.append((start, end, word.lower()))
+            pos = max(end, match.start() + 1)
         return found
 
 
