@@ -64,7 +64,8 @@ async def send(
     if thinking and not was_answered(interaction):
         placeholder_private = interaction.extras.get(_DEFERRED_PRIVATE, False)
         if placeholder_private or not ephemeral:
-            message = await interaction.edit_original_response(embed=embed, view=view)
+            # content=None: a progress line shown meanwhile must not stay above the answer.
+            message = await interaction.edit_original_response(content=None, embed=embed, view=view)
             interaction.extras[_ANSWERED] = True
             return message
         await interaction.delete_original_response()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import time
 
 from knowledge.service import KnowledgeBase, demo_wiki_dir
 from tests.discord_standin import DEFAULT_IDS
@@ -71,6 +72,38 @@ def test_wiki_reindex_works_for_admins_and_reports_counts(discord_standin, tmp_p
         assert f"{pages_before + 1} pages" in embed["description"]
     assert kb.status().meta["pages"] == pages_before + 1
     assert kb.status().meta["index_mode"] == "full"
+    kb.close()
+
+
+def test_reindex_progress_is_shown_then_replaced_by_the_result(
+    discord_standin, tmp_path, monkeypatch
+):
+    from bot.exts.admin import _cog
+
+    kb = fresh_kb(tmp_path)
+    real_reload = kb.reload
+
+    def slow_reload(*, force=False, progress=None):
+        progress(1, 2)
+        time.sleep(0.3)  # in the worker thread: the event loop keeps running
+        progress(2, 2)
+        return real_reload(force=force)
+
+    monkeypatch.setattr(kb, "reload", slow_reload)
+    monkeypatch.setattr(_cog, "PROGRESS_EVERY", 0.05)
+
+    async def scenario(standin):
+        record = await standin.slash("wiki reindex", user_id=DEFAULT_IDS.owner)
+        await record.wait_for(
+            lambda r: r.method == "PATCH" and (r.json or {}).get("embeds"), what="the result"
+        )
+        return record
+
+    record = discord_standin.run(bot_factory(kb=kb), scenario)
+    edits = [r.json for r in record.requests if r.method == "PATCH"]
+    assert edits[0]["content"] == "Reindexing the wiki: 1/2 pages…"
+    assert not record.original["content"], "the progress line is gone"
+    assert embed_of(record.original)["title"] == "Wiki reindexed"
     kb.close()
 
 
