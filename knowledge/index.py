@@ -68,7 +68,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 #: Bump whenever the schema, the analyzer or what goes into a field changes.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: Statuses a page may have; anything else (or a missing page) counts as "other".
 STATUSES = ("hub", "current", "historical", "archive", "other")
 #: Score multipliers per page status, applied to every matching section.
@@ -345,7 +345,7 @@ class _StatusWeighting(scoring.BM25F):
 
 # --- snippets ------------------------------------------------------------------
 
-_WORD_TAIL = re.compile(r"[^\W_]*")
+_WORD_TAIL = re.compile(r"[^\W_]*(?:\.\d+)*")
 _WS = re.compile(r"\s+")
 _DOTTED = re.compile(r"\d+(?:\.\d+)+")
 

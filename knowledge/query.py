@@ -12,15 +12,18 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from whoosh.analysis import (
     STOP_WORDS,
     Analyzer,
+    Filter,
     LowercaseFilter,
     RegexTokenizer,
     StemFilter,
     StopFilter,
+    Token,
 )
 
 __all__ = [
@@ -32,6 +35,7 @@ __all__ = [
     "STOP",
     "TOKEN_PATTERN",
     "PreparedQuery",
+    "VersionHeadFilter",
     "clean_text",
     "make_analyzer",
     "prepare_query",
@@ -48,10 +52,10 @@ MAX_TERM_CHARS = 64
 #: Raw input beyond this is never even normalised (bounds the work per query).
 _RAW_CAP = MAX_QUERY_CHARS * 8
 
-#: Dotted numbers (``2.28.9``) stay whole; everything else is split on anything that
-#: is not a letter or digit, underscores included (``_zero_fill`` -> ``zero fill``,
-#: ``torch.AcceleratorError`` -> ``torch acceleratorerror``).
-TOKEN_PATTERN = r"\d+(?:\.\d+)+|[^\W_]+"
+#: Versions stay whole (``2.28.9``, ``K2.7``, ``Qwen3.5``); everything else is split on
+#: anything that is not a letter or digit, underscores included (``_zero_fill`` ->
+#: ``zero fill``, ``torch.AcceleratorError`` -> ``torch acceleratorerror``).
+TOKEN_PATTERN = r"[^\W_]*\d+(?:\.\d+)+|[^\W_]+"
 
 #: Whoosh's English stop words plus auxiliaries, pronouns and question words, which
 #: otherwise survive as stems that match nearly every section ("was" -> "wa").
@@ -69,11 +73,30 @@ PROBLEM_EMPTY = "empty query"
 PROBLEM_NO_WORDS = "no searchable words in the query"
 
 
+class VersionHeadFilter(Filter):
+    """After a versioned name also emit its name part: ``qwen3.5`` -> ``qwen3.5 qwen3``.
+
+    So "qwen3" finds pages about Qwen3.5, while "qwen3.5" (both terms required)
+    does not find pages that only know Qwen3. Bare numbers (``2.28.9``) are left.
+    """
+
+    def __call__(self, tokens: Iterator[Token]) -> Iterator[Token]:
+        for token in tokens:
+            text = token.text
+            yield token
+            head, dot, _ = text.partition(".")
+            if dot and head and not head.isdigit():
+                extra = token.copy()
+                extra.text = head
+                yield extra
+
+
 def make_analyzer() -> Analyzer:
     """The analyzer shared by every text field of the index and by queries."""
     return (
         RegexTokenizer(TOKEN_PATTERN)
         | LowercaseFilter()
+        | VersionHeadFilter()
         | StopFilter(stoplist=STOP, minsize=2, maxsize=MAX_TERM_CHARS)
         | StemFilter(cachesize=50000)
     )

@@ -177,6 +177,21 @@ def test_error_paragraph_is_found_by_its_message(index):
     assert ids(results)[0] == "troubleshooting/faults.md#capacitor-overheat"
 
 
+def test_versions_narrow_and_names_widen(tmp_path):
+    pages = {
+        "a.md": "# Widget3.5 Tuning\n\n## Setup\n\nInstall Widget3.5 first.\n",
+        "b.md": "# Widget3 Notes\n\n## Setup\n\nInstall Widget3 first.\n",
+    }
+    ix, _ = SearchIndex.open(load_wiki(write_wiki(tmp_path / "w", pages)), tmp_path / "d")
+    try:
+        assert {hit.path for hit in ix.search("widget3 install").hits} == {"a.md", "b.md"}
+        hits = ix.search("widget3.5 install").hits
+        assert [hit.id for hit in hits] == ["a.md#setup"]
+        assert ("Widget3.5", True) in hits[0].snippet
+    finally:
+        ix.close()
+
+
 def test_words_missing_from_the_wiki_do_not_empty_the_results(index):
     results = index.search("zeppelin qwxzzyv")
     assert ids(results)[0] == "guides/airships.md#zeppelin-mooring"

@@ -90,6 +90,13 @@ def test_identifiers_split_on_dots_and_underscores_but_versions_stay_whole(analy
     assert "2.28.9" in found
 
 
+def test_versioned_names_keep_the_version_and_add_the_name(analyzer):
+    assert terms(analyzer, "Qwen3.5") == ("qwen3.5", "qwen3")
+    assert terms(analyzer, "Kimi-K2.7-Code") == ("kimi", "k2.7", "k2", "code")
+    assert terms(analyzer, "nccl 2.28.9") == ("nccl", "2.28.9")
+    assert terms(analyzer, "GLM-5.2") == ("glm", "5.2")
+
+
 def test_no_more_than_the_term_limit(analyzer):
     words = " ".join(f"word{i}" for i in range(40))
     prepared = prepare_query(words, analyzer)
