@@ -10,10 +10,7 @@ import pytest
 from knowledge.catalogue import Catalogue, find_front_page
 from knowledge.glossary import Glossary
 from knowledge.wiki import load_wiki
-
-HERE = Path(__file__).parent
-DEMO = HERE.parent / "knowledge" / "demo_wiki"
-SNAPSHOT = HERE.parent.parent / "shared" / "wiki-snapshot"
+from tests.support import DEMO, SNAPSHOT, needs_snapshot
 
 
 def _catalogue(root: Path) -> Catalogue:
@@ -139,7 +136,7 @@ def test_wiki_without_front_page_has_no_families(tmp_path):
     assert catalogue.match("anything").family is None
 
 
-@pytest.mark.skipif(not SNAPSHOT.is_dir(), reason="../shared/wiki-snapshot is not present")
+@needs_snapshot
 def test_every_front_page_family_resolves_to_its_hub_and_current_page():
     catalogue = _catalogue(SNAPSHOT)
     wiki = catalogue.wiki

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from knowledge.catalogue import find_front_page
 from knowledge.glossary import Glossary
 from knowledge.wiki import load_wiki
-
-HERE = Path(__file__).parent
-DEMO = HERE.parent / "knowledge" / "demo_wiki"
-SNAPSHOT = HERE.parent.parent / "shared" / "wiki-snapshot"
+from tests.support import DEMO, SNAPSHOT, needs_snapshot
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +103,7 @@ def test_fallback_to_glossary_file_without_front_link(tmp_path):
     assert glossary.lookup("xyz").entry.meaning == "Ex Why Zed"
 
 
-@pytest.mark.skipif(not SNAPSHOT.is_dir(), reason="../shared/wiki-snapshot is not present")
+@needs_snapshot
 def test_every_real_glossary_row_is_found():
     wiki = load_wiki(SNAPSHOT)
     glossary = Glossary.from_wiki(wiki, find_front_page(wiki))

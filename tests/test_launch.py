@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,23 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from knowledge.launch import MAX_LAUNCH_CHARS, ImageRef, Launch, parse_image, parse_launch
+from tests.support import hang_guard
 
 SAMPLE_LOGS = Path(__file__).resolve().parents[2] / "shared" / "sample-logs"
 DIGEST = "sha256:" + "0f" * 32
-
-
-@contextmanager
-def hang_guard(seconds: int) -> Iterator[None]:
-    def on_alarm(signum: int, frame: object) -> None:
-        raise TimeoutError(f"parse_launch did not finish within {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def check(launch: Launch, expected: dict[str, Any]) -> None:

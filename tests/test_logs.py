@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -19,6 +16,7 @@ from knowledge.logs import (
     split_line,
     summarise_log,
 )
+from tests.support import hang_guard
 
 SAMPLE_LOGS = Path(__file__).resolve().parents[2] / "shared" / "sample-logs"
 
@@ -348,20 +346,6 @@ HOSTILE = {
     "number-list": "1," * 500_000,
     "exception-lines": "ValueError: x\n" * 50_000,
 }
-
-
-@contextmanager
-def hang_guard(seconds: int) -> Iterator[None]:
-    def on_alarm(signum: int, frame: object) -> None:
-        raise TimeoutError(f"did not finish within {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.mark.parametrize("text", HOSTILE.values(), ids=HOSTILE.keys())

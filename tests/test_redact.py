@@ -6,9 +6,6 @@ import base64
 import re
 import re._constants as sre_constants
 import re._parser as sre_parse
-import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -25,6 +22,7 @@ from knowledge.redact import (
     redact,
     redact_fields,
 )
+from tests.support import hang_guard
 
 SAMPLE_LOGS = Path(__file__).resolve().parents[2] / "shared" / "sample-logs"
 
@@ -277,20 +275,6 @@ ADVERSARIAL = {
 #: Hang guard only (seconds). Not a timing assertion: each input takes milliseconds,
 #: and a super-linear pattern would take minutes on these 20 kB inputs.
 HANG_GUARD_SECONDS = 20
-
-
-@contextmanager
-def hang_guard(seconds: int) -> Iterator[None]:
-    def on_alarm(signum: int, frame: object) -> None:
-        raise TimeoutError(f"redact did not finish within {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.mark.parametrize("text", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())

@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 
 from knowledge.wiki import MAX_PAGE_BYTES, github_anchor, load_wiki, parse_page
+from tests.support import DEMO, SNAPSHOT, needs_snapshot
 
 HERE = Path(__file__).parent
-DEMO = HERE.parent / "knowledge" / "demo_wiki"
-SNAPSHOT = HERE.parent.parent / "shared" / "wiki-snapshot"
 
 
 def _section_view(section) -> dict:
@@ -98,7 +97,7 @@ def test_revision_changes_with_content(tmp_path):
     assert load_wiki(tmp_path).revision != first
 
 
-@pytest.mark.skipif(not SNAPSHOT.is_dir(), reason="../shared/wiki-snapshot is not present")
+@needs_snapshot
 def test_every_snapshot_page_loads():
     wiki = load_wiki(SNAPSHOT)
     on_disk = {
