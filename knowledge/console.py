@@ -7,15 +7,16 @@ command would; ``render_text`` prints it for a terminal.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Callable
 
 from .reply import Reply
 from .service import KnowledgeBase
+from .text import escape_markdown
 
 __all__ = ["COMMANDS", "dispatch", "render_text"]
 
 _UNESCAPE = re.compile(r"\\([\\*_`~|>#\[\]()\-+!<:])")
+_BOLD = re.compile(r"(?<!\\)\*\*(.+?)(?<!\\)\*\*", re.DOTALL)
 _OPTION = re.compile(r"^(in|page):(\S+)$", re.IGNORECASE)
 
 
@@ -61,14 +62,10 @@ def dispatch(kb: KnowledgeBase, line: str) -> Reply:
     handler = COMMANDS.get(name.casefold())
     if handler is None:
         commands = ", ".join(f"/{c}" for c in COMMANDS)
-        try:
-            shown = shlex.quote(name)[:40]
-        except ValueError:
-            shown = "?"
         return Reply(
             "error",
-            "?",
-            kb.t("common.unknown_command", name=shown, commands=commands),
+            kb.t("common.unknown_command_title"),
+            kb.t("common.unknown_command", name=escape_markdown(name[:40]), commands=commands),
             ephemeral=True,
         )
     return handler(kb, arg.strip())
@@ -94,4 +91,5 @@ def render_text(reply: Reply) -> str:
 
 
 def _plain(text: str) -> str:
-    return _UNESCAPE.sub(r"\1", text)
+    """Markdown escapes and bold markers removed; code spans and links kept."""
+    return _UNESCAPE.sub(r"\1", _BOLD.sub(r"\1", text))
