@@ -32,6 +32,9 @@ MAX_PAGER_TIMEOUT = 14 * 60
 DEFAULT_COOLDOWN_RATE = 3
 DEFAULT_COOLDOWN_PER = 10.0
 DEFAULT_PAGER_TIMEOUT = 300.0
+#: Minutes between two looks at the wiki folder for changed pages (0: never).
+DEFAULT_REFRESH_MINUTES = 10.0
+MAX_REFRESH_MINUTES = 24 * 60
 _SECRET_KEYS = frozenset({"token", "discord_token", "bot_token", "secret", "client_secret"})
 
 
@@ -61,13 +64,15 @@ class BotConfig:
     cooldown: Cooldown
     #: Seconds a /search pager stays usable before its buttons are disabled.
     pager_timeout: float
+    #: Minutes between two re-reads of the wiki folder (changed pages only); 0: never.
+    refresh_minutes: float = DEFAULT_REFRESH_MINUTES
     #: The file this was read from (for messages), or None when built in code.
     source: Path | None = None
 
 
 _SCHEMA: dict[str, dict[str, str]] = {
     "discord": {"guild_ids": "ids", "admin_role_ids": "ids"},
-    "wiki": {"path": "dir", "link_base": "url", "data_dir": "path"},
+    "wiki": {"path": "dir", "link_base": "url", "data_dir": "path", "refresh_minutes": "minutes"},
     "cooldown": {"rate": "int", "per": "seconds"},
     "search": {"pager_timeout": "seconds"},
 }
@@ -139,6 +144,18 @@ class _Reader:
             raise self.fail(key, f"must be more than 0 seconds, got {_show(value)}")
         return float(value)
 
+    def minutes(self, key: str, value: Any) -> float:
+        number = not isinstance(value, bool) and isinstance(value, int | float)
+        if not number or not math.isfinite(value):
+            raise self.fail(
+                key, f"must be a number of minutes (0 turns it off), got {_show(value)}"
+            )
+        if value != 0 and not 1 <= value <= MAX_REFRESH_MINUTES:
+            raise self.fail(
+                key, f"must be 0 (off) or 1 to {MAX_REFRESH_MINUTES} minutes, got {_show(value)}"
+            )
+        return float(value)
+
 
 def _show(value: Any) -> str:
     text = repr(value)
@@ -199,6 +216,8 @@ def parse_config(data: Any, *, name: str = "<config>", base: Path | None = None)
             f"must be at most {MAX_PAGER_TIMEOUT} seconds (Discord's reply token lasts 15"
             f" minutes), got {_show(timeout)}",
         )
+    refresh = values.get(("wiki", "refresh_minutes"))
+    refresh_minutes = DEFAULT_REFRESH_MINUTES if refresh is None else get("wiki", "refresh_minutes")
     return BotConfig(
         guild_ids=get("discord", "guild_ids"),
         admin_role_ids=get("discord", "admin_role_ids"),
@@ -207,6 +226,7 @@ def parse_config(data: Any, *, name: str = "<config>", base: Path | None = None)
         data_dir=get("wiki", "data_dir"),
         cooldown=cooldown,
         pager_timeout=pager_timeout,
+        refresh_minutes=refresh_minutes,
     )
 
 
