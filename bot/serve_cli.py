@@ -1,8 +1,10 @@
-"""``wikibot serve`` and ``wikibot sync``: the Discord side of the command line.
+"""``wikibot serve``, ``wikibot sync`` and ``wikibot health``: the Discord side of the CLI.
 
-discord.py is imported inside the command functions only, so ``wikibot console``
-and ``wikibot ask`` never load it. The token is read from ``DISCORD_TOKEN`` and
-nowhere else; without it ``serve`` prints one line saying what to do.
+discord.py is imported inside the command functions only, so ``wikibot console``,
+``wikibot ask`` and ``wikibot health`` never load it. The token is read from
+``DISCORD_TOKEN`` and nowhere else; without it ``serve`` prints one line saying
+what to do. ``health`` needs no token: it reads the heartbeat the running bot
+writes into its data folder (see :mod:`bot.heartbeat`).
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ import os
 import sys
 from pathlib import Path
 
+from knowledge.service import default_data_dir
 from knowledge.templates import load_templates
 
 from .config import BotConfig, ConfigError, load_config
+from .heartbeat import DEFAULT_MAX_AGE, check_heartbeat, heartbeat_path
 
-__all__ = ["DEFAULT_CONFIG", "add_commands", "serve", "sync"]
+__all__ = ["DEFAULT_CONFIG", "add_commands", "health", "serve", "sync"]
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +53,34 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     )
     sync_parser.set_defaults(func=sync)
 
+    health_parser = sub.add_parser(
+        "health",
+        help="exit 0 if the running bot's heartbeat is fresh and it is connected, else 1",
+    )
+    _config_option(health_parser)
+    health_parser.add_argument(
+        "--max-age",
+        type=_positive_seconds,
+        default=DEFAULT_MAX_AGE,
+        metavar="SECONDS",
+        help=f"oldest heartbeat that still counts as healthy (default: {DEFAULT_MAX_AGE:.0f})",
+    )
+    health_parser.set_defaults(func=health)
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text!r}")
+    return value
+
+
+def _config_path(args: argparse.Namespace) -> Path:
+    return args.config or Path(os.environ.get("WIKIBOT_CONFIG") or DEFAULT_CONFIG)
+
 
 def _prepare(args: argparse.Namespace) -> tuple[BotConfig, str] | int:
     """The config and token, or an exit code after printing one line to stderr."""
@@ -57,9 +89,8 @@ def _prepare(args: argparse.Namespace) -> tuple[BotConfig, str] | int:
     if not token:
         print(t("serve.missing_token"), file=sys.stderr)
         return 2
-    path = args.config or Path(os.environ.get("WIKIBOT_CONFIG") or DEFAULT_CONFIG)
     try:
-        config = load_config(path)
+        config = load_config(_config_path(args))
     except ConfigError as exc:
         print(t("serve.config_error", error=exc), file=sys.stderr)
         return 2
@@ -129,3 +160,22 @@ def sync(args: argparse.Namespace) -> int:
         where = t("admin.sync_global") if target is None else t("serve.guild", id=target)
         print(t("serve.synced", count=count, where=where))
     return 0
+
+
+def health(args: argparse.Namespace) -> int:
+    """Docker's ``HEALTHCHECK``: one line, exit 0 (healthy) or 1 (unhealthy, saying why).
+
+    Never exits 2: Docker reserves it. The data folder is found as the bot finds
+    it: ``wiki.data_dir``, else the per-wiki folder under ``$WIKIBOT_DATA``.
+    """
+    t = load_templates("bot.yaml")
+    try:
+        config = load_config(_config_path(args))
+    except ConfigError as exc:
+        print(t("health.config_error", error=exc), file=sys.stderr)
+        return 1
+    data_dir = config.data_dir or default_data_dir(config.wiki_dir)
+    verdict = check_heartbeat(heartbeat_path(data_dir), max_age=args.max_age)
+    line = t(f"health.{verdict.status}", **verdict.values())
+    print(line, file=sys.stdout if verdict.ok else sys.stderr)
+    return 0 if verdict.ok else 1

@@ -1,0 +1,166 @@
+"""The bot's heartbeat file, and the check ``wikibot health`` makes of it.
+
+While it runs, the bot (``bot.exts.upkeep``) rewrites ``<data_dir>/heartbeat.json``
+every :data:`HEARTBEAT_EVERY` seconds::
+
+    {"time": "2025-01-31T12:00:00.000+00:00", "pid": 7, "revision": "3f2a9c1b0d4e",
+     "guilds": 1, "connected": true}
+
+``wikibot health`` (Docker's ``HEALTHCHECK``) runs in another process and only
+reads it: healthy means written less than ``max_age`` seconds ago by a bot that
+says it is connected to Discord. The file is replaced atomically, so a reader
+never sees half of it. This module does not import discord: the health check
+starts fast.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+__all__ = [
+    "DEFAULT_MAX_AGE",
+    "HEARTBEAT_EVERY",
+    "HEARTBEAT_FILE",
+    "Health",
+    "Heartbeat",
+    "check_heartbeat",
+    "heartbeat_path",
+    "read_heartbeat",
+    "write_heartbeat",
+]
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT_FILE = "heartbeat.json"
+#: Seconds between two heartbeats.
+HEARTBEAT_EVERY = 30.0
+#: A heartbeat older than this (seconds) means the bot is stuck or gone: four missed beats.
+DEFAULT_MAX_AGE = 120.0
+
+Status = Literal["healthy", "missing", "unreadable", "stale", "disconnected"]
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    #: Wall-clock time of writing (Unix seconds): it is read by another process.
+    time: float
+    pid: int
+    #: The wiki revision the bot answers from (``Wiki.revision``).
+    revision: str
+    guilds: int
+    #: Whether the bot's gateway connection to Discord is up.
+    connected: bool
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["time"] = datetime.fromtimestamp(self.time, UTC).isoformat(timespec="milliseconds")
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any) -> Heartbeat:
+        """Check what was read; raise ``ValueError`` naming the first bad field."""
+        if not isinstance(data, dict):
+            raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+        kinds = {"time": str, "pid": int, "revision": str, "guilds": int, "connected": bool}
+        for key, kind in kinds.items():
+            value = data.get(key)
+            if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+                raise ValueError(f"field {key!r} must be a {kind.__name__}, got {value!r}")
+        try:
+            written = datetime.fromisoformat(data["time"])
+        except ValueError:
+            raise ValueError(f"field 'time' is not an ISO 8601 time: {data['time']!r}") from None
+        if written.tzinfo is None:
+            raise ValueError(f"field 'time' has no time zone: {data['time']!r}")
+        return cls(
+            time=written.timestamp(),
+            pid=data["pid"],
+            revision=data["revision"],
+            guilds=data["guilds"],
+            connected=data["connected"],
+        )
+
+
+def heartbeat_path(data_dir: Path) -> Path:
+    return Path(data_dir) / HEARTBEAT_FILE
+
+
+def write_heartbeat(path: Path, beat: Heartbeat) -> None:
+    """Replace ``path`` with ``beat`` atomically (temp file beside it, then ``os.replace``)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps(beat.to_json()) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def read_heartbeat(path: Path) -> Heartbeat:
+    """The heartbeat in ``path``: ``FileNotFoundError`` if none, ``ValueError`` if unusable."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc})") from None
+    return Heartbeat.from_json(data)
+
+
+@dataclass(frozen=True, slots=True)
+class Health:
+    """The verdict on one heartbeat file."""
+
+    status: Status
+    path: Path
+    max_age: float
+    beat: Heartbeat | None = None
+    #: Seconds since the heartbeat was written (None when there is none).
+    age: float | None = None
+    #: Why the file could not be used (``unreadable`` only).
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "healthy"
+
+    def values(self) -> dict[str, Any]:
+        """Everything a message about this verdict may name."""
+        beat = self.beat
+        age = self.age or 0.0
+        return {
+            "path": self.path,
+            "max_age": self.max_age,
+            "age": age,
+            "over": max(age - self.max_age, 0.0),
+            "error": self.error,
+            "pid": beat.pid if beat else None,
+            "revision": beat.revision if beat else None,
+            "guilds": beat.guilds if beat else None,
+        }
+
+
+def check_heartbeat(
+    path: Path, *, max_age: float = DEFAULT_MAX_AGE, now: float | None = None
+) -> Health:
+    """Healthy when ``path`` was written at most ``max_age`` seconds ago, connected."""
+    try:
+        beat = read_heartbeat(path)
+    except FileNotFoundError:
+        return Health("missing", path, max_age)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return Health("unreadable", path, max_age, error=str(exc))
+    # A heartbeat from a little in the future (clocks adjusted) counts as just written.
+    age = max((time.time() if now is None else now) - beat.time, 0.0)
+    if age > max_age:
+        return Health("stale", path, max_age, beat, age)
+    if not beat.connected:
+        return Health("disconnected", path, max_age, beat, age)
+    return Health("healthy", path, max_age, beat, age)
