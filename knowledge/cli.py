@@ -164,3 +164,7 @@ def add_knowledge_commands(sub: argparse._SubParsersAction) -> None:
     add_wiki_options(index)
     index.add_argument("--full", action="store_true", help="force a full rebuild")
     index.set_defaults(func=_index)
+
+    from .triage_cli import add_triage_command  # registers ``wikibot triage``
+
+    add_triage_command(sub)
