@@ -28,7 +28,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, Final, Protocol
 
 from .catalogue import Catalogue, Family, find_front_page
@@ -525,8 +525,12 @@ class _Triage:
             catalogue=self.c.catalogue,
             completeness=completeness,
         )
-        findings = self.c.rules.evaluate(subject)
-        known = self._known_errors(clean)
+        wiki = self.c.wiki
+        findings = [
+            replace(f, page=_with_anchor(wiki, f.page)) if f.page else f
+            for f in self.c.rules.evaluate(subject)
+        ]
+        known = [replace(k, page=_with_anchor(wiki, k.page)) for k in self._known_errors(clean)]
         suggestions, coverage = self._suggestions(clean, known, findings, family, summary, image)
         confidence = _confidence(known, findings, family, suggestions, coverage)
         return TriageResult(
@@ -693,6 +697,7 @@ class _Triage:
         candidates: dict[str, _Candidate] = {}
 
         def add(ref: str, score: float, why: str, title: str | None = None) -> None:
+            ref = _with_anchor(self.c.wiki, ref)
             path, _, anchor = ref.partition("#")
             if path not in self.c.wiki.pages:
                 return
@@ -853,6 +858,15 @@ def _confidence(
     if known or (family is not None and family.how != "name") or coverage >= 0.75:
         return "medium"
     return "low"
+
+
+def _with_anchor(wiki: Wiki, ref: str) -> str:
+    """``path#anchor`` for a reference; a bare page path gets its first heading's anchor."""
+    if "#" in ref:
+        return ref
+    page = wiki.pages.get(ref)
+    anchor = next((s.anchor for s in page.sections if s.anchor), None) if page else None
+    return f"{ref}#{anchor}" if anchor else ref
 
 
 def _resolve_path(wiki: Wiki, candidate: str) -> str | None:

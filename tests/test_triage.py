@@ -89,12 +89,13 @@ def test_json_has_every_field_of_the_contract(ctx):
     assert data["launch"]["tp"] == 8
     for finding in data["findings"]:
         assert set(finding) >= {"id", "severity", "message", "page", "evidence"}
+        assert finding["page"] is None or "#" in finding["page"]
     for match in data["known_errors"]:
         assert set(match) >= {"page", "title", "lines", "fix"}
         assert "#" in match["page"]
     for suggestion in data["suggestions"]:
         assert set(suggestion) >= {"page", "why", "score", "title"}
-        assert "#" in suggestion["page"] or suggestion["page"].endswith(".md")
+        assert "#" in suggestion["page"]
     scores = [s["score"] for s in data["suggestions"]]
     assert scores == sorted(scores, reverse=True) and 3 <= len(scores) <= 5
     assert {i["key"]: i["status"] for i in data["completeness"]["items"]}["client"] == "missing"
@@ -114,6 +115,7 @@ def test_the_glm5_v3_request_gets_what_a_helper_would_say(ctx):
     assert result.confidence == "high"
     refs = [s.page for s in result.suggestions]
     assert "models/glm5_v4.md#launch" in refs
+    assert "models/glm5_v3.md#glm-5-v3-nvfp4-with-dcp1-and-mtp1" in refs  # the page followed
 
 
 def test_secrets_are_removed_before_anything_reads_them(ctx):
