@@ -40,6 +40,7 @@ from knowledge.templates import Templates, load_templates
 from .config import BotConfig
 from .cooldowns import Cooldowns
 from .errors import WikiTree
+from .heartbeat import HEARTBEAT_EVERY
 
 __all__ = ["EXTENSIONS", "WikiBot"]
 
@@ -58,12 +59,18 @@ EXTENSIONS = (
     "bot.exts.search",
     "bot.exts.admin",
     "bot.exts.help",
+    "bot.exts.upkeep",
 )
 
 
 class WikiBot(commands.Bot):
     """The wiki bot. Extra keyword arguments go to :class:`discord.Client` (tests pass
-    ``http_trace`` and ``guild_ready_timeout``)."""
+    ``http_trace`` and ``guild_ready_timeout``).
+
+    ``refresh_interval`` (seconds; default ``config.refresh_minutes``, 0: off) and
+    ``heartbeat_interval`` pace the upkeep loops (``bot.exts.upkeep``); tests pass
+    fractions of a second.
+    """
 
     def __init__(
         self,
@@ -72,6 +79,8 @@ class WikiBot(commands.Bot):
         knowledge: KnowledgeBase | None = None,
         open_knowledge: bool = True,
         sync_on_start: bool = True,
+        refresh_interval: float | None = None,
+        heartbeat_interval: float = HEARTBEAT_EVERY,
         **kwargs: Any,
     ) -> None:
         intents = discord.Intents.none()
@@ -92,6 +101,12 @@ class WikiBot(commands.Bot):
         self._owns_kb = knowledge is None
         self._open_knowledge = open_knowledge
         self._sync_on_start = sync_on_start
+        self.refresh_interval = (
+            config.refresh_minutes * 60 if refresh_interval is None else refresh_interval
+        )
+        self.heartbeat_interval = heartbeat_interval
+        #: Held by whatever reloads the wiki (/wiki reindex, the periodic refresh): one at a time.
+        self.reload_lock = asyncio.Lock()
         self._pool = ThreadPoolExecutor(KNOWLEDGE_THREADS, thread_name_prefix="wikibot-knowledge")
 
     @property

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import tempfile
 import time
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -95,12 +96,15 @@ def heartbeat_path(data_dir: Path) -> Path:
 def write_heartbeat(path: Path, beat: Heartbeat) -> None:
     """Replace ``path`` with ``beat`` atomically (temp file beside it, then ``os.replace``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # A temp name of its own per write: a last beat at shutdown may overlap a loop's beat.
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        tmp.write_text(json.dumps(beat.to_json()) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(beat.to_json()) + "\n")
+        os.chmod(name, 0o644)  # mkstemp makes it 0600; a health check may run as another user
+        os.replace(name, path)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        Path(name).unlink(missing_ok=True)
         raise
 
 

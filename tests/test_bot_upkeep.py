@@ -1,19 +1,38 @@
-"""Upkeep: wiki.refresh_minutes, the heartbeat file and ``wikibot health``."""
+"""Upkeep: the periodic wiki refresh, the heartbeat file and ``wikibot health``.
+
+The bot's part runs end to end through the Discord stand-in, with the loops'
+intervals shortened to fractions of a second (``WikiBot(refresh_interval=...,
+heartbeat_interval=...)``); waits poll for the outcome, nothing is timed.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
+import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from bot.cli import main
+from bot.client import WikiBot
 from bot.config import ConfigError, load_config
-from bot.heartbeat import Heartbeat, check_heartbeat, heartbeat_path, write_heartbeat
+from bot.heartbeat import (
+    Heartbeat,
+    check_heartbeat,
+    heartbeat_path,
+    read_heartbeat,
+    write_heartbeat,
+)
+from knowledge.service import KnowledgeBase, demo_wiki_dir
+from knowledge.wiki import load_wiki
+from tests.discord_standin import DEFAULT_IDS
+from tests.test_bot_fixtures import EPHEMERAL, LINK_BASE, bot_factory, embed_of, make_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -184,3 +203,235 @@ def test_python_m_bot_cli_health_runs_without_discord(tmp_path):
     )
     assert fresh.returncode == 0, fresh.stderr
     assert fresh.stdout.startswith("healthy:") and len(fresh.stdout.splitlines()) == 1
+
+
+# --- the refresh loop, end to end ---------------------------------------------------
+
+#: Seconds between two refreshes in these tests (the config's minutes are for real use).
+TICK = 0.05
+
+
+def fresh_kb(tmp_path: Path) -> KnowledgeBase:
+    """The demo wiki copied to ``tmp_path``, so a test may edit its pages."""
+    wiki = tmp_path / "wiki"
+    shutil.copytree(demo_wiki_dir(), wiki)
+    return KnowledgeBase.open(wiki, tmp_path / "data", link_base=LINK_BASE)
+
+
+def edit(path: Path, old: str, new: str) -> str:
+    """Replace ``old`` by ``new`` in a page as an editor or ``git pull`` would (new file,
+    renamed over the old one); the wiki's revision once the edit is loaded."""
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text.replace(old, new, 1), encoding="utf-8")
+    os.replace(tmp, path)
+    return load_wiki(path.parent).revision
+
+
+def upkeep(standin):
+    return standin.client.get_cog("UpkeepCog")
+
+
+NEW_ROW = "| NEWTERM | Newly Written Term | Added while the bot was running. |\n"
+
+
+def test_the_refresh_loop_picks_up_a_glossary_edit(discord_standin, tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="bot.exts.upkeep")
+    kb = fresh_kb(tmp_path)
+    glossary = kb.wiki_dir / "GLOSSARY.md"
+    old_revision = kb.wiki.revision
+
+    async def scenario(standin):
+        before = await standin.slash("acronym", term="NEWTERM")
+        await before.followup()
+        revision = edit(glossary, "| TP | Tensor", NEW_ROW + "| TP | Tensor")
+        await standin.wait_until(
+            lambda: kb.wiki.revision == revision or None, what="the refresh", poll=0.01
+        )
+        after = await standin.slash("acronym", term="NEWTERM")
+        return before, after, revision
+
+    before, after, revision = discord_standin.run(
+        bot_factory(kb=kb, refresh_interval=TICK), scenario
+    )
+    assert "not in the glossary" in embed_of(before.original)["title"]
+    assert after.response.callback_type == 4, "now a glossary hit, answered at once"
+    embed = embed_of(after.response.message)
+    assert embed["title"] == "NEWTERM" and "Newly Written Term" in embed["description"]
+    (logged,) = [r.getMessage() for r in caplog.records if "wiki refreshed" in r.getMessage()]
+    assert f"revision {old_revision} -> {revision}" in logged
+    assert "index incremental" in logged and "changed GLOSSARY.md" in logged
+
+
+def test_a_failing_refresh_is_logged_and_the_loop_goes_on(
+    discord_standin, tmp_path, monkeypatch, caplog
+):
+    caplog.set_level(logging.INFO, logger="bot.exts.upkeep")
+    kb = fresh_kb(tmp_path)
+    real_reload = kb.reload
+    armed = threading.Event()  # set once the scenario expects the error logs
+    failures = []
+
+    def failing_twice(**kwargs):
+        if not armed.is_set():
+            return real_reload(**kwargs)
+        if len(failures) < 2:
+            failures.append(kwargs)
+            raise OSError("wiki folder unreadable")
+        return real_reload(**kwargs)
+
+    monkeypatch.setattr(kb, "reload", failing_twice)
+
+    async def scenario(standin):
+        standin.expect_error_log("wiki refresh failed")
+        armed.set()
+        await standin.wait_until(lambda: len(failures) == 2 or None, what="failures", poll=0.01)
+        revision = edit(kb.wiki_dir / "GLOSSARY.md", "| TP | Tensor", NEW_ROW + "| TP | Tensor")
+        await standin.wait_until(
+            lambda: kb.wiki.revision == revision or None, what="a refresh that works", poll=0.01
+        )
+        assert (await standin.slash("acronym", term="NEWTERM")).response.callback_type == 4
+        loop = upkeep(standin).refresh
+        return loop.is_running(), loop.failed()
+
+    running, failed = discord_standin.run(bot_factory(kb=kb, refresh_interval=TICK), scenario)
+    assert running and not failed
+    assert len(failures) == 2
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert [bool(r.exc_info) for r in errors] == [True, False], "one traceback, then a line"
+    assert "wiki folder unreadable" in str(errors[0].exc_info[1])
+    assert "2 in a row" in errors[1].getMessage()
+    assert any("works again after 2 failures" in r.getMessage() for r in caplog.records)
+
+
+def test_refresh_and_reindex_never_run_at_once(discord_standin, tmp_path, monkeypatch, caplog):
+    caplog.set_level(logging.INFO, logger="bot.exts.upkeep")
+    kb = fresh_kb(tmp_path)
+    real_reload = kb.reload
+    calls = []
+    refreshing, release = threading.Event(), threading.Event()
+
+    def held_refresh(**kwargs):  # in a worker thread
+        calls.append(kwargs)
+        if len(calls) == 1:
+            refreshing.set()
+            release.wait(10)
+        return real_reload(**kwargs)
+
+    monkeypatch.setattr(kb, "reload", held_refresh)
+
+    def skipped():
+        return sum("refresh skipped" in r.getMessage() for r in caplog.records)
+
+    async def scenario(standin):
+        # A refresh is running: /wiki reindex says so instead of starting a second reload.
+        await standin.wait_until(lambda: refreshing.is_set() or None, what="a refresh", poll=0.01)
+        busy = await standin.slash("wiki reindex", user_id=DEFAULT_IDS.owner)
+        release.set()
+        lock = standin.client.reload_lock
+        await standin.wait_until(
+            lambda: not lock.locked() or None, what="the refresh to end", poll=0.01
+        )
+        # A reindex is running (it holds the lock): ticks are skipped, not queued.
+        async with lock:
+            reloads = len(calls)
+            await standin.wait_until(lambda: skipped() >= 3 or None, what="skips", poll=0.01)
+            skipped_reloads = len(calls) - reloads
+        await standin.wait_until(
+            lambda: len(calls) > reloads or None, what="the next refresh", poll=0.01
+        )
+        return busy, skipped_reloads
+
+    busy, skipped_reloads = discord_standin.run(bot_factory(kb=kb, refresh_interval=TICK), scenario)
+    assert busy.response.callback_type == 4 and busy.response.message["flags"] & EPHEMERAL
+    embed = embed_of(busy.response.message)
+    assert embed["title"] == "Reindex not started"
+    assert "being re-read already" in embed["description"]
+    assert not any(call.get("force") for call in calls), "the reindex never ran"
+    assert skipped_reloads == 0
+
+
+def test_shutdown_waits_for_a_refresh_in_progress(discord_standin, tmp_path, monkeypatch):
+    kb = fresh_kb(tmp_path)
+    real_reload = kb.reload
+    started, finished = threading.Event(), threading.Event()
+
+    def slow_reload(**kwargs):
+        started.set()
+        time.sleep(0.3)
+        built = real_reload(**kwargs)
+        finished.set()
+        return built
+
+    monkeypatch.setattr(kb, "reload", slow_reload)
+    seen_at_close = []
+
+    def factory(**kwargs):
+        bot = WikiBot(make_config(), knowledge=kb, refresh_interval=TICK, **kwargs)
+        close = bot.close
+
+        async def close_and_look():
+            await close()
+            seen_at_close.append(finished.is_set())
+
+        bot.close = close_and_look
+        return bot
+
+    async def scenario(standin):
+        await standin.wait_until(lambda: started.is_set() or None, what="a refresh", poll=0.01)
+
+    discord_standin.run(factory, scenario)
+    assert seen_at_close == [True], "close() returned only after the refresh had finished"
+
+
+def test_refresh_minutes_0_turns_the_loop_off(discord_standin):
+    config = make_config(wiki={"refresh_minutes": 0})
+
+    async def scenario(standin):
+        cog = upkeep(standin)
+        return cog.refresh.is_running(), cog.heartbeat.is_running()
+
+    assert discord_standin.run(bot_factory(config), scenario) == (False, True)
+
+
+# --- the heartbeat, end to end ------------------------------------------------------
+
+
+def test_heartbeat_is_written_while_the_bot_runs_and_health_follows_it(
+    discord_standin, tmp_path, capsys
+):
+    kb = fresh_kb(tmp_path)
+    path = heartbeat_path(kb.data_dir)
+    config = tmp_path / "config.yaml"
+    config.write_text(f"wiki:\n  path: {kb.wiki_dir}\n  data_dir: {kb.data_dir}\n")
+
+    def beat_after(after: float, *, connected: bool):
+        def check():
+            try:
+                found = read_heartbeat(path)
+            except FileNotFoundError:
+                return None
+            return found if found.time > after and found.connected is connected else None
+
+        return check
+
+    async def scenario(standin):
+        first = await standin.wait_until(beat_after(0, connected=True), poll=0.01)
+        again = await standin.wait_until(beat_after(first.time, connected=True), poll=0.01)
+        healthy = main(["health", "--config", str(config)])
+        standin.client.dispatch("disconnect")  # as discord.py does when the gateway drops
+        down = await standin.wait_until(beat_after(again.time, connected=False), poll=0.01)
+        standin.client.dispatch("resumed")
+        await standin.wait_until(beat_after(down.time, connected=True), poll=0.01)
+        return first, healthy
+
+    first, healthy = discord_standin.run(bot_factory(kb=kb, heartbeat_interval=TICK), scenario)
+    assert first.pid == os.getpid() and first.revision == kb.wiki.revision
+    assert first.guilds == 1 and first.connected
+    assert healthy == 0
+    # The last heartbeat, written at shutdown, says the bot is gone from Discord.
+    assert read_heartbeat(path).connected is False
+    capsys.readouterr()
+    assert main(["health", "--config", str(config)]) == 1
+    assert "not connected to Discord" in capsys.readouterr().err

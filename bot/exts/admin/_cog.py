@@ -39,7 +39,6 @@ class AdminCog(commands.Cog):
 
     def __init__(self, bot: WikiBot) -> None:
         self.bot = bot
-        self._reindexing = asyncio.Lock()
 
     @wiki.command(name="status")
     @cooldown()
@@ -63,11 +62,11 @@ class AdminCog(commands.Cog):
         """
         t = self.bot.t
         kb = self.bot.kb
-        if self._reindexing.locked():
-            busy = Reply("unavailable", t("admin.reindex_title"), t("admin.reindex_busy"))
+        if self.bot.reload_lock.locked():  # a reindex, or the periodic refresh (upkeep)
+            busy = Reply("unavailable", t("admin.reindex_busy_title"), t("admin.reindex_busy"))
             await send_reply(interaction, busy, kb, private=True)
             return
-        async with self._reindexing:
+        async with self.bot.reload_lock:
             await defer(interaction, ephemeral=True)
             log.info("reindex started: %s", describe(interaction))
             progress: dict[str, int] = {}
