@@ -121,6 +121,10 @@ _COMMON: Final = """
 """
 COMMON_WORDS: Final = frozenset(_COMMON.split())
 
+#: Distinct raw lines whose normalised form is remembered during one pass.
+_MEMO_LINES: Final = 4096
+#: Phrase candidates kept for the error-context check after the pass.
+_MAX_PHRASE_LINES: Final = 256
 _TOKEN_RE: Final = re.compile(r"<[a-z]+>|[a-z]+|[0-9]+")
 _ERROR_NAME_RE: Final = re.compile(r"[A-Za-z_]\w*(?:Error|Exception)\b")
 _TYPE_PREFIX_RE: Final = re.compile(
@@ -419,6 +423,18 @@ class _Hit:
     lines: list[MatchedLine]
 
 
+def _in_order(raw_lower: str, words: Sequence[str]) -> bool:
+    """Every word in ``raw_lower``, in this order: needed before a line is worth normalising
+    (normalising only removes and replaces text, it never reorders words)."""
+    pos = 0
+    for word in words:
+        found = raw_lower.find(word, pos)
+        if found < 0:
+            return False
+        pos = found + len(word)
+    return True
+
+
 def _contains(line_tokens: str, fragments: Sequence[str]) -> bool:
     pos = 0
     for fragment in fragments:
@@ -523,6 +539,8 @@ class KnownErrors:
         counted_to = 0
         done_to = -1
         phrase_lines: list[tuple[int, int, int, Signature, int]] = []
+        seen: dict[str, str] = {}  # raw line -> normalised tokens (logs repeat themselves)
+        full: set[int] = set()
         for m in self._key_re.finditer(lowered):
             if m.start() < done_to:
                 continue  # this line was read whole at its first candidate word
@@ -538,16 +556,24 @@ class KnownErrors:
                 if key not in raw_lower:
                     continue
                 for index, signature in signatures:
-                    if not all(w in raw_lower for w in signature.words):
+                    if id(signature) in full or not _in_order(raw_lower, signature.words):
                         continue
                     if normalised is None:
-                        normalised = " " + " ".join(_tokens(normalise_line(text[start:end]))) + " "
+                        raw = text[start:end][:MAX_LINE_CHARS]
+                        normalised = seen.get(raw)
+                        if normalised is None:
+                            if len(seen) >= _MEMO_LINES:
+                                seen.clear()
+                            normalised = " " + " ".join(_tokens(normalise_line(raw))) + " "
+                            seen[raw] = normalised
                     if not _contains(normalised, signature.fragments):
                         continue
                     if signature.kind == "phrase":
-                        phrase_lines.append((start, end, line_no, signature, index))
+                        if len(phrase_lines) < _MAX_PHRASE_LINES:
+                            phrase_lines.append((start, end, line_no, signature, index))
                         continue
-                    self._record(hits, index, signature, line_no, text[start:end])
+                    if self._record(hits, index, signature, line_no, text[start:end]):
+                        full.add(id(signature))  # enough lines: later ones cost nothing
         for start, end, number, signature, index in phrase_lines:
             if _near_error(text, start, end):
                 self._record(hits, index, signature, number, text[start:end])
@@ -584,13 +610,15 @@ class KnownErrors:
                     self._record(hits, index, signature, number, line)
 
     @staticmethod
-    def _record(hits: dict, index: int, signature: Signature, number: int, raw: str) -> None:
+    def _record(hits: dict, index: int, signature: Signature, number: int, raw: str) -> bool:
+        """Keep one matched line; True once the signature has all the lines it shows."""
         key = (index, signature.kind, signature.fragments)
         hit = hits.get(key)
         if hit is None:
             hit = hits[key] = _Hit(index, signature, [])
         if len(hit.lines) < MAX_LINES_PER_MATCH and all(x.number != number for x in hit.lines):
             hit.lines.append(MatchedLine(number, _shown(raw)))
+        return len(hit.lines) >= MAX_LINES_PER_MATCH
 
     # -- ranking ------------------------------------------------------------------
 
