@@ -159,8 +159,9 @@ class TriageRequest:
     def from_mapping(cls, data: Mapping[Any, Any]) -> tuple[TriageRequest, tuple[str, ...]]:
         """Read a request from a YAML/JSON mapping; unknown keys go into ``text``.
 
-        Returns the request and worded-free problem codes ``(kind, field)`` joined as
-        ``kind:field``. Values are *not* redacted here: ``triage`` does that first.
+        Returns the request and problem codes ``kind:key`` (``field_ignored``,
+        ``field_type``), worded later from the templates. Values are *not* redacted
+        here: the run redacts them before anything reads them.
         """
         lookup = {alias: name for name, aliases in FIELD_ALIASES.items() for alias in aliases}
         values: dict[str, list[str]] = {name: [] for name in FIELDS}
@@ -487,7 +488,11 @@ class _Triage:
         stated_image = _image_from_field(clean.image)
         image = (launch.image if launch is not None else None) or stated_image
         named = self._named_pages(clean)
-        family = self._family(clean, named, launch, summary, image)
+        try:
+            family = self._family(clean, named, launch, summary, image)
+        except Exception:  # advice, not a verdict: a bug here costs the family, no more
+            log.exception("triage: family resolution failed")
+            family = None
         layers: list[tuple[str, Mapping[str, object]]] = []
         if launch is not None:
             layers.append(("launch", launch_settings(launch)))
@@ -531,7 +536,13 @@ class _Triage:
             for f in self.c.rules.evaluate(subject)
         ]
         known = [replace(k, page=_with_anchor(wiki, k.page)) for k in self._known_errors(clean)]
-        suggestions, coverage = self._suggestions(clean, known, findings, family, summary, image)
+        try:
+            suggestions, coverage = self._suggestions(
+                clean, known, findings, family, summary, image
+            )
+        except Exception:
+            log.exception("triage: suggestions failed")
+            suggestions, coverage = [], 0.0
         confidence = _confidence(known, findings, family, suggestions, coverage)
         return TriageResult(
             redactions=redactions,
