@@ -126,7 +126,15 @@ class WikiBot(commands.Bot):
         return await loop.run_in_executor(self._pool, functools.partial(func, *args, **kwargs))
 
     def settle_memory(self) -> None:
-        """Move everything alive now (the loaded wiki) out of the cyclic GC's way."""
+        """Move everything alive now (the loaded wiki) out of the cyclic GC's way.
+
+        Objects frozen by an earlier call (a replaced wiki) are unfrozen and
+        collected first, so reloads do not pile up frozen garbage; that one
+        collection (~30 ms on the real wiki) runs only when the wiki changed.
+        """
+        if gc.get_freeze_count():
+            gc.unfreeze()
+            gc.collect()
         gc.freeze()
 
     async def setup_hook(self) -> None:
