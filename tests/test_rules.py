@@ -7,6 +7,8 @@ runbooks, whose GLM-5 v3/v4 and Qwen3 v2 pages differ in exactly the ways checke
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from knowledge.catalogue import Catalogue
@@ -495,3 +497,42 @@ def test_find_pinned_values_reads_json_env_and_compose_defaults():
     )
     assert find_pinned_values(text, "index_topk_pattern") == ["FFS", "FSSF"]
     assert find_pinned_values("nothing here", "index_topk_pattern") == []
+
+
+# --- the same checks on the real wiki and a real compose file, where present ----------
+
+SNAPSHOT = Path(__file__).resolve().parents[2] / "shared" / "wiki-snapshot"
+COMPOSE = Path(__file__).resolve().parents[2] / "shared" / "sample-logs" / "glm52-v14-compose.yml"
+
+
+@pytest.mark.skipif(
+    not SNAPSHOT.is_dir() or not COMPOSE.is_file(),
+    reason=f"real wiki snapshot or sample compose file not present under {SNAPSHOT.parent}",
+)
+def test_real_compose_against_the_real_wiki():
+    wiki = load_wiki(SNAPSHOT)
+    catalogue = Catalogue.from_wiki(wiki)
+    rules = RuleSet.load().bind(wiki, catalogue.statuses())
+    glm = next(f for f in catalogue.families if f.name == "GLM-5.2")
+    info = FamilyInfo(glm, catalogue.runbook(glm), "model")
+    compose = COMPOSE.read_text("utf-8")
+    pattern = find_pinned_values(compose, "index_topk_pattern")[0]
+
+    def findings(text: str) -> dict[str, str]:
+        launch = parse_launch(text)
+        s = Subject(
+            wiki=wiki,
+            launch=launch,
+            command=text,
+            settings=Settings.merge([("launch", launch_settings(launch))]),
+            image=launch.image,
+            family=info,
+            catalogue=catalogue,
+        )
+        return {f.id: f.message for f in rules.evaluate(s)}
+
+    as_given = findings(compose)
+    assert "runbook.pinned-pattern" not in as_given  # the v14 file pins the current pattern
+    assert "runbook.image-older" in as_given  # but runs an older image than the runbook's
+    cut = findings(compose.replace(pattern, pattern[:60]))
+    assert "cut short" in cut["runbook.pinned-pattern"]
