@@ -1051,7 +1051,7 @@ def _log_lines(summary: LogSummary | None, t: Templates) -> list[str]:
         )
     if summary.kv_cache_tokens is not None:
         lines.append(t("log.kv", tokens=f"{summary.kv_cache_tokens:,}"))
-    lines.append(t("log.ready", ready="yes" if summary.server_ready else "no"))
+    lines.append(t("log.ready") if summary.server_ready else t("log.not_ready"))
     if summary.first_error:
         lines.append(
             t("log.first_error", line=summary.first_error_line or "?", error=summary.first_error)

@@ -354,3 +354,15 @@ def test_no_secret_survives_into_the_output(ctx, field, before, after, secret, w
     assert secret not in json.dumps(result.to_json(), ensure_ascii=False)
     assert secret not in render_text(result, ctx.templates)
     assert result.redactions
+
+
+def test_every_worded_value_has_its_template(ctx):
+    t = ctx.templates
+    for confidence in CONFIDENCES:
+        assert t(f"confidence.{confidence}")
+    for how in ("page", "model", "image", "name"):
+        assert t(f"family_how.{how}")
+    for status in ("present", "missing", "thin", "unchecked"):
+        assert t(f"status.{status}")
+    for kind in ("field_cut", "field_ignored", "field_type"):
+        assert "{" not in t(f"problems.{kind}", field="x", limit=1)
