@@ -34,18 +34,14 @@ compared. The log's tail is read separately for ``last-line`` signatures.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Final
 
-from markdown_it import MarkdownIt
-
 from .logs import MAX_LINE_CHARS, normalise_line, split_line
-from .wiki import Labelled, Page, Section, Wiki
+from .wiki import Labelled, Section, Wiki
 
 __all__ = [
     "CONTEXT_LINES",
@@ -56,7 +52,6 @@ __all__ = [
     "KnownErrors",
     "MatchedLine",
     "Signature",
-    "error_quotes",
 ]
 
 log = logging.getLogger(__name__)
@@ -281,47 +276,6 @@ class _Quote:
     before: str
 
 
-def error_quotes(markdown: str) -> dict[int, list[list[_Quote]]]:
-    """Inline code spans of every ``**Error**`` paragraph in a page's Markdown.
-
-    Returns ``{line: [quotes of each Error paragraph starting on that line]}`` (1-based
-    lines), each quote with the paragraph text before it.
-    """
-    found: dict[int, list[list[_Quote]]] = {}
-    tokens = MarkdownIt("commonmark", {"html": True}).enable(["table"]).parse(markdown)
-    depth = 0  # labels inside lists are not labels (as in ``wiki.parse_page``)
-    for i, token in enumerate(tokens):
-        if token.type in ("bullet_list_open", "ordered_list_open"):
-            depth += 1
-        elif token.type in ("bullet_list_close", "ordered_list_close"):
-            depth -= 1
-        if token.type != "inline" or not token.children or not token.map or depth:
-            continue
-        if i == 0 or tokens[i - 1].type != "paragraph_open":
-            continue
-        children = [c for c in token.children if not (c.type == "text" and not c.content)]
-        if len(children) < 3 or children[0].type != "strong_open":
-            continue
-        close = next((j for j, c in enumerate(children) if c.type == "strong_close"), None)
-        if close is None:
-            continue
-        label = "".join(c.content for c in children[1:close]).strip().rstrip(":").strip()
-        if label.casefold() not in ERROR_LABELS:
-            continue
-        quotes: list[_Quote] = []
-        before: list[str] = []
-        for child in children[close + 1 :]:
-            if child.type == "code_inline":
-                quotes.append(_Quote(child.content, "".join(before)))
-                before.append(child.content)
-            elif child.type == "text":
-                before.append(child.content)
-            elif child.type in ("softbreak", "hardbreak"):
-                before.append(" ")
-        found.setdefault(token.map[0] + 1, []).append(quotes)
-    return found
-
-
 def _sentence_tail(before: str) -> str:
     """The part of ``before`` after its last sentence end: the quote's own sentence."""
     cut = max(before.rfind(". "), before.rfind("! "), before.rfind("? "))
@@ -347,7 +301,8 @@ def _fix_summary(section: Section, error: Labelled) -> str:
     return ""
 
 
-def _signatures(error: Labelled, quotes: list[_Quote] | None) -> list[Signature]:
+def _signatures(error: Labelled) -> list[Signature]:
+    quotes = [_Quote(code, before) for code, before in error.quotes]
     made: list[Signature | None] = []
 
     def add_error(line: str) -> None:
@@ -356,17 +311,13 @@ def _signatures(error: Labelled, quotes: list[_Quote] | None) -> list[Signature]
         if message is not None:
             made.append(_make("message", message, 3))
 
-    for quote in quotes or ():
+    for quote in quotes:
         if _TAIL_CONTEXT_RE.search(_sentence_tail(quote.before)):
             made.append(_make("last-line", quote.code, 2))
         elif _is_error_like(quote.code):
             add_error(quote.code)
         else:
             made.append(_make("phrase", quote.code, 2))
-    if quotes is None:  # Markdown unavailable: the paragraph's first line stands in
-        first = error.text.strip().splitlines()[0] if error.text.strip() else ""
-        if first and _is_error_like(first):
-            add_error(first)
     for block in error.code:
         lines = [ln for ln in block.splitlines() if ln.strip()]
         for index, line in enumerate(lines[:12]):
@@ -384,33 +335,6 @@ def _signatures(error: Labelled, quotes: list[_Quote] | None) -> list[Signature]
         if signature is not None:
             unique.setdefault((signature.kind, signature.fragments), signature)
     return list(unique.values())
-
-
-def _page_quotes(wiki: Wiki, page: Page) -> dict[int, list[list[_Quote]]] | None:
-    path = Path(wiki.root) / page.path
-    try:
-        raw = path.read_bytes()
-    except OSError:
-        return None
-    if hashlib.sha256(raw).hexdigest()[:16] != page.sha:
-        return None  # changed since it was loaded: its lines may not line up
-    text = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
-    try:
-        return error_quotes(text)
-    except Exception:  # a parser failure costs the inline quotes, nothing more
-        log.warning("could not re-read the Error paragraphs of %s", page.path, exc_info=True)
-        return None
-
-
-def _quotes_for(
-    found: dict[int, list[list[_Quote]]] | None, section: Section, next_line: int, nth: int
-) -> list[_Quote] | None:
-    if found is None:
-        return None
-    paragraphs = [
-        q for line, qs in sorted(found.items()) if section.line <= line < next_line for q in qs
-    ]
-    return paragraphs[nth] if nth < len(paragraphs) else None
 
 
 # --------------------------------------------------------------------- matching
@@ -472,19 +396,13 @@ class KnownErrors:
         for page in wiki.pages.values():
             if not any(s.label(*ERROR_LABELS) for s in page.sections):
                 continue
-            quotes = _page_quotes(wiki, page)
-            for i, section in enumerate(page.sections):
+            for section in page.sections:
                 errors = [
                     item for item in section.labelled if item.label.casefold() in ERROR_LABELS
                 ]
                 if not errors:
                     continue
-                next_line = page.sections[i + 1].line if i + 1 < len(page.sections) else 1 << 30
-                signatures: list[Signature] = []
-                for nth, error in enumerate(errors):
-                    signatures.extend(
-                        _signatures(error, _quotes_for(quotes, section, next_line, nth))
-                    )
+                signatures = [sig for error in errors for sig in _signatures(error)]
                 if not signatures:
                     continue
                 title = (

@@ -42,7 +42,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 #: Bump when parsing changes, so cached parses from an older version are not reused.
-PARSER_VERSION = 1
+PARSER_VERSION = 2
 #: Pages above this size are skipped: the real wiki's largest page is ~150 kB.
 MAX_PAGE_BYTES = 2 * 1024 * 1024
 #: Folders never read: images and other non-page data, VCS and tool folders.
@@ -107,6 +107,9 @@ class Labelled:
     label: str
     text: str
     code: tuple[str, ...] = ()
+    #: Inline code spans of the labelled paragraph, each with the paragraph's text
+    #: before it: ``(code, before)``. Error strings are usually quoted this way.
+    quotes: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,7 +294,7 @@ class _SectionBuilder:
         self.code: list[CodeBlock] = []
         self.tables: list[Table] = []
         self.links: list[Link] = []
-        self.labelled: list[list] = []  # [label, [text parts], [code]]
+        self.labelled: list[list] = []  # [label, [text parts], [code], quotes]
 
     def add_text(self, text: str, *, continues_label: bool = True) -> None:
         text = text.strip()
@@ -301,8 +304,8 @@ class _SectionBuilder:
         if continues_label and self.labelled:
             self.labelled[-1][1].append(text)
 
-    def add_label(self, label: str, rest: str) -> None:
-        self.labelled.append([label, [rest.strip()] if rest.strip() else [], []])
+    def add_label(self, label: str, rest: str, quotes: tuple[tuple[str, str], ...]) -> None:
+        self.labelled.append([label, [rest.strip()] if rest.strip() else [], [], quotes])
         if rest.strip():
             self.text.append(f"{label}: {rest.strip()}")
         else:
@@ -323,16 +326,19 @@ class _SectionBuilder:
             tables=tuple(self.tables),
             links=tuple(self.links),
             labelled=tuple(
-                Labelled(label=lab, text="\n".join(parts), code=tuple(code))
-                for lab, parts, code in self.labelled
+                Labelled(label=lab, text="\n".join(parts), code=tuple(code), quotes=quotes)
+                for lab, parts, code, quotes in self.labelled
             ),
             line=self.line,
             parents=self.parents,
         )
 
 
-def _label_of(inline: Token) -> tuple[str, str] | None:
-    """``**Error**: rest`` / ``**Fix:** rest`` / ``**Error** (vLLM):`` -> (label, rest)."""
+def _label_of(inline: Token) -> tuple[str, str, tuple[tuple[str, str], ...]] | None:
+    """``**Error**: rest`` / ``**Fix:** rest`` / ``**Error** (vLLM):`` -> (label, rest, quotes).
+
+    ``quotes`` are the inline code spans after the label, each with the text before it.
+    """
     children = [c for c in inline.children or () if not (c.type == "text" and not c.content)]
     if len(children) < 3 or children[0].type != "strong_open":
         return None
@@ -360,7 +366,17 @@ def _label_of(inline: Token) -> tuple[str, str] | None:
         rest = tail_text[match.end() :]
     if not _LABEL.match(label):
         return None
-    return label, rest
+    quotes: list[tuple[str, str]] = []
+    before: list[str] = []
+    for child in tail_tokens:
+        if child.type == "code_inline":
+            quotes.append((child.content, "".join(before)))
+            before.append(child.content)
+        elif child.type == "text":
+            before.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            before.append(" ")
+    return label, rest, tuple(quotes)
 
 
 def parse_page(path: str, text: str) -> tuple[str, list[Section], list[str]]:

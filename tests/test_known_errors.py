@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.known_errors import TAIL_LINES, KnownErrors, error_quotes
+from knowledge.known_errors import TAIL_LINES, KnownErrors
 from knowledge.service import demo_wiki_dir
-from knowledge.wiki import Wiki, load_wiki
+from knowledge.wiki import Wiki, load_wiki, parse_page
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOT = ROOT.parent / "shared" / "wiki-snapshot"
@@ -243,23 +243,15 @@ def test_matches_report_line_numbers_and_the_line_itself(demo):
     assert match.to_json()["lines"][0]["number"] == match.lines[0].number
 
 
-def test_error_quotes_reads_inline_code_of_error_paragraphs_only():
-    quotes = error_quotes(
+def test_error_paragraph_quotes_come_from_the_parsed_page():
+    _, sections, _ = parse_page(
+        "t.md",
         "## A\n\n**Error**: `x failed` while `ncclCommInitRank` runs.\n\n**Fix**: `not me`\n\n"
-        "- **Error**: `in a list`\n"
+        "- **Error**: `in a list`\n",
     )
-    ((paragraph,),) = quotes.values()
-    assert [q.code for q in paragraph] == ["x failed", "ncclCommInitRank"]
-    assert paragraph[1].before.endswith("while ")
-
-
-def test_a_changed_page_file_falls_back_to_the_parsed_text(tmp_path):
-    page = tmp_path / "t.md"
-    page.write_text("# T\n\n## Boom\n\n**Error**: `KeyError: 'layers.78'` on load\n", "utf-8")
-    wiki = load_wiki(tmp_path)
-    page.write_text("# T\n\nchanged since\n", "utf-8")
-    known = KnownErrors.from_wiki(wiki)
-    assert [m.page for m in known.match(log_with("KeyError: 'layers.78' on load"))] == ["t.md#boom"]
+    (error,) = [item for item in sections[0].labelled if item.label == "Error"]
+    assert [code for code, _ in error.quotes] == ["x failed", "ncclCommInitRank"]
+    assert error.quotes[1][1].endswith("while ")
 
 
 @pytest.mark.parametrize(
