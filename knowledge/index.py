@@ -10,10 +10,13 @@ one data directory::
 
 A full rebuild writes a new ``gen-*`` directory, fsyncs it and then swaps the
 ``current`` symlink, so a crash or an exception mid-build leaves the previous
-index serving. Small changes are applied in place (Whoosh commits are
-all-or-nothing) and the manifest is rewritten afterwards (temp file + os.replace);
-replaying an interrupted update is harmless because every changed page is
-deleted by path before its sections are added again.
+index serving. On a wiki of some size the Whoosh writing of a full rebuild runs
+in a spawned child process that only fills and commits the new directory; the
+lock, manifest, fsync, swap and cleanup stay here, so a child that fails or dies
+leaves the previous index serving just the same. Small changes are applied in
+place (Whoosh commits are all-or-nothing) and the manifest is rewritten
+afterwards (temp file + os.replace); replaying an interrupted update is harmless
+because every changed page is deleted by path before its sections are added again.
 
 User text never reaches a Whoosh query parser: :mod:`knowledge.query` cleans it
 and cuts it into terms with the index's own analyzer, and the query objects are
@@ -28,14 +31,18 @@ import contextlib
 import errno
 import json
 import logging
+import multiprocessing
 import os
 import re
 import secrets
 import shutil
+import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Literal
 
@@ -51,6 +58,7 @@ from knowledge.query import PreparedQuery, make_analyzer, prepare_query
 from knowledge.wiki import Page, Section, Wiki
 
 __all__ = [
+    "CHILD_BUILD_MIN_CHARS",
     "FIELD_BOOSTS",
     "SCHEMA_VERSION",
     "STATUSES",
@@ -58,6 +66,7 @@ __all__ = [
     "SYMPTOM_LABELS",
     "BuildStats",
     "Hit",
+    "IndexBuildError",
     "IndexLockedError",
     "SearchIndex",
     "SearchResults",
@@ -106,6 +115,17 @@ _MAX_LIMIT = 100
 _MAX_OFFSET = 1000
 #: open() updates in place when at most this share of the pages changed.
 _INCREMENTAL_SHARE = 0.3
+#: Full builds of wikis with at least this many characters of section text and code
+#: run in a child process (see SearchIndex). Below it the build's longest GIL hold
+#: (Whoosh's sort at commit, ~65 ms per million characters) stays under ~15 ms,
+#: while starting the child would add ~0.25 s to a build of ~0.3 s.
+CHILD_BUILD_MIN_CHARS = 250_000
+#: Whoosh's in-memory buffer for a full build: one segment, sorted once at commit.
+_FULL_LIMITMB = 256
+#: Seconds a build process may take to exit once it has reported its commit.
+_CHILD_EXIT_TIMEOUT = 30.0
+#: Seconds without a word from a build process before it counts as hung.
+_CHILD_IDLE_TIMEOUT = 600.0
 #: OR fallback: how many top sections are re-ranked by the share of terms they hold.
 _RERANK_DEPTH = 100
 _COORD_POWER = 3.0
@@ -117,6 +137,10 @@ _MAX_SCAN = 60_000
 
 class IndexLockedError(RuntimeError):
     """Another process (or writer) holds the index's build lock."""
+
+
+class IndexBuildError(RuntimeError):
+    """The process building a new generation failed or died; the old one still serves."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -514,11 +538,34 @@ class SearchIndex:
     file lock; a writer that cannot get it within ``lock_timeout`` seconds raises
     :class:`IndexLockedError`. Searches keep using the previous generation while a
     build runs.
+
+    Full builds of wikis with at least :data:`CHILD_BUILD_MIN_CHARS` characters
+    (``build_in_child=None``; True or False forces either way) write the Whoosh
+    index in a child process started with "spawn" (never fork: the bot has
+    threads). In process, Whoosh holds the GIL for long stretches, the longest
+    being the sort at commit (~130 ms on the real wiki), and an event loop in
+    another thread of this process stalls as long; with the child, this process
+    only sends the documents (a page at a time) and waits. Starting the child
+    costs ~0.25 s per build, more than tiny wikis take to build in process. Like
+    every spawned child it imports the main module of the program (as
+    ``__mp_main__``), so scripts that build a big index need the usual
+    ``if __name__ == "__main__":`` guard. A child that fails or dies raises
+    :class:`IndexBuildError` here and the previous generation keeps serving.
+    Incremental updates always run in process: they touch a few pages.
     """
 
-    def __init__(self, data_dir: Path, *, lock_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        lock_timeout: float = 10.0,
+        build_in_child: bool | None = None,
+    ) -> None:
         self.data_dir = Path(data_dir)
         self.lock_timeout = lock_timeout
+        #: Full builds in a child process: always, never, or None for wikis of at
+        #: least CHILD_BUILD_MIN_CHARS characters.
+        self.build_in_child = build_in_child
         self.analyzer = make_analyzer()
         self.schema = make_schema(self.analyzer)
         self._live: _Live | None = None
@@ -539,10 +586,11 @@ class SearchIndex:
         progress: Progress | None = None,
         *,
         lock_timeout: float = 10.0,
+        build_in_child: bool | None = None,
     ) -> tuple[SearchIndex, BuildStats]:
         """Open the index in ``data_dir`` for ``wiki``: reuse, update or rebuild it."""
         started = time.perf_counter()
-        self = cls(data_dir, lock_timeout=lock_timeout)
+        self = cls(data_dir, lock_timeout=lock_timeout, build_in_child=build_in_child)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         wanted = _wanted(wiki, statuses)
         live = self._load_live()
@@ -854,25 +902,16 @@ class SearchIndex:
         gen_dir = data_dir / f"{_GEN_PREFIX}{stamp}-{os.getpid()}-{secrets.token_hex(3)}"
         gen_dir.mkdir()
         try:
-            ix = whoosh_index.create_in(str(gen_dir), self.schema)
-            try:
-                writer = ix.writer(limitmb=256)
-            except whoosh_index.LockError as exc:
-                raise IndexLockedError(f"search index in {gen_dir} is locked") from exc
-            try:
-                total = len(wiki.pages)
-                for done, path in enumerate(sorted(wiki.pages), start=1):
-                    for doc in self._documents(wiki.pages[path], wanted[path][1]):
-                        writer.add_document(**doc)
-                    if progress is not None:
-                        progress(done, total)
-                writer.commit()
-            except BaseException:
-                with contextlib.suppress(Exception):
-                    writer.cancel()
-                raise
-            finally:
-                ix.close()
+            pages = (
+                [_document(wiki.pages[path], section, wanted[path][1]) for section in page.sections]
+                for path, page in sorted(wiki.pages.items())
+            )
+            on_page = None if progress is None else _page_progress(progress, len(wiki.pages))
+            if self._build_in_child(wiki):
+                sections = sum(n for _, _, n in wanted.values())
+                _write_in_child(gen_dir, self.schema, pages, sections, on_page)
+            else:
+                _write_generation(gen_dir, self.schema, pages, on_page)
             manifest = _Manifest(SCHEMA_VERSION, _whoosh_version(), dict(wanted))
             _write_atomic(gen_dir / _MANIFEST, manifest.to_json())
             _fsync_tree(gen_dir)
@@ -890,6 +929,11 @@ class SearchIndex:
         if progress is not None and not wiki.pages:
             progress(0, 0)
         return self._stats("full", wanted, len(wanted), started)
+
+    def _build_in_child(self, wiki: Wiki) -> bool:
+        if self.build_in_child is not None:
+            return self.build_in_child
+        return _text_size(wiki) >= CHILD_BUILD_MIN_CHARS
 
     def _swap(self, gen_dir: Path) -> None:
         link = self.data_dir / _CURRENT
@@ -964,6 +1008,176 @@ class SearchIndex:
         self._reload(live)
         self._clean_old()
         return self._stats("incremental", wanted, len(changed), started)
+
+
+def _text_size(wiki: Wiki) -> int:
+    """Characters of section text and code: what the cost of a build grows with."""
+    return sum(
+        len(section.text) + sum(len(block.text) for block in section.code)
+        for page in wiki.pages.values()
+        for section in page.sections
+    )
+
+
+def _page_progress(progress: Progress, total: int) -> Callable[[int], None]:
+    def on_page(done: int) -> None:
+        progress(done, total)
+
+    return on_page
+
+
+def _write_generation(
+    gen_dir: Path,
+    schema: Schema,
+    pages: Iterable[list[dict[str, Any]]],
+    on_page: Callable[[int], None] | None,
+) -> int:
+    """Create a Whoosh index in the empty ``gen_dir`` from per-page documents.
+
+    All-or-nothing: an exception cancels the writer and leaves ``gen_dir`` to the
+    caller to remove. Returns the number of documents committed.
+    """
+    ix = whoosh_index.create_in(str(gen_dir), schema)
+    try:
+        try:
+            writer = ix.writer(limitmb=_FULL_LIMITMB)
+        except whoosh_index.LockError as exc:
+            raise IndexLockedError(f"search index in {gen_dir} is locked") from exc
+        count = 0
+        try:
+            for done, docs in enumerate(pages, start=1):
+                for doc in docs:
+                    writer.add_document(**doc)
+                count += len(docs)
+                if on_page is not None:
+                    on_page(done)
+            writer.commit()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                writer.cancel()
+            raise
+    finally:
+        ix.close()
+    return count
+
+
+def _write_in_child(
+    gen_dir: Path,
+    schema: Schema,
+    pages: Iterable[list[dict[str, Any]]],
+    sections: int,
+    on_page: Callable[[int], None] | None,
+) -> None:
+    """:func:`_write_generation` in a spawned process, so this one keeps the GIL free.
+
+    The pages go down a pipe one message each (pickled a page at a time: no long
+    GIL hold here either), the child reads them all, then writes and commits,
+    sending ("progress", done) after each page and ("done", count) at the end.
+    While it reads it sends nothing and while it writes it reads nothing, so
+    neither side can block the other on a full pipe. Any failure kills the child
+    and waits for it before returning, so the caller may remove ``gen_dir``.
+    """
+    ctx = multiprocessing.get_context("spawn")  # never fork: the bot runs threads
+    here, there = ctx.Pipe(duplex=True)
+    proc = ctx.Process(
+        target=_child_build,
+        args=(there, str(gen_dir), schema),
+        name="wikibot-index-build",
+        daemon=True,
+    )
+    try:
+        try:
+            proc.start()
+        finally:
+            there.close()  # the child has its own copy: EOF here once it is gone
+        try:
+            for docs in pages:
+                here.send(("page", docs))
+            here.send(("write", None))
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the child is gone; recv() says so below
+        while True:
+            if not here.poll(_CHILD_IDLE_TIMEOUT):
+                raise IndexBuildError(
+                    f"search index build process sent nothing for {_CHILD_IDLE_TIMEOUT:g} s; "
+                    "stopped it, the previous index is still in use"
+                )
+            try:
+                message = here.recv()
+            except (EOFError, ConnectionResetError):
+                proc.join()
+                raise IndexBuildError(
+                    f"search index build process {_exit_reason(proc.exitcode)} "
+                    "before finishing; the previous index is still in use"
+                ) from None
+            kind = message[0]
+            if kind == "progress":
+                if on_page is not None:
+                    on_page(message[1])
+            elif kind == "done":
+                count = message[1]
+                break
+            else:
+                log.error("search index build process failed:\n%s", message[2])
+                raise IndexBuildError(
+                    f"search index build process failed: {message[1]}; "
+                    "the previous index is still in use"
+                )
+        proc.join(_CHILD_EXIT_TIMEOUT)
+        if proc.exitcode != 0:
+            raise IndexBuildError(
+                f"search index build process {_exit_reason(proc.exitcode)} after writing; "
+                "the previous index is still in use"
+            )
+        if count != sections:
+            raise IndexBuildError(
+                f"search index build process wrote {count} sections, expected {sections}"
+            )
+    except BaseException:
+        if proc.pid is not None:  # started: make sure it is gone before gen_dir is
+            if proc.exitcode is None:
+                proc.kill()
+            proc.join()
+        raise
+    finally:
+        here.close()
+        if proc.exitcode is not None:
+            proc.close()
+
+
+def _exit_reason(code: int | None) -> str:
+    if code is None:
+        return "did not exit"
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-code).name}"
+        return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+def _child_build(conn: Connection, gen_dir: str, schema: Schema) -> None:
+    """Entry point of the build process (see :func:`_write_in_child`)."""
+    try:
+        pages: list[list[dict[str, Any]]] = []
+        while True:
+            kind, docs = conn.recv()
+            if kind != "page":
+                break
+            pages.append(docs)
+
+        def on_page(done: int) -> None:
+            conn.send(("progress", done))
+
+        count = _write_generation(Path(gen_dir), schema, pages, on_page)
+        conn.send(("done", count))
+    except EOFError:
+        raise SystemExit(1) from None  # the parent gave up on us
+    except BaseException as exc:
+        with contextlib.suppress(Exception):
+            conn.send(("error", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
+        raise SystemExit(1) from None
+    finally:
+        conn.close()
 
 
 def _merge_into_delta(writer: Any, segments: list[Any]) -> list[Any]:

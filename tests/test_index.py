@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import fcntl
 import json
+import multiprocessing
 import os
+import random
 import signal
 import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,7 @@ from whoosh import index as whoosh_index
 from knowledge import index as index_module
 from knowledge.index import (
     BuildStats,
+    IndexBuildError,
     IndexLockedError,
     SearchIndex,
     SearchResults,
@@ -555,15 +559,19 @@ def test_exception_while_writing_documents_keeps_the_previous_index(
 
 
 KILLER = """
-import os, signal, sys
+import multiprocessing, os, signal, sys
 from pathlib import Path
 from knowledge import index as index_module
 from knowledge.wiki import load_wiki
 
 wiki_dir, data_dir, when = sys.argv[1:4]
 ix, _ = index_module.SearchIndex.open(load_wiki(wiki_dir), Path(data_dir))
+ix.build_in_child = when.startswith("child-")
+when = when.removeprefix("child-")
 
 def die(*args, **kwargs):
+    for proc in multiprocessing.active_children():  # a build process left behind
+        print("build process", proc.pid, flush=True)
     os.kill(os.getpid(), signal.SIGKILL)
 
 def at_third_page(done, total):
@@ -576,7 +584,21 @@ ix.rebuild(load_wiki(wiki_dir), progress=at_third_page if when == "adding" else 
 """
 
 
-@pytest.mark.parametrize("when", ["adding", "before-swap"])
+def process_ended(pid: int) -> bool:
+    """Wait (up to a minute) for a process that is not our child to exit."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except FileNotFoundError:
+            return True
+        if stat.rsplit(")", 1)[1].split()[0] in ("Z", "X"):  # exited, not reaped yet
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("when", ["adding", "before-swap", "child-adding", "child-before-swap"])
 def test_killed_rebuild_leaves_the_previous_index_serving(wiki_dir, data_dir, index, when):
     before = index.generation
     expected = ids(index.search("zeppelin"))
@@ -588,6 +610,10 @@ def test_killed_rebuild_leaves_the_previous_index_serving(wiki_dir, data_dir, in
         timeout=120,
     )
     assert child.returncode == -signal.SIGKILL, child.stderr.decode()
+    # A build process whose parent was killed notices (its pipe breaks) and exits.
+    for line in child.stdout.decode().splitlines():
+        pid = int(line.removeprefix("build process "))
+        assert process_ended(pid), f"build process {pid} outlived its parent"
     leftovers = [p.name for p in data_dir.iterdir() if p.name.startswith("gen-")]
     assert len(leftovers) == 2  # the live one and the half-built one
     again, stats = SearchIndex.open(load_wiki(wiki_dir), data_dir)
@@ -694,6 +720,249 @@ def test_concurrent_searches_during_updates(wiki_dir, data_dir, index):
         for thread in threads:
             thread.join()
     assert errors == []
+
+
+# --- full builds in a child process ------------------------------------------------
+
+STATUSES = {
+    "models/flux-new.md": "current",
+    "models/flux-old.md": "historical",
+    "guides/airships.md": "hub",
+    "guides/misc.md": "archive",
+}
+QUERIES = (
+    "zeppelin",
+    "handbook",
+    "flux capacitor warmup",
+    "FluxError: capacitor temperature exceeded 451 kelvin",
+    "frobnicator morning",
+    "zeppelin fog quartermaster gondola",
+    "sprocket",
+    "ballast",
+    "qwxzzyv",
+)
+
+
+class WroteHere(Exception):
+    pass
+
+
+def refuse_here(*args, **kwargs):
+    raise WroteHere("the index was written in the test process")
+
+
+def build_processes() -> list[multiprocessing.process.BaseProcess]:
+    return [p for p in multiprocessing.active_children() if p.name == "wikibot-index-build"]
+
+
+def test_child_build_gives_the_same_index_as_an_in_process_build(wiki_dir, tmp_path):
+    wiki = load_wiki(wiki_dir)
+    here, here_stats = SearchIndex.open(wiki, tmp_path / "here", STATUSES, build_in_child=False)
+    child, child_stats = SearchIndex.open(wiki, tmp_path / "child", STATUSES, build_in_child=True)
+    try:
+        assert here_stats.mode == child_stats.mode == "full"
+        assert (child_stats.pages, child_stats.sections) == (here_stats.pages, here_stats.sections)
+        for query in QUERIES:
+            assert child.search(query, limit=20) == here.search(query, limit=20), query
+        assert child.search("sprocket", limit=5, offset=5) == here.search(
+            "sprocket", limit=5, offset=5
+        )
+        assert child.search("frobnicator", category="troubleshooting") == here.search(
+            "frobnicator", category="troubleshooting"
+        )
+        assert json.loads(manifest_path(tmp_path / "child").read_text()) == json.loads(
+            manifest_path(tmp_path / "here").read_text()
+        )
+    finally:
+        here.close()
+        child.close()
+
+
+def test_child_build_writes_nothing_here_and_reports_progress(wiki_dir, data_dir, monkeypatch):
+    # The child imports its own copy of the module: only an in-process build is refused.
+    monkeypatch.setattr(index_module, "_write_generation", refuse_here)
+    seen: list[tuple[int, int]] = []
+    ix, stats = SearchIndex.open(
+        load_wiki(wiki_dir),
+        data_dir,
+        progress=lambda done, total: seen.append((done, total)),
+        build_in_child=True,
+    )
+    try:
+        assert stats.mode == "full"
+        assert seen == [(done, 6) for done in range(1, 7)]
+        assert ids(ix.search("zeppelin"))[0] == "guides/airships.md#zeppelin-mooring"
+        seen.clear()
+        ix.rebuild(load_wiki(wiki_dir), progress=lambda done, total: seen.append((done, total)))
+        assert seen == [(done, 6) for done in range(1, 7)]
+        assert [p.name for p in data_dir.iterdir() if p.name.startswith("gen-")] == [ix.generation]
+        assert build_processes() == []
+    finally:
+        ix.close()
+
+
+def test_only_wikis_above_the_threshold_build_in_a_child(wiki_dir, data_dir, monkeypatch):
+    monkeypatch.setattr(index_module, "_write_generation", refuse_here)
+    with pytest.raises(WroteHere):  # the made-up wiki is far below the threshold
+        SearchIndex.open(load_wiki(wiki_dir), data_dir)
+    assert [p.name for p in data_dir.iterdir() if p.name.startswith("gen-")] == []
+    monkeypatch.setattr(index_module, "CHILD_BUILD_MIN_CHARS", 1)
+    ix, stats = SearchIndex.open(load_wiki(wiki_dir), data_dir)
+    try:
+        assert stats.mode == "full"
+        assert ix.search("ballast").total == 1
+        with pytest.raises(WroteHere):  # forced in process
+            SearchIndex.open(load_wiki(wiki_dir), data_dir / "other", build_in_child=False)
+    finally:
+        ix.close()
+
+
+def big_wiki(root: Path, chars: int) -> Path:
+    """Made-up pages with at least ``chars`` characters of section text in all."""
+    rng = random.Random(20)
+    syllables = ["ka", "lo", "mi", "ten", "dra", "vo", "zu", "rek", "pa", "sil", "or", "nex"]
+    vocabulary = ["".join(rng.choices(syllables, k=rng.randint(2, 4))) for _ in range(3000)]
+    pages: dict[str, str] = {}
+    written = 0
+    while written < chars:
+        sections = []
+        for n in range(4):
+            text = " ".join(rng.choices(vocabulary, k=rng.randint(40, 160)))
+            sections.append(f"## {' '.join(rng.choices(vocabulary, k=2))} {n}\n\n{text}\n")
+            written += len(text)
+        pages[f"area{len(pages) % 7}/page{len(pages)}.md"] = f"# Page {len(pages)}\n\n" + "\n".join(
+            sections
+        )
+    return write_wiki(root, pages)
+
+
+def test_a_big_wiki_builds_in_a_child_by_default_with_the_same_results(tmp_path, monkeypatch):
+    # Well over what a pipe buffers: the sending side has to wait for the child.
+    wiki = load_wiki(big_wiki(tmp_path / "wiki", index_module.CHILD_BUILD_MIN_CHARS))
+    here, _ = SearchIndex.open(wiki, tmp_path / "here", build_in_child=False)
+    monkeypatch.setattr(index_module, "_write_generation", refuse_here)
+    seen: list[tuple[int, int]] = []
+    child, stats = SearchIndex.open(
+        wiki, tmp_path / "child", progress=lambda done, total: seen.append((done, total))
+    )
+    try:
+        assert stats.mode == "full"
+        assert stats.sections == sum(len(page.sections) for page in wiki.pages.values())
+        assert seen == [(done, len(wiki.pages)) for done in range(1, len(wiki.pages) + 1)]
+        rng = random.Random(3)
+        words = sorted({w for p in wiki.pages.values() for s in p.sections for w in s.text.split()})
+        queries = [" ".join(rng.sample(words, k)) for k in (1, 1, 2, 2, 3) for _ in range(4)]
+        for query in queries:
+            expected = here.search(query, limit=30)
+            assert expected.total > 0, query
+            assert child.search(query, limit=30) == expected, query
+        assert child.search(queries[0], category="area3") == here.search(
+            queries[0], category="area3"
+        )
+    finally:
+        here.close()
+        child.close()
+
+
+class EndsTheStoringProcess:
+    """A stored field value that ends the process that stores it, and only that one.
+
+    Pickled to go down the pipe, it arms itself; Whoosh pickles stored fields as
+    each document is added, so the build process meets it mid-build.
+    """
+
+    def __init__(self, how: str, armed: bool = False) -> None:
+        self.how = how
+        self.armed = armed
+
+    def __reduce__(self):
+        if self.armed:
+            if self.how == "kill":
+                os.kill(os.getpid(), signal.SIGKILL)
+            elif self.how == "exit":
+                os._exit(3)
+            else:
+                raise Boom("stored value refused")
+        return (EndsTheStoringProcess, (self.how, True))
+
+
+@pytest.mark.parametrize(
+    ("how", "message"),
+    [
+        ("kill", "build process was killed by SIGKILL before finishing"),
+        ("exit", "build process exited with code 3 before finishing"),
+        ("raise", "build process failed: Boom: stored value refused"),
+    ],
+)
+def test_failed_build_process_keeps_the_previous_index(
+    wiki_dir, data_dir, index, monkeypatch, how, message
+):
+    before = index.generation
+    before_ids = ids(index.search("zeppelin"))
+    write_wiki(wiki_dir, {"guides/extra.md": "# Extra\n\n## Zeppelin Extra\n\nzeppelin\n"})
+    real = index_module._document
+    calls = {"n": 0}
+
+    def poisoned(*args, **kwargs):
+        doc = real(*args, **kwargs)
+        calls["n"] += 1
+        if calls["n"] == 5:
+            doc["anchor"] = EndsTheStoringProcess(how)
+        return doc
+
+    monkeypatch.setattr(index_module, "_document", poisoned)
+    index.build_in_child = True
+    seen: list[int] = []
+    with pytest.raises(IndexBuildError, match=message) as failure:
+        index.rebuild(load_wiki(wiki_dir), progress=lambda done, total: seen.append(done))
+    assert "previous index is still in use" in str(failure.value)
+    assert max(seen, default=0) < 7  # it died before the last page
+    assert build_processes() == []
+    assert index.generation == before
+    assert ids(index.search("zeppelin")) == before_ids
+    assert [p.name for p in data_dir.iterdir() if p.name.startswith("gen-")] == [before]
+    monkeypatch.setattr(index_module, "_document", real)
+    # Another process finds the old index (and updates it); the next build works.
+    again, stats = SearchIndex.open(load_wiki(wiki_dir), data_dir)
+    try:
+        assert (stats.mode, again.generation) == ("incremental", before)
+    finally:
+        again.close()
+    assert index.rebuild(load_wiki(wiki_dir)).mode == "full"
+    assert index.generation != before
+    assert "guides/extra.md#zeppelin-extra" in ids(index.search("zeppelin"))
+
+
+def test_exception_in_progress_stops_the_build_process(wiki_dir, data_dir, index):
+    before = index.generation
+    index.build_in_child = True
+
+    def fail_midway(done: int, total: int) -> None:
+        if done == 3:
+            raise Boom("stop")
+
+    with pytest.raises(Boom):
+        index.rebuild(load_wiki(wiki_dir), progress=fail_midway)
+    assert build_processes() == []
+    assert index.generation == before
+    assert [p.name for p in data_dir.iterdir() if p.name.startswith("gen-")] == [before]
+    assert ids(index.search("ballast")) == ["guides/airships.md#ballast"]
+
+
+def test_unpicklable_document_stops_the_build_process(wiki_dir, data_dir, index, monkeypatch):
+    before = index.generation
+    real = index_module._document
+
+    def unpicklable(*args, **kwargs):
+        return {**real(*args, **kwargs), "anchor": threading.Lock()}
+
+    monkeypatch.setattr(index_module, "_document", unpicklable)
+    index.build_in_child = True
+    with pytest.raises(TypeError, match="pickle"):
+        index.rebuild(load_wiki(wiki_dir))
+    assert build_processes() == []
+    assert index.generation == before
+    assert [p.name for p in data_dir.iterdir() if p.name.startswith("gen-")] == [before]
 
 
 # --- the real wiki ----------------------------------------------------------------
