@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import json
 import logging
 import multiprocessing
@@ -551,7 +552,9 @@ class SearchIndex:
     ``__mp_main__``), so scripts that build a big index need the usual
     ``if __name__ == "__main__":`` guard. A child that fails or dies raises
     :class:`IndexBuildError` here and the previous generation keeps serving.
-    Incremental updates always run in process: they touch a few pages.
+    Updates run in process (a few pages: milliseconds, short GIL holds), except
+    that where full builds would run in a child, an update whose commit would
+    merge every segment (a rewrite of the whole index) becomes a full rebuild.
     """
 
     def __init__(
@@ -982,6 +985,9 @@ class SearchIndex:
     ) -> BuildStats:
         live = self._live
         assert live is not None
+        # Where a full build would run in a child, so does an update that would
+        # rewrite every segment: in process that stalls like a full build.
+        merge = functools.partial(_merge_into_delta, whole=not self._build_in_child(wiki))
         try:
             writer = live.ix.writer(limitmb=64, timeout=min(self.lock_timeout, 5.0))
         except whoosh_index.LockError as exc:
@@ -998,7 +1004,15 @@ class SearchIndex:
                         writer.add_document(**doc)
                 if progress is not None:
                     progress(done, total)
-            writer.commit(mergetype=_merge_into_delta)
+            writer.commit(mergetype=merge)
+        except _WholeMerge:
+            with contextlib.suppress(Exception):
+                writer.cancel()
+            log.info(
+                "updating %d pages would rewrite the whole search index here; rebuilding it",
+                len(changed),
+            )
+            return self._full(wiki, wanted, progress, started)
         except BaseException:
             with contextlib.suppress(Exception):
                 writer.cancel()
@@ -1180,13 +1194,20 @@ def _child_build(conn: Connection, gen_dir: str, schema: Schema) -> None:
         conn.close()
 
 
-def _merge_into_delta(writer: Any, segments: list[Any]) -> list[Any]:
+class _WholeMerge(Exception):
+    """An update would merge every segment, and the caller would rather rebuild."""
+
+
+def _merge_into_delta(writer: Any, segments: list[Any], *, whole: bool = True) -> list[Any]:
     """Whoosh merge policy for updates: the big segment plus at most one small one.
 
     Each update writes a segment and every extra segment costs each search about
     1.5 ms, so all but the biggest segment are merged into the one being written
     (a few hundred sections at most: milliseconds). Once the small side or the
-    deleted sections reach a quarter of the big segment, everything is merged.
+    deleted sections reach a quarter of the big segment, everything is merged;
+    unless ``whole`` is false: then it raises :class:`_WholeMerge` before touching
+    anything (merging the real wiki's segments took ~1.4 s in process, holding
+    the GIL for up to ~175 ms at a time), and the caller rebuilds in a child.
     """
     from whoosh.reading import SegmentReader
 
@@ -1196,6 +1217,8 @@ def _merge_into_delta(writer: Any, segments: list[Any]) -> list[Any]:
     rest = [seg for seg in segments if seg is not biggest]
     churn = biggest.deleted_count() + sum(seg.doc_count_all() for seg in rest)
     if churn * 4 > biggest.doc_count_all():
+        if not whole:
+            raise _WholeMerge
         merge, keep = segments, []
     else:
         merge, keep = rest, [biggest]

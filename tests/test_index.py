@@ -817,6 +817,38 @@ def test_only_wikis_above_the_threshold_build_in_a_child(wiki_dir, data_dir, mon
         ix.close()
 
 
+@pytest.mark.parametrize("in_child", [True, False])
+def test_update_that_would_rewrite_everything_rebuilds_where_builds_run(
+    wiki_dir, data_dir, monkeypatch, in_child
+):
+    ix, _ = SearchIndex.open(load_wiki(wiki_dir), data_dir, build_in_child=in_child)
+    try:
+        generation = ix.generation
+        write_wiki(wiki_dir, {"guides/misc.md": PAGES["guides/misc.md"] + "\nsmall edit\n"})
+        assert ix.update(load_wiki(wiki_dir)).mode == "incremental"
+        assert ix.generation == generation
+        # Every made-up page changed: merging would rewrite every segment.
+        for rel in PAGES:
+            file = wiki_dir / rel
+            file.write_text(file.read_text() + "\nappended line\n")
+        if in_child:
+            monkeypatch.setattr(index_module, "_write_generation", refuse_here)
+        seen: list[tuple[int, int]] = []
+        stats = ix.update(load_wiki(wiki_dir), progress=lambda *done_total: seen.append(done_total))
+        assert stats.mode == ("full" if in_child else "incremental")
+        assert (ix.generation != generation) is in_child
+        assert seen[-1] == ((6, 6) if in_child else (5, 5))
+        assert ix.search("appended").total >= len(PAGES)
+        assert ix.search("small edit").total == 1
+        live = whoosh_index.open_dir(str((data_dir / "current").resolve()))
+        with live.reader() as reader:
+            assert len(list(reader.leaf_readers())) == 1
+        live.close()
+        assert [p.name for p in data_dir.iterdir() if p.name.startswith("gen-")] == [ix.generation]
+    finally:
+        ix.close()
+
+
 def big_wiki(root: Path, chars: int) -> Path:
     """Made-up pages with at least ``chars`` characters of section text in all."""
     rng = random.Random(20)
