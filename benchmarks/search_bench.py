@@ -6,6 +6,12 @@ Run from the repository root::
 
 Figures are printed, never asserted: targets on the 2-core reference machine are a
 full build <= 3 s and searches (with snippets) p50 <= 8 ms, p99 <= 20 ms.
+
+Full builds are timed both ways, Whoosh writing in this process and in a child
+process (``build_in_child``), with the longest stall meanwhile of a thread that
+sleeps 1 ms at a time (the bot's 1 ms switch interval): what the bot's event loop
+would wait while a reindex runs. ``build_s`` is the default (by wiki size);
+``child_same_results`` is 1 when both ways answer every query alike.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import logging
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -86,6 +93,32 @@ def _percentile(values: list[float], share: float) -> float:
     return ordered[index]
 
 
+class _StallMeter:
+    """A thread sleeping 1 ms at a time; records the longest it woke up late."""
+
+    def __init__(self) -> None:
+        self.max_ms = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._tick, daemon=True)
+        self._interval = sys.getswitchinterval()
+
+    def _tick(self) -> None:
+        while not self._stop.is_set():
+            started = time.perf_counter()
+            time.sleep(0.001)
+            self.max_ms = max(self.max_ms, (time.perf_counter() - started - 0.001) * 1000)
+
+    def __enter__(self) -> _StallMeter:
+        sys.setswitchinterval(0.001)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        sys.setswitchinterval(self._interval)
+
+
 def _timed(fn: Callable[[], object]) -> float:
     started = time.perf_counter()
     fn()
@@ -125,7 +158,9 @@ def _search_times(
     return wall, cpu
 
 
-def run(wiki_dir: Path, data_dir: Path, *, rounds: int = 10) -> dict[str, float]:
+def run(
+    wiki_dir: Path, data_dir: Path, *, rounds: int = 10, rounds_of_builds: int = 3
+) -> dict[str, float]:
     """Build, reopen, update and search an index of ``wiki_dir`` kept in ``data_dir``."""
     figures: dict[str, float] = {}
     started = time.perf_counter()
@@ -139,6 +174,19 @@ def run(wiki_dir: Path, data_dir: Path, *, rounds: int = 10) -> dict[str, float]
         builds = [stats.seconds] if stats.mode == "full" else []
         builds += [index.rebuild(wiki).seconds for _ in range(2)]
         figures["build_s"] = statistics.median(builds)
+        answers: dict[str, list[object]] = {}
+        for way, in_child in (("in_process", False), ("in_child", True)):
+            index.build_in_child = in_child
+            seconds: list[float] = []
+            stalls: list[float] = []
+            for _ in range(rounds_of_builds):
+                with _StallMeter() as meter:
+                    seconds.append(index.rebuild(wiki).seconds)
+                stalls.append(meter.max_ms)
+            figures[f"build_{way}_s"] = statistics.median(seconds)
+            figures[f"build_{way}_max_stall_ms"] = max(stalls)
+            answers[way] = [index.search(query, limit=10) for query in QUERIES]
+        figures["child_same_results"] = float(answers["in_process"] == answers["in_child"])
     finally:
         index.close()
 
@@ -181,6 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wiki", type=Path, default=_default_wiki(), help="wiki folder")
     parser.add_argument("--data", type=Path, default=None, help="index folder (default: temp)")
     parser.add_argument("--rounds", type=int, default=10, help="search rounds over the queries")
+    parser.add_argument(
+        "--builds", type=int, default=3, help="full builds timed each way (in process, in child)"
+    )
     args = parser.parse_args(argv)
     if not args.wiki.is_dir():
         print(f"wiki folder not found: {args.wiki}", file=sys.stderr)
@@ -188,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING)
     with tempfile.TemporaryDirectory(prefix="search-bench-") as tmp:
         data_dir = args.data or Path(tmp) / "index"
-        figures = run(args.wiki, data_dir, rounds=args.rounds)
+        figures = run(args.wiki, data_dir, rounds=args.rounds, rounds_of_builds=args.builds)
     width = max(len(name) for name in figures)
     for name, value in figures.items():
         print(f"{name:<{width}}  {value:.4g}")
