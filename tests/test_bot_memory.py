@@ -5,23 +5,34 @@ from __future__ import annotations
 import gc
 import weakref
 
-from bot.client import WikiBot
+from bot.client import FrozenHeap
 
 
 class _Blob:
     pass
 
 
-def test_settle_memory_frees_a_replaced_wiki_kept_by_an_earlier_freeze():
-    old = _Blob()
-    old.cycle = old  # wiki objects reference each other: only the cyclic GC frees them
-    ref = weakref.ref(old)
+def _cyclic_garbage(count: int) -> list[weakref.ref]:
+    refs = []
+    for _ in range(count):
+        blob = _Blob()
+        blob.cycle = blob  # wiki objects reference each other: only the cyclic GC frees them
+        refs.append(weakref.ref(blob))
+    return refs
+
+
+def test_frozen_cycles_are_collected_once_the_heap_has_grown_enough():
+    heap = FrozenHeap(growth=1.5)
     try:
-        gc.freeze()  # the first settle_memory after start-up
-        del old
+        assert heap.settle() is False  # start-up: freeze, remember the size
+        small = _cyclic_garbage(10)  # a reload that left a little garbage behind
+        assert heap.settle() is False  # not worth a full collection on the loop
         gc.collect()
-        assert ref() is not None  # frozen: a plain collection cannot free it
-        WikiBot.settle_memory(None)  # what a reload does; it uses no bot state
-        assert ref() is None
+        assert all(ref() is not None for ref in small)  # kept while frozen
+        big = _cyclic_garbage(heap.baseline)  # reloads piled up as much again
+        assert heap.settle(collect=False) is False  # /wiki reindex: never a pause now
+        assert heap.settle() is True  # the next periodic refresh collects
+        assert all(ref() is None for ref in small + big)
+        assert heap.baseline < gc.get_freeze_count() * heap.growth
     finally:
         gc.unfreeze()

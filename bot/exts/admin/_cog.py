@@ -83,7 +83,7 @@ class AdminCog(commands.Cog):
                 with contextlib.suppress(asyncio.CancelledError):
                     await reporter
             took = time.perf_counter() - started
-            self.bot.settle_memory()
+            self.bot.settle_memory(collect=False)  # no full GC pause while the admin waits
             state = kb.state
             text = t(
                 "admin.reindex_result",
