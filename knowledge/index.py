@@ -11,12 +11,13 @@ one data directory::
 A full rebuild writes a new ``gen-*`` directory, fsyncs it and then swaps the
 ``current`` symlink, so a crash or an exception mid-build leaves the previous
 index serving. On a wiki of some size the Whoosh writing of a full rebuild runs
-in a spawned child process that only fills and commits the new directory; the
-lock, manifest, fsync, swap and cleanup stay here, so a child that fails or dies
-leaves the previous index serving just the same. Small changes are applied in
-place (Whoosh commits are all-or-nothing) and the manifest is rewritten
-afterwards (temp file + os.replace); replaying an interrupted update is harmless
-because every changed page is deleted by path before its sections are added again.
+in a child process (:mod:`knowledge.index_child`) that only fills and commits
+the new directory; the lock, manifest, fsync, swap and cleanup stay here, so a
+child that fails or dies leaves the previous index serving just the same. Small
+changes are applied in place (Whoosh commits are all-or-nothing) and the manifest
+is rewritten afterwards (temp file + os.replace); replaying an interrupted update
+is harmless because every changed page is deleted by path before its sections are
+added again.
 
 User text never reaches a Whoosh query parser: :mod:`knowledge.query` cleans it
 and cuts it into terms with the index's own analyzer, and the query objects are
@@ -32,12 +33,15 @@ import errno
 import functools
 import json
 import logging
-import multiprocessing
 import os
 import re
 import secrets
 import shutil
 import signal
+import site
+import socket
+import subprocess
+import sys
 import threading
 import time
 import traceback
@@ -542,16 +546,16 @@ class SearchIndex:
 
     Full builds of wikis with at least :data:`CHILD_BUILD_MIN_CHARS` characters
     (``build_in_child=None``; True or False forces either way) write the Whoosh
-    index in a child process started with "spawn" (never fork: the bot has
-    threads). In process, Whoosh holds the GIL for long stretches, the longest
-    being the sort at commit (~130 ms on the real wiki), and an event loop in
-    another thread of this process stalls as long; with the child, this process
-    only sends the documents (a page at a time) and waits. Starting the child
-    costs ~0.25 s per build, more than tiny wikis take to build in process. Like
-    every spawned child it imports the main module of the program (as
-    ``__mp_main__``), so scripts that build a big index need the usual
-    ``if __name__ == "__main__":`` guard. A child that fails or dies raises
-    :class:`IndexBuildError` here and the previous generation keeps serving.
+    index in a child process, a fresh interpreter running :mod:`knowledge.index_child`
+    (never fork: the bot has threads). In process, Whoosh holds the GIL for long
+    stretches, the longest being the sort at commit (~130 ms on the real wiki), and
+    an event loop in another thread of this process stalls as long; with the child,
+    this process only sends the documents (a page at a time) and waits. Starting
+    the child costs ~0.25 s per build, more than tiny wikis take to build in
+    process. The child imports this package and Whoosh, never the calling
+    program's main module, so scripts need no ``if __name__ == "__main__":`` guard.
+    A child that fails or dies raises :class:`IndexBuildError` here and the
+    previous generation keeps serving.
     Updates run in process (a few pages: milliseconds, short GIL holds), except
     that where full builds would run in a child, an update whose commit would
     merge every segment (a rewrite of the whole index) becomes a full rebuild.
@@ -1082,29 +1086,38 @@ def _write_in_child(
     sections: int,
     on_page: Callable[[int], None] | None,
 ) -> None:
-    """:func:`_write_generation` in a spawned process, so this one keeps the GIL free.
+    """:func:`_write_generation` in a child process, so this one keeps the GIL free.
 
-    The pages go down a pipe one message each (pickled a page at a time: no long
-    GIL hold here either), the child reads them all, then writes and commits,
-    sending ("progress", done) after each page and ("done", count) at the end.
-    While it reads it sends nothing and while it writes it reads nothing, so
-    neither side can block the other on a full pipe. Any failure kills the child
-    and waits for it before returning, so the caller may remove ``gen_dir``.
+    The child is ``python -m knowledge.index_child`` (see :func:`_child_command`),
+    connected by a socket pair. The schema goes first, then the pages one message
+    each (pickled a page at a time: no long GIL hold here either); the child reads
+    them all, then writes and commits, sending ("progress", done) after each page
+    and ("done", count) at the end. While it reads it sends nothing and while it
+    writes it reads nothing, so neither side can block the other on a full
+    socket. Any failure kills the child and waits for it before returning, so the
+    caller may remove ``gen_dir``.
     """
-    ctx = multiprocessing.get_context("spawn")  # never fork: the bot runs threads
-    here, there = ctx.Pipe(duplex=True)
-    proc = ctx.Process(
-        target=_child_build,
-        args=(there, str(gen_dir), schema),
-        name="wikibot-index-build",
-        daemon=True,
-    )
+    here_socket, there_socket = socket.socketpair()
+    here = Connection(here_socket.detach())
+    there = there_socket.detach()
+    proc: subprocess.Popen[bytes] | None = None
     try:
         try:
-            proc.start()
+            proc = subprocess.Popen(
+                _child_command(there, gen_dir),
+                stdin=subprocess.DEVNULL,
+                env=_child_env(),
+                pass_fds=(there,),
+            )
+        except OSError as exc:
+            raise IndexBuildError(
+                f"search index build process could not be started ({exc}); "
+                "the previous index is still in use"
+            ) from exc
         finally:
-            there.close()  # the child has its own copy: EOF here once it is gone
+            os.close(there)  # the child has its own copy: EOF here once it is gone
         try:
+            here.send(("schema", schema))
             for docs in pages:
                 here.send(("page", docs))
             here.send(("write", None))
@@ -1119,9 +1132,9 @@ def _write_in_child(
             try:
                 message = here.recv()
             except (EOFError, ConnectionResetError):
-                proc.join()
+                proc.wait()
                 raise IndexBuildError(
-                    f"search index build process {_exit_reason(proc.exitcode)} "
+                    f"search index build process {_exit_reason(proc.returncode)} "
                     "before finishing; the previous index is still in use"
                 ) from None
             kind = message[0]
@@ -1137,10 +1150,11 @@ def _write_in_child(
                     f"search index build process failed: {message[1]}; "
                     "the previous index is still in use"
                 )
-        proc.join(_CHILD_EXIT_TIMEOUT)
-        if proc.exitcode != 0:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(_CHILD_EXIT_TIMEOUT)
+        if proc.returncode != 0:
             raise IndexBuildError(
-                f"search index build process {_exit_reason(proc.exitcode)} after writing; "
+                f"search index build process {_exit_reason(proc.returncode)} after writing; "
                 "the previous index is still in use"
             )
         if count != sections:
@@ -1148,15 +1162,47 @@ def _write_in_child(
                 f"search index build process wrote {count} sections, expected {sections}"
             )
     except BaseException:
-        if proc.pid is not None:  # started: make sure it is gone before gen_dir is
-            if proc.exitcode is None:
+        if proc is not None:  # started: make sure it is gone before gen_dir is
+            if proc.returncode is None:
                 proc.kill()
-            proc.join()
+            proc.wait()
         raise
     finally:
         here.close()
-        if proc.exitcode is not None:
-            proc.close()
+
+
+def _child_command(fd: int, gen_dir: Path) -> list[str]:
+    """Command line of a build process talking over ``fd`` (no shell is involved).
+
+    ``-P``: the working directory does not go on the child's ``sys.path``, where a
+    folder of its own called ``knowledge`` would win over this package.
+    """
+    return [
+        sys.executable,
+        "-P",
+        "-m",
+        "knowledge.index_child",
+        "--fd",
+        str(fd),
+        os.path.abspath(gen_dir),
+    ]
+
+
+def _child_env() -> dict[str, str]:
+    """This process's environment, with the folder holding this package on PYTHONPATH.
+
+    So the child imports the very copy of ``knowledge`` that this process runs, from
+    whatever working directory and however this one found it (an install, an
+    editable install, a checkout on ``sys.path``). A site-packages folder is left
+    out: the child finds it anyway, and on PYTHONPATH it would come before the
+    standard library.
+    """
+    env = dict(os.environ)
+    root = Path(__file__).resolve().parents[1]
+    sites = [*getattr(site, "getsitepackages", list)(), site.getusersitepackages()]
+    if all(Path(folder).resolve() != root for folder in sites if folder):
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(root), env.get("PYTHONPATH"))))
+    return env
 
 
 def _exit_reason(code: int | None) -> str:
@@ -1169,9 +1215,18 @@ def _exit_reason(code: int | None) -> str:
     return f"exited with code {code}"
 
 
-def _child_build(conn: Connection, gen_dir: str, schema: Schema) -> None:
-    """Entry point of the build process (see :func:`_write_in_child`)."""
+def _child_build(conn: Connection, gen_dir: str) -> int:
+    """Work of the build process (:mod:`knowledge.index_child`); returns its exit code.
+
+    Reads ("schema", schema), then ("page", docs) messages up to ("write", None),
+    from :func:`_write_in_child`; then writes the generation, answering
+    ("progress", done) per page and ("done", count), or ("error", message,
+    traceback). When the parent goes away (end of file, broken pipe) it exits.
+    """
     try:
+        kind, schema = conn.recv()
+        if kind != "schema":
+            raise ValueError(f"expected the schema first, got {kind!r}")
         pages: list[list[dict[str, Any]]] = []
         while True:
             kind, docs = conn.recv()
@@ -1185,13 +1240,14 @@ def _child_build(conn: Connection, gen_dir: str, schema: Schema) -> None:
         count = _write_generation(Path(gen_dir), schema, pages, on_page)
         conn.send(("done", count))
     except EOFError:
-        raise SystemExit(1) from None  # the parent gave up on us
+        return 1  # the parent gave up on us
     except BaseException as exc:
         with contextlib.suppress(Exception):
             conn.send(("error", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
-        raise SystemExit(1) from None
+        return 1
     finally:
         conn.close()
+    return 0
 
 
 class _WholeMerge(Exception):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import multiprocessing
 import os
 import random
 import signal
@@ -559,7 +558,7 @@ def test_exception_while_writing_documents_keeps_the_previous_index(
 
 
 KILLER = """
-import multiprocessing, os, signal, sys
+import os, signal, sys
 from pathlib import Path
 from knowledge import index as index_module
 from knowledge.wiki import load_wiki
@@ -570,8 +569,14 @@ ix.build_in_child = when.startswith("child-")
 when = when.removeprefix("child-")
 
 def die(*args, **kwargs):
-    for proc in multiprocessing.active_children():  # a build process left behind
-        print("build process", proc.pid, flush=True)
+    for entry in Path("/proc").iterdir():  # a build process left behind
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            argv = (entry / "cmdline").read_bytes().split(b"\\0")
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == os.getpid() and b"knowledge.index_child" in argv:
+            print("build process", entry.name, flush=True)
     os.kill(os.getpid(), signal.SIGKILL)
 
 def at_third_page(done, total):
@@ -610,9 +615,15 @@ def test_killed_rebuild_leaves_the_previous_index_serving(wiki_dir, data_dir, in
         timeout=120,
     )
     assert child.returncode == -signal.SIGKILL, child.stderr.decode()
-    # A build process whose parent was killed notices (its pipe breaks) and exits.
-    for line in child.stdout.decode().splitlines():
-        pid = int(line.removeprefix("build process "))
+    # A build process whose parent was killed notices (its socket breaks) and exits.
+    orphans = [
+        int(line.removeprefix("build process "))
+        for line in child.stdout.decode().split("\n")
+        if line
+    ]
+    # Killed mid-build, the parent leaves one behind; killed later, it has waited for it.
+    assert len(orphans) == (1 if when == "child-adding" else 0), child.stdout.decode()
+    for pid in orphans:
         assert process_ended(pid), f"build process {pid} outlived its parent"
     leftovers = [p.name for p in data_dir.iterdir() if p.name.startswith("gen-")]
     assert len(leftovers) == 2  # the live one and the half-built one
@@ -751,8 +762,36 @@ def refuse_here(*args, **kwargs):
     raise WroteHere("the index was written in the test process")
 
 
-def build_processes() -> list[multiprocessing.process.BaseProcess]:
-    return [p for p in multiprocessing.active_children() if p.name == "wikibot-index-build"]
+def build_processes() -> list[int]:
+    """Pids of this process's index build processes, read from /proc.
+
+    Those still running (``-m knowledge.index_child`` on their command line) and
+    any child that exited without being waited for (a zombie has no command line;
+    nothing else in these tests leaves one).
+    """
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # gone meanwhile
+            continue
+        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+        if int(ppid) == os.getpid() and (b"knowledge.index_child" in argv or state == "Z"):
+            found.append(int(entry.name))
+    return found
+
+
+def test_build_processes_sees_a_running_build_process(wiki_dir, data_dir, index):
+    # The helper the tests below rely on to see that no build process is left over.
+    index.build_in_child = True
+    seen: list[list[int]] = []
+    index.rebuild(load_wiki(wiki_dir), progress=lambda *_: seen.append(build_processes()))
+    assert len(seen) == 6
+    assert all(len(pids) == 1 for pids in seen)
+    assert build_processes() == []
 
 
 def test_child_build_gives_the_same_index_as_an_in_process_build(wiki_dir, tmp_path):
@@ -899,8 +938,10 @@ def test_a_big_wiki_builds_in_a_child_by_default_with_the_same_results(tmp_path,
 class EndsTheStoringProcess:
     """A stored field value that ends the process that stores it, and only that one.
 
-    Pickled to go down the pipe, it arms itself; Whoosh pickles stored fields as
-    each document is added, so the build process meets it mid-build.
+    Pickled to go down the socket, it arms itself; Whoosh pickles stored fields as
+    each document is added, so the build process meets it mid-build. The build
+    process can unpickle it because ``tests`` sits beside ``knowledge``, whose
+    folder the build process gets on its PYTHONPATH.
     """
 
     def __init__(self, how: str, armed: bool = False) -> None:
