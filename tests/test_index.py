@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import random
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
 import threading
 import time
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 import pytest
 from whoosh import index as whoosh_index
 
 from knowledge import index as index_module
+from knowledge import index_child
 from knowledge.index import (
     BuildStats,
     IndexBuildError,
@@ -933,6 +938,170 @@ def test_a_big_wiki_builds_in_a_child_by_default_with_the_same_results(tmp_path,
     finally:
         here.close()
         child.close()
+
+
+#: A user's script: no ``if __name__ == "__main__":`` guard, builds at top level.
+NO_GUARD_SCRIPT = """
+import sys
+from pathlib import Path
+from knowledge import index as index_module
+from knowledge.wiki import load_wiki
+
+print("script ran", flush=True)
+
+def refuse(*args, **kwargs):
+    raise RuntimeError("the index was written in the script's own process")
+
+index_module._write_generation = refuse
+wiki_dir, data_dir, query = sys.argv[1:4]
+ix, stats = index_module.SearchIndex.open(load_wiki(Path(wiki_dir)), Path(data_dir))
+print(stats.mode, stats.sections, ix.search(query).total, flush=True)
+ix.close()
+"""
+
+
+def test_a_script_without_a_main_guard_builds_a_big_wiki_in_a_child(tmp_path):
+    # Run as `python script.py` from another folder, with paths relative to it.
+    wiki = load_wiki(big_wiki(tmp_path / "wiki", index_module.CHILD_BUILD_MIN_CHARS))
+    sections = sum(len(page.sections) for page in wiki.pages.values())
+    word = next(iter(wiki.pages.values())).sections[-1].text.split()[0]
+    (tmp_path / "script.py").write_text(NO_GUARD_SCRIPT)
+    run = subprocess.run(
+        [sys.executable, "script.py", "wiki", "data", word],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    # Once: the build process never ran the script (a spawned one re-imports it).
+    lines = run.stdout.splitlines()
+    assert lines[0] == "script ran"
+    mode, count, total = lines[1].split()
+    assert (mode, int(count)) == ("full", sections)
+    assert int(total) > 0
+    assert len(lines) == 2
+    assert [p.parent.name for p in (tmp_path / "data").glob("gen-*/manifest.json")] == [
+        os.readlink(tmp_path / "data" / "current")
+    ]
+
+
+#: Runs from a checkout of the package that is not what this interpreter has installed.
+CHECKOUT_SCRIPT = """
+import os, sys
+from pathlib import Path
+import knowledge
+from knowledge.index import SearchIndex
+from knowledge.wiki import load_wiki
+
+ix, stats = SearchIndex.open(load_wiki(Path(sys.argv[1])), Path(sys.argv[2]), build_in_child=True)
+print(os.getpid(), stats.mode, ix.search("zeppelin").total, knowledge.__file__, flush=True)
+ix.close()
+"""
+
+#: The package's __init__ in the checkout: notes each process that imports it.
+MARKING_INIT = """
+import os
+
+if os.environ.get("KNOWLEDGE_COPY_MARKER"):
+    with open(os.environ["KNOWLEDGE_COPY_MARKER"], "a", encoding="utf-8") as handle:
+        handle.write(f"{os.getpid()}\\n")
+"""
+
+
+def test_the_build_process_imports_the_callers_copy_of_the_package(wiki_dir, tmp_path):
+    checkout = tmp_path / "checkout"
+    shutil.copytree(
+        REPO / "knowledge", checkout / "knowledge", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    (checkout / "knowledge" / "__init__.py").write_text(MARKING_INIT)
+    (checkout / "script.py").write_text(CHECKOUT_SCRIPT)
+    # An unrelated folder called "knowledge" where the program runs.
+    work = tmp_path / "work"
+    (work / "knowledge").mkdir(parents=True)
+    (work / "knowledge" / "__init__.py").write_text("raise SystemExit('wrong knowledge package')\n")
+    marker = tmp_path / "imports.txt"
+    run = subprocess.run(
+        [sys.executable, str(checkout / "script.py"), str(wiki_dir), "data"],
+        cwd=work,
+        env={**os.environ, "KNOWLEDGE_COPY_MARKER": str(marker)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    pid, mode, total, package = run.stdout.split()
+    assert (mode, int(total)) == ("full", 2)
+    assert Path(package) == checkout / "knowledge" / "__init__.py"
+    # The script's process and its build process both imported the checkout's copy.
+    importers = marker.read_text().split()
+    assert len(importers) == len(set(importers)) == 2
+    assert pid in importers
+
+
+def test_a_build_process_that_cannot_start_keeps_the_previous_index(
+    wiki_dir, data_dir, index, monkeypatch
+):
+    before = index.generation
+    index.build_in_child = True
+    monkeypatch.setattr(sys, "executable", str(data_dir / "no-such-python"))
+    with pytest.raises(IndexBuildError, match="build process could not be started") as failure:
+        index.rebuild(load_wiki(wiki_dir))
+    assert "previous index is still in use" in str(failure.value)
+    assert index.generation == before
+    assert [p.name for p in data_dir.iterdir() if p.name.startswith("gen-")] == [before]
+    monkeypatch.undo()
+    assert index.rebuild(load_wiki(wiki_dir)).mode == "full"
+    assert build_processes() == []
+
+
+def child_socket() -> tuple[Connection, int]:
+    here, there = socket.socketpair()
+    return Connection(here.detach()), there.detach()
+
+
+def test_index_child_main_builds_what_it_is_sent(wiki_dir, tmp_path):
+    # The build process's side of the protocol, run here (a small wiki fits in the
+    # socket's buffer, so one thread can play both sides in turn).
+    wiki = load_wiki(wiki_dir)
+    schema = SearchIndex(tmp_path / "unused").schema
+    pages = [
+        [index_module._document(page, section, "other") for section in page.sections]
+        for _, page in sorted(wiki.pages.items())
+    ]
+    gen_dir = tmp_path / "gen"
+    gen_dir.mkdir()
+    here, there = child_socket()
+    with here:
+        here.send(("schema", schema))
+        for docs in pages:
+            here.send(("page", docs))
+        here.send(("write", None))
+        assert index_child.main(["--fd", str(there), str(gen_dir)]) == 0
+        messages = []
+        with contextlib.suppress(EOFError):  # it closed its end when done
+            while True:
+                messages.append(here.recv())
+    sections = sum(len(docs) for docs in pages)
+    assert messages == [("progress", n) for n in range(1, len(pages) + 1)] + [("done", sections)]
+    ix = whoosh_index.open_dir(str(gen_dir))
+    try:
+        assert ix.doc_count() == sections
+    finally:
+        ix.close()
+
+
+def test_index_child_main_wants_the_schema_first_and_stops_when_the_parent_goes(tmp_path):
+    here, there = child_socket()
+    with here:
+        here.send(("page", []))
+        assert index_child.main(["--fd", str(there), str(tmp_path)]) == 1
+        kind, message, _ = here.recv()
+    assert (kind, message) == ("error", "ValueError: expected the schema first, got 'page'")
+    here, there = child_socket()
+    here.close()  # the parent is gone before it sent anything
+    assert index_child.main(["--fd", str(there), str(tmp_path)]) == 1
+    assert list(tmp_path.iterdir()) == []
 
 
 class EndsTheStoringProcess:
