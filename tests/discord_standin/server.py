@@ -860,18 +860,25 @@ class Standin:
         ``command`` is the space-separated path (``"ticket close"``); option values
         come from ``options`` and/or keyword arguments, typed by the synced schema.
         """
-        name, *path = command.split()
-        schema = find_command(self.commands, name, 1, self.guild.id)
         values = {**(options or {}), **kwargs}
-        built, resolved = build_chat_input_options(schema, path, values, self)
-        data = self._command_data(schema)
-        data["options"] = built
-        if resolved:
-            data["resolved"] = resolved
+        data = self._chat_input_data(command, values)
         payload = self.interaction_payload(
             2, data, user_id=user_id, role_ids=role_ids, channel_id=channel_id, locale=locale
         )
         return await self.inject(payload, wait=wait)
+
+    def _chat_input_data(
+        self, command: str, values: Mapping[str, Any], focused: str | None = None
+    ) -> dict[str, Any]:
+        """The ``data`` of a chat-input interaction, options typed by the synced schema."""
+        name, *path = command.split()
+        schema = find_command(self.commands, name, 1, self.guild.id)
+        built, resolved = build_chat_input_options(schema, path, values, self, focused=focused)
+        data = self._command_data(schema)
+        data["options"] = built
+        if resolved:
+            data["resolved"] = resolved
+        return data
 
     async def autocomplete(
         self,
@@ -892,14 +899,8 @@ class Standin:
 
         The returned record's ``choices`` holds what the bot answered (callback type 8).
         """
-        name, *path = command.split()
-        schema = find_command(self.commands, name, 1, self.guild.id)
         values = {**(options or {}), **kwargs, focused: value}
-        built, resolved = build_chat_input_options(schema, path, values, self, focused=focused)
-        data = self._command_data(schema)
-        data["options"] = built
-        if resolved:
-            data["resolved"] = resolved
+        data = self._chat_input_data(command, values, focused)
         payload = self.interaction_payload(
             4, data, user_id=user_id, role_ids=role_ids, channel_id=channel_id, locale=locale
         )
