@@ -10,8 +10,6 @@ nothing) and can never expand into a slow wildcard, range or field query.
 from __future__ import annotations
 
 import logging
-import re
-import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -25,6 +23,8 @@ from whoosh.analysis import (
     StopFilter,
     Token,
 )
+
+from .text import cap_user_text, clean_user_text
 
 __all__ = [
     "MAX_QUERY_CHARS",
@@ -49,8 +49,6 @@ MAX_QUERY_CHARS = 200
 MAX_QUERY_TERMS = 16
 #: Longer tokens are dropped, both when indexing and when querying.
 MAX_TERM_CHARS = 64
-#: Raw input beyond this is never even normalised (bounds the work per query).
-_RAW_CAP = MAX_QUERY_CHARS * 8
 
 #: Versions stay whole (``2.28.9``, ``K2.7``, ``Qwen3.5``); everything else is split on
 #: anything that is not a letter or digit, underscores included (``_zero_fill`` ->
@@ -67,7 +65,6 @@ _MORE_STOP = """
 """
 STOP = frozenset(STOP_WORDS) | frozenset(_MORE_STOP.split())
 
-_SPACES = re.compile(r"\s+")
 
 PROBLEM_EMPTY = "empty query"
 PROBLEM_NO_WORDS = "no searchable words in the query"
@@ -103,38 +100,8 @@ def make_analyzer() -> Analyzer:
 
 
 def clean_text(raw: str, max_chars: int = MAX_QUERY_CHARS) -> str:
-    """NFKC-normalise, drop format/control characters, collapse spaces, cap length.
-
-    Fullwidth letters become ASCII, a zero-width space inside a word disappears
-    (so ``qw\\u200ben`` is ``qwen``), and the result is cut at a word boundary
-    when it is longer than ``max_chars``.
-    """
-    return _clean(raw, max_chars)[0]
-
-
-def _clean(raw: str, max_chars: int) -> tuple[str, bool]:
-    if not isinstance(raw, str):
-        raw = str(raw)
-    truncated = len(raw) > _RAW_CAP
-    text = unicodedata.normalize("NFKC", raw[:_RAW_CAP])
-    kept: list[str] = []
-    for char in text:
-        cat = unicodedata.category(char)
-        if cat == "Cf":
-            continue
-        if cat in ("Cc", "Cs", "Co", "Cn", "Zl", "Zp"):
-            kept.append(" ")
-            continue
-        kept.append(char)
-    text = _SPACES.sub(" ", "".join(kept)).strip()
-    if len(text) > max_chars:
-        truncated = True
-        cut = text[:max_chars]
-        space = cut.rfind(" ")
-        if space >= max_chars // 2:
-            cut = cut[:space]
-        text = cut.strip()
-    return text, truncated
+    """The query text as searched: :func:`knowledge.text.clean_user_text` at our cap."""
+    return clean_user_text(raw, max_chars)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +124,7 @@ def prepare_query(
     max_terms: int = MAX_QUERY_TERMS,
 ) -> PreparedQuery:
     """Clean ``raw`` and cut it into at most ``max_terms`` distinct index terms."""
-    text, truncated = _clean(raw or "", max_chars)
+    text, truncated = cap_user_text(raw or "", max_chars)
     if not text:
         return PreparedQuery(text="", terms=(), problem=PROBLEM_EMPTY)
     terms: list[str] = []

@@ -10,6 +10,7 @@ import re
 import unicodedata
 
 __all__ = [
+    "cap_user_text",
     "clean_user_text",
     "code_block",
     "escape_markdown",
@@ -19,6 +20,8 @@ __all__ = [
     "truncate",
 ]
 
+#: Unicode categories replaced by a space in user input (controls, surrogates, ...).
+_BLANKED = frozenset({"Cc", "Cs", "Co", "Cn", "Zl", "Zp"})
 _MARKDOWN_SPECIALS = frozenset("\\*_`~|>#[]()-+!<:")
 _MENTION = re.compile(r"@(?=[\w&!#])|@(?=everyone|here)")
 _WORD_SPLIT = re.compile(r"[^0-9a-z.+]+")
@@ -26,15 +29,39 @@ _LETTER_DIGIT = re.compile(r"(?<=[a-z])(?=\d)|(?<=\d)(?=[a-z])")
 
 
 def clean_user_text(text: str, limit: int) -> str:
-    """NFKC-normalise, drop format and control characters, collapse spaces, cap length."""
-    text = unicodedata.normalize("NFKC", text[: limit * 4])
-    kept = []
-    for ch in text:
-        cat = unicodedata.category(ch)
-        if cat == "Cf" or (cat == "Cc" and ch not in "\n\t"):
+    """NFKC-normalise, drop format characters, collapse spaces, cap length (see below)."""
+    return cap_user_text(text, limit)[0]
+
+
+def cap_user_text(text: str, limit: int) -> tuple[str, bool]:
+    """``(clean text, whether anything was cut off)`` for untrusted input.
+
+    Fullwidth letters become ASCII (NFKC); format characters such as a zero-width
+    space vanish, so ``qw\u200ben`` is ``qwen``; control, surrogate, private-use
+    and unassigned characters and line/paragraph separators become spaces; runs of
+    white space collapse; the result is cut at a word boundary past ``limit``.
+    Input beyond ``8 * limit`` characters is never even normalised.
+    """
+    if not isinstance(text, str):
+        text = str(text)
+    raw_cap = limit * 8
+    truncated = len(text) > raw_cap
+    normal = unicodedata.normalize("NFKC", text[:raw_cap])
+    kept: list[str] = []
+    for char in normal:
+        category = unicodedata.category(char)
+        if category == "Cf":
             continue
-        kept.append(ch)
-    return " ".join("".join(kept).split())[:limit]
+        kept.append(" " if category in _BLANKED else char)
+    cleaned = " ".join("".join(kept).split())
+    if len(cleaned) > limit:
+        truncated = True
+        cut = cleaned[:limit]
+        space = cut.rfind(" ")
+        if space >= limit // 2:
+            cut = cut[:space]
+        cleaned = cut.strip()
+    return cleaned, truncated
 
 
 def fold_key(text: str) -> str:
