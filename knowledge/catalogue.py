@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rapidfuzz import fuzz
 
@@ -192,7 +192,7 @@ class Catalogue:
                 family, legacy = _read_hub(wiki, name, hub, focus)
                 for fam in (family, *legacy):
                     key = _unique_key(fam.name, used)
-                    families.append(_with_key(fam, key))
+                    families.append(replace(fam, key=key))
             if families:
                 break
         catalogue = cls(wiki=wiki, front=front.path, families=tuple(families), glossary=glossary)
@@ -370,10 +370,6 @@ def _unique_key(name: str, used: set[str]) -> str:
         key, n = f"{base}-{n}", n + 1
     used.add(key)
     return key
-
-
-def _with_key(family: Family, key: str) -> Family:
-    return Family(**{**{s: getattr(family, s) for s in Family.__slots__}, "key": key})
 
 
 def _versions(table: Table, wiki: Wiki) -> list[Version]:

@@ -15,7 +15,7 @@ import pickle
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from importlib.metadata import version as package_version
 from pathlib import Path
@@ -291,13 +291,7 @@ class KnowledgeBase:
             also = self.t(
                 "runbook.other_matches", names=self._names([f.name for f in match.others], limit=4)
             )
-            reply = Reply(
-                **{
-                    **_fields_of(reply),
-                    "footer": also,
-                    "suggestions": tuple(f.name for f in match.others),
-                }
-            )
+            reply = replace(reply, footer=also, suggestions=tuple(f.name for f in match.others))
         return reply
 
     def _runbook_reply(self, family: Family) -> Reply:
@@ -768,10 +762,6 @@ class KnowledgeBase:
 
 def _page_cache_version() -> str:
     return f"{PARSER_VERSION}/{package_version('markdown-it-py')}"
-
-
-def _fields_of(reply: Reply) -> dict:
-    return {name: getattr(reply, name) for name in Reply.__slots__}
 
 
 def _age(seconds: float) -> str:

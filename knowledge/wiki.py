@@ -16,7 +16,7 @@ import posixpath
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlsplit
 
@@ -475,12 +475,8 @@ def parse_page(path: str, text: str) -> tuple[str, list[Section], list[str]]:
     if not (built[0].text or built[0].code or built[0].tables):
         built = built[1:]
     else:
-        built[0] = Section(**{**_as_dict(built[0]), "title": title})
+        built[0] = replace(built[0], title=title)
     return title, built, problems
-
-
-def _as_dict(section: Section) -> dict:
-    return {name: getattr(section, name) for name in Section.__slots__}
 
 
 # --- folder -> wiki ------------------------------------------------------------
