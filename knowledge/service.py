@@ -500,7 +500,7 @@ class KnowledgeBase:
                 ),
             )
         fields = []
-        hits = self._index_search(found.query, limit=3)
+        hits = self.search_sections(found.query, limit=3)
         pages = []
         if hits is not None and hits.hits:
             lines = [
@@ -521,21 +521,16 @@ class KnowledgeBase:
 
     # --- /search ---------------------------------------------------------------
 
-    def _index_search(
-        self, query: str, *, limit: int, offset: int = 0, category: str | None = None
-    ):
-        if self._index is None:
-            return None
-        return self._index.search(query, limit=limit, offset=offset, category=category)
-
     def search_sections(
-        self, query: str, *, limit: int = 5, category: str | None = None
+        self, query: str, *, limit: int = 5, offset: int = 0, category: str | None = None
     ) -> SearchResults | None:
         """Raw section hits for ``query``, best first; None before the index is loaded.
 
         For engines that rank pages themselves (triage); replies use ``search``.
         """
-        return self._index_search(query, limit=limit, category=category)
+        if self._index is None:
+            return None
+        return self._index.search(query, limit=limit, offset=offset, category=category)
 
     def search(
         self,
@@ -561,7 +556,7 @@ class KnowledgeBase:
                     ephemeral=True,
                 )
         page = max(1, min(int(page), 1000))
-        results = self._index_search(
+        results = self.search_sections(
             text, limit=per_page, offset=(page - 1) * per_page, category=category or None
         )
         if results is None:
