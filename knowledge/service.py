@@ -732,6 +732,12 @@ class KnowledgeBase:
             out.append((truncate(family.name, 100), family.key[:100]))
         return out[:AUTOCOMPLETE_LIMIT]
 
+    def category_choices(self, current: str) -> list[tuple[str, str]]:
+        """(name, value) pairs for the /search section option: wiki folders containing it."""
+        key = clean_user_text(current, 100).casefold()
+        names = [c for c in self.categories if key in c.casefold()]
+        return [(c[:100], c[:100]) for c in names[:AUTOCOMPLETE_LIMIT]]
+
     def term_choices(self, current: str) -> list[tuple[str, str]]:
         glossary = self.glossary
         text = clean_user_text(current, 100)

@@ -121,6 +121,12 @@ def test_status_counts(kb):
     assert reply.meta["terms"] >= 25
 
 
+def test_section_choices_are_the_wiki_folders(kb):
+    assert ("troubleshooting", "troubleshooting") in kb.category_choices("")
+    assert kb.category_choices("TROUB") == [("troubleshooting", "troubleshooting")]
+    assert kb.category_choices("nothing-like-it") == []
+
+
 def test_autocomplete_is_capped(kb):
     assert kb.family_choices("")[0] == ("Qwen3", "qwen3")
     assert len(kb.term_choices("")) == 25

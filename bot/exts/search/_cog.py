@@ -61,10 +61,4 @@ class SearchCog(commands.Cog):
     async def section_autocomplete(
         self, interaction: discord.Interaction, current: str
     ) -> list[app_commands.Choice[str]]:
-        key = current.strip().casefold()
-
-        def sections() -> list[tuple[str, str]]:
-            names = [c for c in self.bot.kb.categories if key in c.casefold()]
-            return [(c[:100], c[:100]) for c in names[:25]]
-
-        return safe_choices(interaction, sections)
+        return safe_choices(interaction, lambda: self.bot.kb.category_choices(current))
