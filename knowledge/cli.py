@@ -56,11 +56,16 @@ def progress_bar(stream=sys.stderr):
     return update
 
 
-def open_knowledge(args: argparse.Namespace, *, progress=None) -> KnowledgeBase:
+def _folders(args: argparse.Namespace) -> tuple[Path, Path]:
+    """The wiki and data folders the options name (defaults: demo wiki, per-wiki cache)."""
     wiki = args.wiki if args.wiki is not None else demo_wiki_dir()
     if not wiki.is_dir():
         raise SystemExit(f"wikibot: wiki folder not found: {wiki}")
-    data = args.data if args.data is not None else default_data_dir(wiki)
+    return wiki, args.data if args.data is not None else default_data_dir(wiki)
+
+
+def open_knowledge(args: argparse.Namespace, *, progress=None) -> KnowledgeBase:
+    wiki, data = _folders(args)
     return KnowledgeBase.open(wiki, data, progress=progress)
 
 
@@ -126,11 +131,7 @@ def _ask(args: argparse.Namespace) -> int:
 
 def _index(args: argparse.Namespace) -> int:
     started = time.perf_counter()
-    kb = KnowledgeBase(
-        args.wiki or demo_wiki_dir(), args.data or default_data_dir(args.wiki or demo_wiki_dir())
-    )
-    if not kb.wiki_dir.is_dir():
-        raise SystemExit(f"wikibot: wiki folder not found: {kb.wiki_dir}")
+    kb = KnowledgeBase(*_folders(args))
     built = kb.reload(force=args.full, progress=progress_bar())
     state = kb.state
     kb.close()

@@ -237,3 +237,11 @@ def test_parsed_pages_are_cached_and_a_damaged_cache_is_ignored(tmp_path):
     base = KnowledgeBase.open(wiki, data)
     assert base.acronym("ZQX").kind == "acronym"
     base.close()
+
+
+@pytest.mark.parametrize("command", ["ask", "index", "console"])
+def test_cli_names_a_missing_wiki_folder(tmp_path, command):
+    args = [command, "--wiki", str(tmp_path / "nope")] + (["/status"] if command == "ask" else [])
+    result = _wikibot(*args, tmp_path=tmp_path)
+    assert result.returncode != 0
+    assert "wiki folder not found" in result.stderr and "Traceback" not in result.stderr
