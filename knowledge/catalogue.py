@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from rapidfuzz import fuzz
 
 from .glossary import Glossary
+from .launch import parse_image
 from .text import clean_user_text, fold_key
 from .wiki import CodeBlock, Link, Page, Section, Table, Wiki
 
@@ -34,10 +35,6 @@ log = logging.getLogger(__name__)
 
 FRONT_PAGE_NAMES = ("README.md", "readme.md", "index.md", "Home.md", "home.md")
 
-_IMAGE = re.compile(
-    r"^(?:[a-z0-9.-]+(?::\d+)?/)?[a-z0-9][a-z0-9._-]*(?:/[a-z0-9][a-z0-9._-]*)+"
-    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$"
-)
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _COMPOSE_IMAGE = re.compile(r"^\s*image:\s*[\"']?(.+?)[\"']?\s*$")
 _ENV_IMAGE = re.compile(r"^\s*(?:export\s+)?[A-Z_]*IMAGE[A-Z_]*=[\"']?([^\s\"']+)")
@@ -480,12 +477,9 @@ def _clean_ref(ref: str) -> str | None:
     default = _DEFAULT_REF.match(ref)
     if default:
         ref = default.group(1).strip().strip("\"'")
-    if "${" in ref or "$" in ref:
-        return None
-    if not _IMAGE.match(ref):
-        return None
-    if ":" not in ref.rsplit("/", 1)[-1] and "@" not in ref:
-        return None  # a bare path such as scripts/build.sh is no image
+    image = parse_image(ref)
+    if image is None or "/" not in ref or not (image.tag or image.digest):
+        return None  # user/repo with a tag or digest: a bare path is no image
     if ref.endswith((".sh", ".py", ".md", ".json", ".yaml", ".yml", ".txt")):
         return None
     return ref
