@@ -1080,6 +1080,14 @@ def _version_pages(s: Subject) -> list[tuple[str, str, str]]:
     return [(v.path, v.title, v.status) for v in s.family.family.versions if v.path != current]
 
 
+def _evidence(params: Mapping[str, Any], key: str, **values: Any) -> str:
+    """One evidence line, worded by the rule's ``params.evidence`` (rule files hold wording)."""
+    wording = (params.get("evidence") or {}).get(key)
+    if not isinstance(wording, str):
+        raise RuleError(f"rule params.evidence.{key} is missing")
+    return wording.format_map(values)
+
+
 def _check_image_older(s: Subject, params: Mapping[str, Any]) -> list[RuleHit]:
     image = s.image
     if image is None or image.tag is None or s.family is None:
@@ -1096,11 +1104,18 @@ def _check_image_older(s: Subject, params: Mapping[str, Any]) -> list[RuleHit]:
     order = compare_image_tags(image.tag, newest.tag or "")
     if order != -1:
         return []
-    evidence = [f"yours: {image.raw}", f"runbook: {newest.raw}"]
+    evidence = [
+        _evidence(params, "yours", image=image.raw),
+        _evidence(params, "runbook", image=newest.raw),
+    ]
     for path, title, status in _version_pages(s):
         page = s.wiki.pages.get(path)
         if page is not None and any(image.tag in b.text for sec in page.sections for b in sec.code):
-            evidence.append(f"named on {title} ({status or 'older page'})")
+            evidence.append(
+                _evidence(
+                    params, "older", title=title, status=status or _evidence(params, "no_status")
+                )
+            )
             break
     return [
         RuleHit(
@@ -1158,13 +1173,20 @@ def _check_pinned(s: Subject, params: Mapping[str, Any]) -> list[RuleHit]:
         variant = "truncated" if truncated else "differs"
         reference = truncated or closest
         evidence = [
-            f"yours: {value} ({len(value)} characters)",
-            f"runbook: {reference} ({len(reference)} characters)",
+            _evidence(params, "yours", value=value, length=len(value)),
+            _evidence(params, "runbook", value=reference, length=len(reference)),
         ]
         for path, title, status in _version_pages(s):
             other = s.wiki.pages.get(path)
             if other is not None and value in _runbook_pinned(other, setting)[0]:
-                evidence.append(f"same as {title} ({status or 'older page'})")
+                evidence.append(
+                    _evidence(
+                        params,
+                        "older",
+                        title=title,
+                        status=status or _evidence(params, "no_status"),
+                    )
+                )
                 break
         hits.append(
             RuleHit(
@@ -1198,7 +1220,10 @@ def _check_spec_unstable(s: Subject, params: Mapping[str, Any]) -> list[RuleHit]
                         "limit": f"{limit.op}{limit.tokens}",
                         "runbook": s.family.runbook.page_title if s.family else "",
                     },
-                    (f"yours: {method} with {tokens} tokens", f"runbook: {limit.statement}"),
+                    (
+                        _evidence(params, "yours", method=method, tokens=tokens),
+                        _evidence(params, "runbook", statement=limit.statement),
+                    ),
                     page=_ref(page.path, limit.anchor),
                 )
             ]

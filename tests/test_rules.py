@@ -536,3 +536,16 @@ def test_real_compose_against_the_real_wiki():
     assert "runbook.image-older" in as_given  # but runs an older image than the runbook's
     cut = findings(compose.replace(pattern, pattern[:60]))
     assert "cut short" in cut["runbook.pinned-pattern"]
+
+
+def test_evidence_is_worded_by_the_rule_file():
+    text = (Path(__file__).resolve().parents[1] / "knowledge" / "rules" / "wiki.yaml").read_text()
+    text = text.replace('yours: "yours: {image}"', 'yours: "YOUR IMAGE {image}"')
+    rules = RuleSet.from_texts([("wiki.yaml", text)]).bind(WIKI, CATALOGUE.statuses())
+    found = [
+        f
+        for f in rules.evaluate(subject(run(image=V3_IMAGE), fam="GLM-5"))
+        if f.id == "runbook.image-older"
+    ]
+    assert found and found[0].evidence[0] == f"YOUR IMAGE {V3_IMAGE}"
+    assert found[0].evidence[2].startswith("named on ")
