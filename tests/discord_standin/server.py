@@ -980,6 +980,17 @@ class Standin:
         data: dict[str, Any] = {"custom_id": custom_id, "component_type": 2}
         if component.get("id") is not None:
             data["id"] = component["id"]
+        return await self._component_interaction(current, data, user_id, role_ids, wait)
+
+    async def _component_interaction(
+        self,
+        current: Mapping[str, Any],
+        data: dict[str, Any],
+        user_id: int | None,
+        role_ids: Sequence[int] | None,
+        wait: bool,
+    ) -> InteractionRecord:
+        """A component interaction (type 3) on ``current``, the message as it is now."""
         payload = self.interaction_payload(
             3,
             data,
@@ -1013,15 +1024,7 @@ class Standin:
         }
         if resolved:
             data["resolved"] = resolved
-        payload = self.interaction_payload(
-            3,
-            data,
-            user_id=user_id,
-            role_ids=role_ids,
-            channel_id=int(current["channel_id"]),
-            message=copy.deepcopy(current),
-        )
-        return await self.inject(payload, wait=wait)
+        return await self._component_interaction(current, data, user_id, role_ids, wait)
 
     async def submit_modal(
         self,
