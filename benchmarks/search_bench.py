@@ -27,8 +27,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from knowledge.index import SearchIndex
-from knowledge.wiki import Wiki, load_wiki
+from knowledge.search.index import SearchIndex
+from knowledge.wiki.parse import Wiki, load_wiki
 
 __all__ = ["BAD_QUERIES", "QUERIES", "main", "run"]
 

@@ -72,7 +72,7 @@ def run(
 ) -> dict[str, float]:
     """Milliseconds per figure (``*_ms``), sizes, and peak RSS in MB."""
     from knowledge.service import KnowledgeBase
-    from knowledge.triage import TriageContext, triage
+    from knowledge.triage.engine import TriageContext, triage
 
     request, big_log, _ = make_request(logs_dir)
     figures: dict[str, float] = {

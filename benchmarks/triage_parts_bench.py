@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from knowledge.launch import parse_launch
-from knowledge.logs import normalise_line, summarise_log
-from knowledge.redact import redact
+from knowledge.launch.parse import parse_launch
+from knowledge.triage.logs import normalise_line, summarise_log
+from knowledge.triage.redact import redact
 
 __all__ = ["DEFAULT_LOGS", "build_inputs", "long_launch", "main", "run"]
 

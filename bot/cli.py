@@ -10,7 +10,7 @@ import argparse
 import logging
 import sys
 
-from knowledge.cli import add_knowledge_commands
+from knowledge.cli.main import add_knowledge_commands
 
 from . import serve_cli
 

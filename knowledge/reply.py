@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from .text import truncate
+from knowledge.text import truncate
 
 __all__ = ["LIMITS", "Field", "PageRef", "Reply"]
 

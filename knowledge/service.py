@@ -20,13 +20,13 @@ from importlib import resources
 from importlib.metadata import version as package_version
 from pathlib import Path
 
-from .catalogue import Catalogue, Family, find_front_page
-from .glossary import Glossary, GlossaryEntry, Lookup
-from .index import BuildStats, SearchIndex, SearchResults
-from .reply import LIMITS, Field, PageRef, Reply
-from .templates import Templates, load_templates
-from .text import clean_user_text, code_block, escape_markdown, inline_code, truncate
-from .wiki import PARSER_VERSION, Page, Wiki, load_wiki
+from knowledge.reply import LIMITS, Field, PageRef, Reply
+from knowledge.search.index import BuildStats, SearchIndex, SearchResults
+from knowledge.templates import Templates, load_templates
+from knowledge.text import clean_user_text, code_block, escape_markdown, inline_code, truncate
+from knowledge.wiki.catalogue import Catalogue, Family, find_front_page
+from knowledge.wiki.glossary import Glossary, GlossaryEntry, Lookup
+from knowledge.wiki.parse import PARSER_VERSION, Page, Wiki, load_wiki
 
 __all__ = [
     "MAX_EXPLAIN_CHARS",

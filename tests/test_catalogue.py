@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.catalogue import Catalogue, find_front_page
-from knowledge.glossary import Glossary
-from knowledge.wiki import load_wiki
+from knowledge.wiki.catalogue import Catalogue, find_front_page
+from knowledge.wiki.glossary import Glossary
+from knowledge.wiki.parse import load_wiki
 from tests.support import DEMO, SNAPSHOT, needs_snapshot
 
 

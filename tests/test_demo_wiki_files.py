@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import knowledge
-from knowledge.wiki import Page, Wiki, load_wiki
+from knowledge.wiki.parse import Page, Wiki, load_wiki
 
 DEMO_ROOT = Path(knowledge.__file__).resolve().parent / "demo_wiki"
 SNAPSHOT_ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "wiki-snapshot"

@@ -21,17 +21,17 @@ from pathlib import Path
 import pytest
 from whoosh import index as whoosh_index
 
-from knowledge import index as index_module
-from knowledge import index_child
-from knowledge.index import (
+from knowledge.search import child as index_child
+from knowledge.search import index as index_module
+from knowledge.search.index import (
     BuildStats,
     IndexBuildError,
     IndexLockedError,
     SearchIndex,
     SearchResults,
 )
-from knowledge.query import MAX_QUERY_CHARS, PROBLEM_EMPTY, PROBLEM_NO_WORDS
-from knowledge.wiki import load_wiki
+from knowledge.search.query import MAX_QUERY_CHARS, PROBLEM_EMPTY, PROBLEM_NO_WORDS
+from knowledge.wiki.parse import load_wiki
 
 REPO = Path(__file__).parents[1]
 SNAPSHOT = REPO.parent / "shared" / "wiki-snapshot"
@@ -565,8 +565,8 @@ def test_exception_while_writing_documents_keeps_the_previous_index(
 KILLER = """
 import os, signal, sys
 from pathlib import Path
-from knowledge import index as index_module
-from knowledge.wiki import load_wiki
+from knowledge.search import index as index_module
+from knowledge.wiki.parse import load_wiki
 
 wiki_dir, data_dir, when = sys.argv[1:4]
 ix, _ = index_module.SearchIndex.open(load_wiki(wiki_dir), Path(data_dir))
@@ -580,7 +580,7 @@ def die(*args, **kwargs):
             argv = (entry / "cmdline").read_bytes().split(b"\\0")
         except (OSError, ValueError, IndexError):
             continue
-        if ppid == os.getpid() and b"knowledge.index_child" in argv:
+        if ppid == os.getpid() and b"knowledge.search.child" in argv:
             print("build process", entry.name, flush=True)
     os.kill(os.getpid(), signal.SIGKILL)
 
@@ -770,7 +770,7 @@ def refuse_here(*args, **kwargs):
 def build_processes() -> list[int]:
     """Pids of this process's index build processes, read from /proc.
 
-    Those still running (``-m knowledge.index_child`` on their command line) and
+    Those still running (``-m knowledge.search.child`` on their command line) and
     any child that exited without being waited for (a zombie has no command line;
     nothing else in these tests leaves one).
     """
@@ -784,7 +784,7 @@ def build_processes() -> list[int]:
         except OSError:  # gone meanwhile
             continue
         state, ppid = stat.rsplit(")", 1)[1].split()[:2]
-        if int(ppid) == os.getpid() and (b"knowledge.index_child" in argv or state == "Z"):
+        if int(ppid) == os.getpid() and (b"knowledge.search.child" in argv or state == "Z"):
             found.append(int(entry.name))
     return found
 
@@ -944,8 +944,8 @@ def test_a_big_wiki_builds_in_a_child_by_default_with_the_same_results(tmp_path,
 NO_GUARD_SCRIPT = """
 import sys
 from pathlib import Path
-from knowledge import index as index_module
-from knowledge.wiki import load_wiki
+from knowledge.search import index as index_module
+from knowledge.wiki.parse import load_wiki
 
 print("script ran", flush=True)
 
@@ -991,8 +991,8 @@ CHECKOUT_SCRIPT = """
 import os, sys
 from pathlib import Path
 import knowledge
-from knowledge.index import SearchIndex
-from knowledge.wiki import load_wiki
+from knowledge.search.index import SearchIndex
+from knowledge.wiki.parse import load_wiki
 
 ix, stats = SearchIndex.open(load_wiki(Path(sys.argv[1])), Path(sys.argv[2]), build_in_child=True)
 print(os.getpid(), stats.mode, ix.search("zeppelin").total, knowledge.__file__, flush=True)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.known_errors import TAIL_LINES, KnownErrors
 from knowledge.service import demo_wiki_dir
-from knowledge.wiki import Wiki, load_wiki, parse_page
+from knowledge.triage.known_errors import TAIL_LINES, KnownErrors
+from knowledge.wiki.parse import Wiki, load_wiki, parse_page
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOT = ROOT.parent / "shared" / "wiki-snapshot"

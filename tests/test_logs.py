@@ -1,4 +1,4 @@
-"""Tests for knowledge.logs: real startup logs, synthetic failures, line normalisation."""
+"""Tests for knowledge.triage.logs: real startup logs, synthetic failures, line normalisation."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from knowledge.logs import (
+from knowledge.triage.logs import (
     MAX_LINE_CHARS,
     LogLine,
     Traceback,

@@ -6,18 +6,18 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.catalogue import find_front_page
-from knowledge.launch import parse_image, parse_launch
-from knowledge.onboarding import (
+from knowledge.launch.parse import parse_image, parse_launch
+from knowledge.service import demo_wiki_dir
+from knowledge.templates import load_templates
+from knowledge.triage.onboarding import (
     RequestFacts,
     assess,
     find_checklist,
     item_kind,
     load_checklist,
 )
-from knowledge.service import demo_wiki_dir
-from knowledge.templates import load_templates
-from knowledge.wiki import load_wiki
+from knowledge.wiki.catalogue import find_front_page
+from knowledge.wiki.parse import load_wiki
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOT = ROOT.parent / "shared" / "wiki-snapshot"

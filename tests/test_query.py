@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from knowledge.query import (
+from knowledge.search.query import (
     MAX_QUERY_CHARS,
     MAX_QUERY_TERMS,
     MAX_TERM_CHARS,

@@ -1,4 +1,4 @@
-"""Tests for knowledge.redact: every kind, the look-alikes it must leave, hostile input."""
+"""Tests for knowledge.triage.redact: every kind, the look-alikes it must leave, hostile input."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from knowledge import redact as redact_module
-from knowledge.redact import (
+from knowledge.triage import redact as redact_module
+from knowledge.triage.redact import (
     KINDS,
     Redacted,
     Redaction,

@@ -1,4 +1,4 @@
-"""Rules as data and the checks against the wiki, on launches parsed by knowledge.launch.
+"""Rules as data and the checks against the wiki, on launches parsed by knowledge.launch.parse.
 
 Each rule has a positive and a negative case. Generic shapes are tested with rule
 files written here (adding a rule needs no code); coded checks with the demo wiki's
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.catalogue import Catalogue
-from knowledge.launch import parse_image, parse_launch
-from knowledge.onboarding import Completeness, ItemStatus
-from knowledge.rules import (
+from knowledge.launch.parse import parse_image, parse_launch
+from knowledge.service import demo_wiki_dir
+from knowledge.triage.onboarding import Completeness, ItemStatus
+from knowledge.triage.rules import (
     CHECKS,
     FamilyInfo,
     RuleError,
@@ -28,8 +28,8 @@ from knowledge.rules import (
     stated_settings,
     unstable_limits,
 )
-from knowledge.service import demo_wiki_dir
-from knowledge.wiki import load_wiki
+from knowledge.wiki.catalogue import Catalogue
+from knowledge.wiki.parse import load_wiki
 
 WIKI = load_wiki(demo_wiki_dir())
 CATALOGUE = Catalogue.from_wiki(WIKI)
@@ -539,7 +539,8 @@ def test_real_compose_against_the_real_wiki():
 
 
 def test_evidence_is_worded_by_the_rule_file():
-    text = (Path(__file__).resolve().parents[1] / "knowledge" / "rules" / "wiki.yaml").read_text()
+    rule_file = Path(__file__).resolve().parents[1] / "knowledge" / "triage" / "rules" / "wiki.yaml"
+    text = rule_file.read_text()
     text = text.replace('yours: "yours: {image}"', 'yours: "YOUR IMAGE {image}"')
     rules = RuleSet.from_texts([("wiki.yaml", text)]).bind(WIKI, CATALOGUE.statuses())
     found = [

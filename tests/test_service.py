@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.console import dispatch, render_text
+from knowledge.cli.console import dispatch, render_text
 from knowledge.reply import LIMITS, Field, Reply
 from knowledge.service import KnowledgeBase, demo_wiki_dir
 

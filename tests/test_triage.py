@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from knowledge.service import KnowledgeBase, demo_wiki_dir
-from knowledge.triage import (
+from knowledge.triage.engine import (
     CONFIDENCES,
     FIELDS,
     TriageContext,

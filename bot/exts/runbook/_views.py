@@ -25,7 +25,7 @@ __all__ = ["LaunchButton", "OlderVersionsButton", "runbook_view"]
 
 log = logging.getLogger(__name__)
 
-# Family keys are lower-case words joined by "-" or "." (knowledge.catalogue).
+# Family keys are lower-case words joined by "-" or "." (knowledge.wiki.catalogue).
 _FAMILY = r"(?P<family>[a-z0-9][a-z0-9.\-]{0,79})"
 
 

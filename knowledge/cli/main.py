@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from .console import dispatch, render_text
-from .service import KnowledgeBase, default_data_dir, demo_wiki_dir
+from knowledge.cli.console import dispatch, render_text
+from knowledge.service import KnowledgeBase, default_data_dir, demo_wiki_dir
 
 __all__ = ["add_knowledge_commands", "open_knowledge", "progress_bar"]
 
@@ -166,6 +166,6 @@ def add_knowledge_commands(sub: argparse._SubParsersAction) -> None:
     index.add_argument("--full", action="store_true", help="force a full rebuild")
     index.set_defaults(func=_index)
 
-    from .triage_cli import add_triage_command  # registers ``wikibot triage``
+    from knowledge.cli.triage import add_triage_command  # registers ``wikibot triage``
 
     add_triage_command(sub)

@@ -24,7 +24,7 @@ from whoosh.analysis import (
     Token,
 )
 
-from .text import cap_user_text, clean_user_text
+from knowledge.text import cap_user_text, clean_user_text
 
 __all__ = [
     "MAX_QUERY_CHARS",

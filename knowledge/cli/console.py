@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .reply import Reply
-from .service import KnowledgeBase
-from .text import escape_markdown
+from knowledge.reply import Reply
+from knowledge.service import KnowledgeBase
+from knowledge.text import escape_markdown
 
 __all__ = ["COMMANDS", "dispatch", "render_text"]
 

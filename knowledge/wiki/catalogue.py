@@ -17,10 +17,10 @@ from dataclasses import dataclass, field, replace
 
 from rapidfuzz import fuzz
 
-from .glossary import Glossary
-from .launch import parse_image
-from .text import clean_user_text, fold_key
-from .wiki import CodeBlock, Link, Page, Section, Table, Wiki
+from knowledge.launch.parse import parse_image
+from knowledge.text import clean_user_text, fold_key
+from knowledge.wiki.glossary import Glossary
+from knowledge.wiki.parse import CodeBlock, Link, Page, Section, Table, Wiki
 
 __all__ = [
     "Catalogue",

@@ -20,9 +20,9 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from .launch import ImageRef, Launch
-from .templates import Templates
-from .wiki import Page, Table, Wiki
+from knowledge.launch.parse import ImageRef, Launch
+from knowledge.templates import Templates
+from knowledge.wiki.parse import Page, Table, Wiki
 
 __all__ = [
     "ITEM_KINDS",

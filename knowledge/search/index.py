@@ -1,6 +1,6 @@
 """Section-level full-text search over the wiki, on Whoosh.
 
-One Whoosh document per :class:`~knowledge.wiki.Section`. Everything lives under
+One Whoosh document per :class:`~knowledge.wiki.parse.Section`. Everything lives under
 one data directory::
 
     data_dir/
@@ -11,7 +11,7 @@ one data directory::
 A full rebuild writes a new ``gen-*`` directory, fsyncs it and then swaps the
 ``current`` symlink, so a crash or an exception mid-build leaves the previous
 index serving. On a wiki of some size the Whoosh writing of a full rebuild runs
-in a child process (:mod:`knowledge.index_child`) that only fills and commits
+in a child process (:mod:`knowledge.search.child`) that only fills and commits
 the new directory; the lock, manifest, fsync, swap and cleanup stay here, so a
 child that fails or dies leaves the previous index serving just the same. Small
 changes are applied in place (Whoosh commits are all-or-nothing) and the manifest
@@ -19,7 +19,7 @@ is rewritten afterwards (temp file + os.replace); replaying an interrupted updat
 is harmless because every changed page is deleted by path before its sections are
 added again.
 
-User text never reaches a Whoosh query parser: :mod:`knowledge.query` cleans it
+User text never reaches a Whoosh query parser: :mod:`knowledge.search.query` cleans it
 and cuts it into terms with the index's own analyzer, and the query objects are
 built here from those terms. Snippets are cut from the stored section text by
 finding the analysed query terms in it, which is several times faster than
@@ -59,8 +59,8 @@ from whoosh.fields import ID, STORED, TEXT, Schema
 from whoosh.query import And, Or, Query, Term
 from whoosh.searching import Searcher
 
-from knowledge.query import PreparedQuery, make_analyzer, prepare_query
-from knowledge.wiki import Page, Section, Wiki
+from knowledge.search.query import PreparedQuery, make_analyzer, prepare_query
+from knowledge.wiki.parse import Page, Section, Wiki
 
 __all__ = [
     "CHILD_BUILD_MIN_CHARS",
@@ -546,7 +546,7 @@ class SearchIndex:
 
     Full builds of wikis with at least :data:`CHILD_BUILD_MIN_CHARS` characters
     (``build_in_child=None``; True or False forces either way) write the Whoosh
-    index in a child process, a fresh interpreter running :mod:`knowledge.index_child`
+    index in a child process, a fresh interpreter running :mod:`knowledge.search.child`
     (never fork: the bot has threads). In process, Whoosh holds the GIL for long
     stretches, the longest being the sort at commit (~130 ms on the real wiki), and
     an event loop in another thread of this process stalls as long; with the child,
@@ -680,7 +680,7 @@ class SearchIndex:
     # -- searching --------------------------------------------------------------
 
     def prepare(self, query: str) -> PreparedQuery:
-        """Clean ``query`` and analyse it into index terms (see :mod:`knowledge.query`)."""
+        """Clean ``query`` and analyse it into index terms (see :mod:`knowledge.search.query`)."""
         return prepare_query(query, self.analyzer)
 
     def search(
@@ -1088,7 +1088,7 @@ def _write_in_child(
 ) -> None:
     """:func:`_write_generation` in a child process, so this one keeps the GIL free.
 
-    The child is ``python -m knowledge.index_child`` (see :func:`_child_command`),
+    The child is ``python -m knowledge.search.child`` (see :func:`_child_command`),
     connected by a socket pair. The schema goes first, then the pages one message
     each (pickled a page at a time: no long GIL hold here either); the child reads
     them all, then writes and commits, sending ("progress", done) after each page
@@ -1181,7 +1181,7 @@ def _child_command(fd: int, gen_dir: Path) -> list[str]:
         sys.executable,
         "-P",
         "-m",
-        "knowledge.index_child",
+        "knowledge.search.child",
         "--fd",
         str(fd),
         os.path.abspath(gen_dir),
@@ -1198,7 +1198,7 @@ def _child_env() -> dict[str, str]:
     standard library.
     """
     env = dict(os.environ)
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     sites = [*getattr(site, "getsitepackages", list)(), site.getusersitepackages()]
     if all(Path(folder).resolve() != root for folder in sites if folder):
         env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(root), env.get("PYTHONPATH"))))
@@ -1216,7 +1216,7 @@ def _exit_reason(code: int | None) -> str:
 
 
 def _child_build(conn: Connection, gen_dir: str) -> int:
-    """Work of the build process (:mod:`knowledge.index_child`); returns its exit code.
+    """Work of the build process (:mod:`knowledge.search.child`); returns its exit code.
 
     Reads ("schema", schema), then ("page", docs) messages up to ("write", None),
     from :func:`_write_in_child`; then writes the generation, answering

@@ -5,7 +5,7 @@
                    [--image IMAGE] [--model-page PAGE] [--gpus LAYOUT] [--settings TP/DCP]
 
 The request file is a YAML or JSON mapping with the fields of
-:class:`~knowledge.triage.TriageRequest` (or the labels of the wiki's question
+:class:`~knowledge.triage.engine.TriageRequest` (or the labels of the wiki's question
 template); flags override the file's fields. ``FILE`` arguments may be ``-`` for
 standard input (once). Error messages name the file and the line, never its text:
 a request may hold secrets, and only the redacted result is printed.
@@ -22,8 +22,8 @@ from typing import Any, Final
 
 import yaml
 
-from .cli import add_wiki_options, open_knowledge
-from .triage import MAX_FIELD_CHARS, MAX_LOG_CHARS, TriageContext, render_text
+from knowledge.cli.main import add_wiki_options, open_knowledge
+from knowledge.triage.engine import MAX_FIELD_CHARS, MAX_LOG_CHARS, TriageContext, render_text
 
 __all__ = ["MAX_REQUEST_BYTES", "add_triage_command", "read_request"]
 

@@ -42,7 +42,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 #: Bump when parsing changes, so cached parses from an older version are not reused.
-PARSER_VERSION = 2
+PARSER_VERSION = 3
 #: Pages above this size are skipped: the real wiki's largest page is ~150 kB.
 MAX_PAGE_BYTES = 2 * 1024 * 1024
 #: Folders never read: images and other non-page data, VCS and tool folders.

@@ -50,10 +50,10 @@ from typing import Any, Final
 
 import yaml
 
-from .catalogue import Catalogue, Family, Runbook
-from .launch import ImageRef, Launch, parse_image
-from .onboarding import Completeness
-from .wiki import Page, Section, Wiki
+from knowledge.launch.parse import ImageRef, Launch, parse_image
+from knowledge.triage.onboarding import Completeness
+from knowledge.wiki.catalogue import Catalogue, Family, Runbook
+from knowledge.wiki.parse import Page, Section, Wiki
 
 __all__ = [
     "CHECKS",
@@ -393,7 +393,7 @@ class RuleSet:
         """Every ``*.yaml`` in ``directory`` (default: the bundled ``knowledge/rules``)."""
         files: list[tuple[str, str]] = []
         if directory is None:
-            folder = resources.files("knowledge").joinpath("rules")
+            folder = resources.files("knowledge.triage").joinpath("rules")
             for item in sorted(folder.iterdir(), key=lambda p: p.name):
                 if item.name.endswith(".yaml"):
                     files.append((item.name, item.read_text(encoding="utf-8")))

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
 
-from .text import clean_user_text, fold_key
-from .wiki import Page, Wiki
+from knowledge.text import clean_user_text, fold_key
+from knowledge.wiki.parse import Page, Wiki
 
 __all__ = ["Glossary", "GlossaryEntry", "Lookup", "Mention", "find_glossary_page"]
 

@@ -31,15 +31,22 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, Final, Protocol
 
-from .catalogue import Catalogue, Family, find_front_page
-from .index import SearchResults
-from .known_errors import KnownErrorMatch, KnownErrors
-from .launch import ImageRef, Launch, parse_image, parse_launch
-from .logs import LogSummary, summarise_log
-from .onboarding import Checklist, Completeness, RequestFacts, assess, load_checklist
-from .query import STOP, make_analyzer
-from .redact import Redaction, redact_fields
-from .rules import (
+from knowledge.launch.parse import ImageRef, Launch, parse_image, parse_launch
+from knowledge.search.index import SearchResults
+from knowledge.search.query import STOP, make_analyzer
+from knowledge.templates import Templates, load_templates
+from knowledge.text import fold_key
+from knowledge.triage.known_errors import KnownErrorMatch, KnownErrors
+from knowledge.triage.logs import LogSummary, summarise_log
+from knowledge.triage.onboarding import (
+    Checklist,
+    Completeness,
+    RequestFacts,
+    assess,
+    load_checklist,
+)
+from knowledge.triage.redact import Redaction, redact_fields
+from knowledge.triage.rules import (
     BoundRules,
     FamilyInfo,
     Finding,
@@ -50,9 +57,8 @@ from .rules import (
     parse_stated,
     stated_settings,
 )
-from .templates import Templates, load_templates
-from .text import fold_key
-from .wiki import Page, Wiki
+from knowledge.wiki.catalogue import Catalogue, Family, find_front_page
+from knowledge.wiki.parse import Page, Wiki
 
 __all__ = [
     "CONFIDENCES",
