@@ -1,11 +1,15 @@
-"""The bot's settings: one YAML file read by :func:`load_config`, checked key by key.
+"""The bot's settings: one YAML file read by :func:`load_config`, checked by a schema.
 
-Secrets never live here: the token comes from the ``DISCORD_TOKEN`` environment
-variable only, and a ``token`` key in the file is refused. Relative paths are
-resolved against the folder of the config file, so the bot behaves the same
-whatever directory it is started from. Every error names the file and the key::
+The file's layout is declared once, as pydantic models (one per section); each
+field carries its rule as constraints and its wording as ``description``, so a
+bad value is reported the same way everywhere, naming the file and the key::
 
     config.yaml: discord.guild_ids[1]: must be a Discord id (a positive integer), got 'abc'
+
+Secrets never live here: the token comes from the ``DISCORD_TOKEN`` environment
+variable only, and a ``token`` key in the file is refused without echoing it.
+Relative paths are resolved against the folder of the config file, so the bot
+behaves the same whatever directory it is started from.
 
 This module does not import discord, so the console and the tests of the config
 stay light.
@@ -13,18 +17,25 @@ stay light.
 
 from __future__ import annotations
 
-import logging
-import math
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    ValidationInfo,
+)
+from pydantic_core import PydanticCustomError
 
 __all__ = ["BotConfig", "ConfigError", "Cooldown", "load_config", "parse_config"]
-
-log = logging.getLogger(__name__)
 
 #: Discord lets a follow-up token live 15 minutes; a pager must time out before that
 #: so its last edit (disabling the buttons) still works.
@@ -36,6 +47,7 @@ DEFAULT_PAGER_TIMEOUT = 300.0
 DEFAULT_REFRESH_MINUTES = 10.0
 MAX_REFRESH_MINUTES = 24 * 60
 _SECRET_KEYS = frozenset({"token", "discord_token", "bot_token", "secret", "client_secret"})
+_NO_SECRETS = "secrets are never read from the config file; set DISCORD_TOKEN"
 
 
 class ConfigError(ValueError):
@@ -70,91 +82,147 @@ class BotConfig:
     source: Path | None = None
 
 
-_SCHEMA: dict[str, dict[str, str]] = {
-    "discord": {"guild_ids": "ids", "admin_role_ids": "ids"},
-    "wiki": {"path": "dir", "link_base": "url", "data_dir": "path", "refresh_minutes": "minutes"},
-    "cooldown": {"rate": "int", "per": "seconds"},
-    "search": {"pager_timeout": "seconds"},
-}
-_REQUIRED = {("wiki", "path")}
+# --- the file's schema ------------------------------------------------------------------
+# A field's ``description`` completes "must be ..."; an item's wording sits in
+# ``json_schema_extra["item"]``. Validators raise ValueError and let that wording speak,
+# or a ``_fail`` error when the value is well-formed but unusable.
 
 
-class _Reader:
-    def __init__(self, name: str, base: Path) -> None:
-        self.name = name
-        self.base = base
+def _fail(message: str) -> PydanticCustomError:
+    return PydanticCustomError("config", "{message}", {"message": message})
 
-    def fail(self, key: str, message: str) -> ConfigError:
-        return ConfigError(f"{self.name}: {key}: {message}")
 
-    def ids(self, key: str, value: Any) -> tuple[int, ...]:
-        if value is None:
-            return ()
-        if not isinstance(value, list):
-            raise self.fail(key, f"must be a list of Discord ids, got {_show(value)}")
-        out = []
-        for i, item in enumerate(value):
-            out.append(self.discord_id(f"{key}[{i}]", item))
-        return tuple(dict.fromkeys(out))
+def _digits_to_int(value: Any) -> Any:
+    # Ids are often pasted as strings (JavaScript cannot hold them as numbers).
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return value
 
-    def discord_id(self, key: str, value: Any) -> int:
-        # Ids are often pasted as strings (JavaScript cannot hold them as numbers).
-        if isinstance(value, str) and value.strip().isdigit():
-            value = int(value.strip())
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**64:
-            raise self.fail(key, f"must be a Discord id (a positive integer), got {_show(value)}")
-        return value
 
-    def path(self, key: str, value: Any) -> Path | None:
-        if value is None:
-            return None
-        if not isinstance(value, str) or not value.strip():
-            raise self.fail(key, f"must be a folder path, got {_show(value)}")
-        path = Path(value.strip()).expanduser()
-        return path if path.is_absolute() else (self.base / path).resolve()
+def _none_to_empty(value: Any) -> Any:
+    return () if value is None else value
 
-    def dir(self, key: str, value: Any) -> Path:
-        path = self.path(key, value)
-        if path is None:
-            raise self.fail(key, "is required: the folder holding the wiki's Markdown pages")
-        if not path.is_dir():
-            raise self.fail(key, f"folder not found: {path}")
-        return path
 
-    def url(self, key: str, value: Any) -> str | None:
-        if value is None or value == "":
-            return None
-        if not isinstance(value, str):
-            raise self.fail(key, f"must be an https:// URL, got {_show(value)}")
-        parts = urlsplit(value.strip())
-        if parts.scheme != "https" or not parts.netloc or " " in value.strip():
-            raise self.fail(key, f"must be an https:// URL, got {_show(value)}")
-        text = value.strip()
-        return text if text.endswith("/") else text + "/"
+def _unique(ids: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(dict.fromkeys(ids))
 
-    def int(self, key: str, value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100:
-            raise self.fail(key, f"must be a whole number from 1 to 100, got {_show(value)}")
-        return value
 
-    def seconds(self, key: str, value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.fail(key, f"must be a number of seconds, got {_show(value)}")
-        if not math.isfinite(value) or value <= 0:
-            raise self.fail(key, f"must be more than 0 seconds, got {_show(value)}")
-        return float(value)
+def _folder(value: Any, info: ValidationInfo) -> Any:
+    if value is None:
+        return None
+    path = Path(value).expanduser()
+    base = (info.context or {}).get("base") or Path.cwd()
+    return path if path.is_absolute() else (Path(base) / path).resolve()
 
-    def minutes(self, key: str, value: Any) -> float:
-        number = not isinstance(value, bool) and isinstance(value, int | float)
-        if not number or not math.isfinite(value):
-            raise self.fail(
-                key, f"must be a number of minutes (0 turns it off), got {_show(value)}"
-            )
-        if value != 0 and not 1 <= value <= MAX_REFRESH_MINUTES:
-            raise self.fail(
-                key, f"must be 0 (off) or 1 to {MAX_REFRESH_MINUTES} minutes, got {_show(value)}"
-            )
-        return float(value)
+
+def _existing(path: Path) -> Path:
+    if not path.is_dir():
+        raise _fail(f"folder not found: {path}")
+    return path
+
+
+def _https(value: str | None) -> str | None:
+    if not value:
+        return None
+    parts = urlsplit(value)
+    if parts.scheme != "https" or not parts.netloc or " " in value:
+        raise ValueError("not an https URL")
+    return value if value.endswith("/") else value + "/"
+
+
+def _off_or_range(value: float) -> float:
+    if value != 0 and not 1 <= value <= MAX_REFRESH_MINUTES:
+        raise ValueError("out of range")
+    return value
+
+
+_DiscordId = Annotated[int, BeforeValidator(_digits_to_int), Field(strict=True, gt=0, lt=2**64)]
+_Ids = Annotated[
+    tuple[_DiscordId, ...],
+    BeforeValidator(_none_to_empty),
+    AfterValidator(_unique),
+    Field(
+        default=(),
+        description="a list of Discord ids",
+        json_schema_extra={"item": "a Discord id (a positive integer)"},
+    ),
+]
+_Text = Annotated[str, StringConstraints(strict=True, strip_whitespace=True, min_length=1)]
+_Seconds = Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _Discord(_Section):
+    guild_ids: _Ids
+    admin_role_ids: _Ids
+
+
+class _Wiki(_Section):
+    path: Annotated[
+        _Text,
+        AfterValidator(_folder),
+        AfterValidator(_existing),
+        Field(description="the folder holding the wiki's Markdown pages"),
+    ]
+    link_base: Annotated[
+        Annotated[str, StringConstraints(strict=True, strip_whitespace=True)] | None,
+        AfterValidator(_https),
+        Field(default=None, description="an https:// URL"),
+    ]
+    data_dir: Annotated[
+        _Text | None, AfterValidator(_folder), Field(default=None, description="a folder path")
+    ]
+    refresh_minutes: Annotated[
+        float,
+        Field(strict=True, allow_inf_nan=False),
+        AfterValidator(_off_or_range),
+        Field(
+            default=DEFAULT_REFRESH_MINUTES,
+            description=f"a number of minutes: 0 (off) or 1 to {MAX_REFRESH_MINUTES}",
+        ),
+    ]
+
+
+class _Cooldown(_Section):
+    rate: Annotated[
+        int,
+        Field(
+            default=DEFAULT_COOLDOWN_RATE,
+            strict=True,
+            ge=1,
+            le=100,
+            description="a whole number from 1 to 100",
+        ),
+    ]
+    per: Annotated[
+        _Seconds,
+        Field(default=DEFAULT_COOLDOWN_PER, description="a number of seconds, more than 0"),
+    ]
+
+
+class _Search(_Section):
+    pager_timeout: Annotated[
+        _Seconds,
+        Field(
+            default=DEFAULT_PAGER_TIMEOUT,
+            le=MAX_PAGER_TIMEOUT,
+            description=f"a number of seconds, more than 0 and at most {MAX_PAGER_TIMEOUT}"
+            " (Discord's reply token lasts 15 minutes)",
+        ),
+    ]
+
+
+class _File(_Section):
+    discord: _Discord
+    wiki: _Wiki
+    cooldown: _Cooldown
+    search: _Search
+
+
+# --- errors ---------------------------------------------------------------------------
 
 
 def _show(value: Any) -> str:
@@ -162,71 +230,80 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _key(loc: tuple[int | str, ...]) -> str:
+    key = ""
+    for part in loc:
+        key += f"[{part}]" if isinstance(part, int) else f".{part}" if key else str(part)
+    return key
+
+
+def _message(error: Any) -> str:
+    """One line for pydantic's first error: the rule of the field it is about."""
+    loc = tuple(error["loc"])
+    model: type[BaseModel] | None = _File
+    field = None
+    for part in (p for p in loc if isinstance(p, str)):
+        if model is None or part not in model.model_fields:
+            field = None
+            break
+        field = model.model_fields[part]
+        nested = field.annotation
+        model = nested if isinstance(nested, type) and issubclass(nested, BaseModel) else None
+    kind = error["type"]
+    if kind == "config":
+        return error["msg"]
+    if kind == "extra_forbidden":
+        parent = _File if len(loc) == 1 else _File.model_fields[str(loc[0])].annotation
+        what = "section" if parent is _File else "key"
+        return f"unknown {what}; expected one of {', '.join(sorted(parent.model_fields))}"
+    if model is not None:
+        return f"must be a mapping of keys, got {_show(error['input'])}"
+    wording = field.description if field is not None else None
+    if kind == "missing" or (error["input"] is None and not isinstance(loc[-1], int)):
+        return f"is required: {wording}" if wording else "is required"
+    if isinstance(loc[-1], int) and field is not None and field.json_schema_extra:
+        wording = field.json_schema_extra.get("item", wording)  # type: ignore[union-attr]
+    return f"must be {wording or 'valid'}, got {_show(error['input'])}"
+
+
+def _sections(data: dict[Any, Any], name: str) -> dict[str, Any]:
+    """``data`` with string keys, a missing or empty section as ``{}``; secrets refused."""
+    sections: dict[str, Any] = {section: {} for section in _File.model_fields}
+    for section, body in data.items():
+        if str(section).casefold() in _SECRET_KEYS:
+            raise ConfigError(f"{name}: {section}: {_NO_SECRETS}")
+        if isinstance(body, dict):
+            for key in body:
+                if str(key).casefold() in _SECRET_KEYS:
+                    raise ConfigError(f"{name}: {section}.{key}: {_NO_SECRETS}")
+            body = {str(key): value for key, value in body.items()}
+        if body is not None:
+            sections[str(section)] = body
+    return sections
+
+
 def parse_config(data: Any, *, name: str = "<config>", base: Path | None = None) -> BotConfig:
     """Check a mapping as read from YAML and build a :class:`BotConfig`."""
-    reader = _Reader(name, base or Path.cwd())
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{name}: the file must hold a mapping of sections, got {_show(data)}")
-    values: dict[tuple[str, str], Any] = {}
-    for section, body in data.items():
-        if str(section).casefold() in _SECRET_KEYS:
-            raise reader.fail(
-                str(section), "secrets are never read from the config file; set DISCORD_TOKEN"
-            )
-        if section not in _SCHEMA:
-            raise reader.fail(
-                str(section), f"unknown section; expected one of {', '.join(sorted(_SCHEMA))}"
-            )
-        if body is None:
-            continue
-        if not isinstance(body, dict):
-            raise reader.fail(str(section), f"must be a mapping of keys, got {_show(body)}")
-        for key, value in body.items():
-            full = f"{section}.{key}"
-            if str(key).casefold() in _SECRET_KEYS:
-                raise reader.fail(
-                    full, "secrets are never read from the config file; set DISCORD_TOKEN"
-                )
-            if key not in _SCHEMA[section]:
-                raise reader.fail(
-                    full, f"unknown key; expected one of {', '.join(sorted(_SCHEMA[section]))}"
-                )
-            values[(section, key)] = value
-    for section, key in _REQUIRED:
-        if values.get((section, key)) is None:
-            raise reader.fail(f"{section}.{key}", "is required")
-
-    def get(section: str, key: str) -> Any:
-        kind = _SCHEMA[section][key]
-        return getattr(reader, kind)(f"{section}.{key}", values.get((section, key)))
-
-    rate = values.get(("cooldown", "rate"))
-    per = values.get(("cooldown", "per"))
-    cooldown = Cooldown(
-        rate=DEFAULT_COOLDOWN_RATE if rate is None else get("cooldown", "rate"),
-        per=DEFAULT_COOLDOWN_PER if per is None else get("cooldown", "per"),
-    )
-    timeout = values.get(("search", "pager_timeout"))
-    pager_timeout = DEFAULT_PAGER_TIMEOUT if timeout is None else get("search", "pager_timeout")
-    if pager_timeout > MAX_PAGER_TIMEOUT:
-        raise reader.fail(
-            "search.pager_timeout",
-            f"must be at most {MAX_PAGER_TIMEOUT} seconds (Discord's reply token lasts 15"
-            f" minutes), got {_show(timeout)}",
-        )
-    refresh = values.get(("wiki", "refresh_minutes"))
-    refresh_minutes = DEFAULT_REFRESH_MINUTES if refresh is None else get("wiki", "refresh_minutes")
+    try:
+        file = _File.model_validate(_sections(data, name), context={"base": base or Path.cwd()})
+    except ValidationError as exc:
+        # A misspelt key is the likeliest mistake, and explains a "required" error too.
+        errors = exc.errors()
+        first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+        raise ConfigError(f"{name}: {_key(tuple(first['loc']))}: {_message(first)}") from None
     return BotConfig(
-        guild_ids=get("discord", "guild_ids"),
-        admin_role_ids=get("discord", "admin_role_ids"),
-        wiki_dir=get("wiki", "path"),
-        link_base=get("wiki", "link_base"),
-        data_dir=get("wiki", "data_dir"),
-        cooldown=cooldown,
-        pager_timeout=pager_timeout,
-        refresh_minutes=refresh_minutes,
+        guild_ids=file.discord.guild_ids,
+        admin_role_ids=file.discord.admin_role_ids,
+        wiki_dir=file.wiki.path,
+        link_base=file.wiki.link_base,
+        data_dir=file.wiki.data_dir,
+        cooldown=Cooldown(rate=file.cooldown.rate, per=file.cooldown.per),
+        pager_timeout=file.search.pager_timeout,
+        refresh_minutes=file.wiki.refresh_minutes,
     )
 
 

@@ -15,7 +15,6 @@ starts fast.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import tempfile
@@ -24,6 +23,15 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
+
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_serializer,
+)
 
 __all__ = [
     "DEFAULT_MAX_AGE",
@@ -59,34 +67,40 @@ class Heartbeat:
     #: Whether the bot's gateway connection to Discord is up.
     connected: bool
 
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["time"] = datetime.fromtimestamp(self.time, UTC).isoformat(timespec="milliseconds")
-        return data
 
-    @classmethod
-    def from_json(cls, data: Any) -> Heartbeat:
-        """Check what was read; raise ``ValueError`` naming the first bad field."""
-        if not isinstance(data, dict):
-            raise ValueError(f"expected a JSON object, got {type(data).__name__}")
-        kinds = {"time": str, "pid": int, "revision": str, "guilds": int, "connected": bool}
-        for key, kind in kinds.items():
-            value = data.get(key)
-            if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-                raise ValueError(f"field {key!r} must be a {kind.__name__}, got {value!r}")
-        try:
-            written = datetime.fromisoformat(data["time"])
-        except ValueError:
-            raise ValueError(f"field 'time' is not an ISO 8601 time: {data['time']!r}") from None
-        if written.tzinfo is None:
-            raise ValueError(f"field 'time' has no time zone: {data['time']!r}")
-        return cls(
-            time=written.timestamp(),
-            pid=data["pid"],
-            revision=data["revision"],
-            guilds=data["guilds"],
-            connected=data["connected"],
-        )
+class _HeartbeatFile(BaseModel):
+    """The file's schema: like :class:`Heartbeat`, with the time as ISO 8601 text."""
+
+    model_config = ConfigDict(strict=True, frozen=True)
+
+    time: AwareDatetime = Field(description="an ISO 8601 time with a time zone")
+    pid: int = Field(description="a whole number")
+    revision: str = Field(description="a string")
+    guilds: int = Field(description="a whole number")
+    connected: bool = Field(description="true or false")
+
+    @field_serializer("time")
+    def _utc_text(self, value: datetime) -> str:
+        return value.astimezone(UTC).isoformat(timespec="milliseconds")
+
+
+def _dump(beat: Heartbeat) -> str:
+    fields = asdict(beat) | {"time": datetime.fromtimestamp(beat.time, UTC)}
+    return _HeartbeatFile(**fields).model_dump_json()
+
+
+def _problem(exc: ValidationError) -> str:
+    """One line for the first thing wrong with a heartbeat file."""
+    error = exc.errors()[0]
+    if error["type"] == "json_invalid":
+        return f"not JSON ({error['msg']})"
+    if not error["loc"]:
+        return f"expected a JSON object, got {type(error['input']).__name__}"
+    key = str(error["loc"][0])
+    if error["type"] == "missing":
+        return f"field {key!r} is missing"
+    wording = _HeartbeatFile.model_fields[key].description
+    return f"field {key!r} must be {wording}, got {error['input']!r}"
 
 
 def heartbeat_path(data_dir: Path) -> Path:
@@ -100,7 +114,7 @@ def write_heartbeat(path: Path, beat: Heartbeat) -> None:
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(beat.to_json()) + "\n")
+            fh.write(_dump(beat) + "\n")
         os.chmod(name, 0o644)  # mkstemp makes it 0600; a health check may run as another user
         os.replace(name, path)
     except BaseException:
@@ -112,10 +126,16 @@ def read_heartbeat(path: Path) -> Heartbeat:
     """The heartbeat in ``path``: ``FileNotFoundError`` if none, ``ValueError`` if unusable."""
     text = path.read_text(encoding="utf-8")
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not JSON ({exc})") from None
-    return Heartbeat.from_json(data)
+        data = _HeartbeatFile.model_validate_json(text)
+    except ValidationError as exc:
+        raise ValueError(_problem(exc)) from None
+    return Heartbeat(
+        time=data.time.timestamp(),
+        pid=data.pid,
+        revision=data.revision,
+        guilds=data.guilds,
+        connected=data.connected,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,6 +45,11 @@ def test_a_good_file_loads_into_typed_values(tmp_path):
     assert config.pager_timeout == 60.0
 
 
+def test_an_id_pasted_twice_counts_once(tmp_path):
+    config = load_config(write(tmp_path, "discord: {guild_ids: [5, '5', 6]}\nwiki: {path: wiki}\n"))
+    assert config.guild_ids == (5, 6)
+
+
 def test_defaults_for_optional_keys(tmp_path):
     config = load_config(write(tmp_path, "wiki:\n  path: wiki\n"))
     assert config.guild_ids == () and config.admin_role_ids == ()
@@ -85,6 +90,11 @@ def test_the_example_config_is_valid(tmp_path):
         ("wiki: {path: wiki}\ndiscord: {token: abc.def.ghi}\n", "discord.token", "DISCORD_TOKEN"),
         ("token: abc\nwiki: {path: wiki}\n", "token", "DISCORD_TOKEN"),
         ("wiki: [a, b]\n", "wiki", "mapping"),
+        ("wiki: {path: '  '}\n", "wiki.path", "folder"),
+        ("wiki: {path: wiki, refresh_minutes: 0.5}\n", "wiki.refresh_minutes", "0 (off)"),
+        ("wiki: {path: wiki, refresh_minutes: .inf}\n", "wiki.refresh_minutes", "minutes"),
+        # A misspelt key is named, not the "required" key it leaves out.
+        ("wiki: {pth: wiki}\n", "wiki.pth", "unknown key"),
     ],
 )
 def test_errors_name_the_file_and_the_key(tmp_path, text, key, hint):
