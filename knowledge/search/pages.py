@@ -1,0 +1,619 @@
+"""Which pages answer a long help request: page-level ranking of pasted text.
+
+The section index answers short queries well, but a pasted question of a few
+hundred characters drowns the words that matter (error class names, kernel and
+op names, flags, model names, versions) in ordinary ones, and a section search
+lists the same page several times. :class:`PageRanker` answers such text with
+pages instead, from the wiki's structure alone:
+
+- a query model for long text: identifiers, flags, environment variables,
+  versions and model names are kept whole and weighed up; ordinary words count
+  by their rarity (BM25 weights); error lines count double and are matched,
+  tolerant to paths, numbers and addresses, against the quotes of **Error**
+  paragraphs and the lines of code blocks;
+- expansion from the glossary (an acronym brings its meaning, a meaning its
+  acronym) and the catalogue (a named model brings its family's hub and current
+  page);
+- fusion of the best sections of a page with the page as a whole, times one
+  prior per kind of page (:data:`PAGE_PRIORS`);
+- a confidence from the evidence: a matched error quote, a named family, how
+  much of the request's telling words the top page holds, and words that look
+  like names and occur nowhere in the wiki (a model the wiki does not cover).
+
+Everything is built once per wiki load (:meth:`PageRanker.build`, about a
+second on the real wiki) and held in memory; a ranking is pure Python over
+precomputed postings.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from knowledge.text import fold_key
+from knowledge.wiki.catalogue import Catalogue, Family
+from knowledge.wiki.glossary import Glossary
+from knowledge.wiki.parse import Page, Section, Wiki
+
+__all__ = [
+    "PAGE_PRIORS",
+    "PageHit",
+    "PageRanker",
+    "PageRanking",
+    "page_kind",
+    "request_terms",
+]
+
+#: Multiplier per kind of page (see :func:`page_kind`): answers first, diaries last.
+PAGE_PRIORS: Final[Mapping[str, float]] = {
+    "troubleshooting": 1.35,
+    "hub": 1.3,
+    "current": 1.25,
+    "reference": 1.0,
+    "legacy": 0.95,
+    "historical": 0.7,
+    "archive": 0.6,
+    "notes": 0.55,
+    "dated": 0.45,
+    "index": 0.4,
+}
+
+#: BM25 parameters (the textbook values).
+_K1: Final = 1.2
+_B: Final = 0.75
+#: Share of a page's score that comes from its best section (the rest: whole page).
+_SECTION_SHARE: Final = 0.6
+#: Terms held by more than about a tenth of all sections do not rank sections.
+_MIN_SECTION_IDF: Final = 2.2
+#: Query-term weights by kind.
+_W_ERROR: Final = 2.0
+_W_IDENT: Final = 1.6
+_W_WORD: Final = 1.0
+_W_EXPANSION: Final = 0.5
+#: Share of the request's telling weight the top page must hold to be offered with confidence.
+_CONFIDENT_COVERAGE: Final = 0.4
+#: Caps on what one request may cost.
+MAX_REQUEST_CHARS: Final = 12_000
+MAX_QUERY_TERMS: Final = 160
+MAX_ERROR_LINES: Final = 12
+
+_TOKEN_RE: Final = re.compile(r"-{0,2}[A-Za-z0-9]+(?:[._/+\-][A-Za-z0-9]+)*")
+_SPLIT_RE: Final = re.compile(r"[._/+\-]+")
+_CAMEL_RE: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_DATE_RE: Final = re.compile(r"(?:^|[/_\-])20\d\d-\d\d(?:-\d\d)?(?:[/_.\-]|$)")
+_HEX_RE: Final = re.compile(r"^(?:0x[0-9a-f]+|[0-9a-f]{12,})$")
+_PATHISH_RE: Final = re.compile(r"(?:/[\w.\-]+){2,}/?")
+_MODEL_RE: Final = re.compile(
+    r"\b[A-Za-z][\w.\-]*/[A-Za-z][\w.\-]+"
+    r"|\b[A-Za-z][\w.]*(?:-[\w.]+)*-(?:[Aa]?\d+(?:\.\d+)?[BbMm])(?:-[\w.]+)*\b"
+)
+_NOTE_WORDS: Final = frozenset({"wip", "draft", "scratch", "notes", "diary", "journal", "log"})
+_ERROR_LABELS: Final = frozenset({"error", "errors", "symptom", "symptoms"})
+
+#: Words that carry no topic in a help request (function words and help-desk talk).
+STOP: Final = frozenset(
+    """a about above after again against all also am an and any anyone are aren as at be
+    because been before being below between both but by can cannot could couldn did didn
+    do does doesn doing don down during each either else even ever every few first for
+    from further get gets getting got had has hasn have haven having he her here hers him
+    his how however i if in into is isn it its itself just let like ll me might more most
+    much must my myself need needs no nor not now of off on once one only or other our
+    ours out over own per please re really right s same she should shouldn since so some
+    still such t than that the their theirs them then there these they thing things this
+    those though through thus to too try trying tried under until up us use used using ve
+    very via was wasn way we well were weren what when where whether which while who whom
+    why will with without won would wouldn yet you your yours yourself anything something
+    everything nothing works work working worked help thanks hi hello issue problem
+    question know see seems seem want wanted getting happens happen happened fine ok okay
+    run runs running ran set setting start starts started""".split()  # noqa: SIM905
+)
+
+
+def page_kind(page: Page, status: str | None) -> str:
+    """The kind of a page, from its place in the catalogue and its structure.
+
+    ``status`` is the catalogue's (hub, current, historical, archive, legacy) or
+    None. Without one: ``index`` for a page that is mostly links, ``dated`` for a
+    page whose path carries a date (daily summaries, dated lab notes), ``notes``
+    for work-in-progress folders, ``troubleshooting`` for a page whose sections
+    are written as Error / Cause / Fix, ``reference`` for the rest.
+    """
+    if status in ("hub", "current", "historical", "archive", "legacy"):
+        if status in ("historical", "archive") and _has_errors(page):
+            return "troubleshooting" if _error_share(page) >= 0.3 else status
+        return status
+    if _error_share(page) >= 0.2 or (_has_errors(page) and "troubleshoot" in page.path):
+        return "troubleshooting"
+    if _DATE_RE.search(page.path):
+        return "dated"
+    parts = set(_SPLIT_RE.split(page.path.casefold()))
+    if parts & _NOTE_WORDS:
+        return "notes"
+    if _mostly_links(page):
+        return "index"
+    return "reference"
+
+
+def _has_errors(page: Page) -> bool:
+    return any(_is_error_section(s) for s in page.sections)
+
+
+def _error_share(page: Page) -> float:
+    if not page.sections:
+        return 0.0
+    return sum(1 for s in page.sections if _is_error_section(s)) / len(page.sections)
+
+
+def _is_error_section(section: Section) -> bool:
+    return any(item.label.casefold() in _ERROR_LABELS for item in section.labelled)
+
+
+def _mostly_links(page: Page) -> bool:
+    links = sum(len(s.links) for s in page.sections)
+    words = sum(len(s.text.split()) for s in page.sections)
+    return links >= 40 and words < links * 12
+
+
+# ----------------------------------------------------------------------- terms
+
+
+def _stem(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def _is_identifier(raw: str) -> bool:
+    """A token that names a thing: a flag, a variable, a dotted or snake name, a
+    version, a CamelCase class, a model name with digits."""
+    if raw.startswith("-"):
+        return True
+    if any(c in raw for c in "_./+"):
+        return True
+    if "-" in raw and any(c.isdigit() for c in raw):
+        return True
+    has_digit = any(c.isdigit() for c in raw)
+    has_alpha = any(c.isalpha() for c in raw)
+    if has_digit and has_alpha:
+        return True
+    if raw.isupper() and len(raw) >= 2:
+        return True
+    return bool(re.search(r"[a-z][A-Z]", raw))
+
+
+def _tokens(text: str) -> Iterable[tuple[str, bool]]:
+    """(term, is_identifier) for every term of ``text``: whole names and their parts."""
+    for match in _TOKEN_RE.finditer(text):
+        raw = match.group().lstrip("-")
+        if not raw:
+            continue
+        lowered = raw.casefold()
+        if _HEX_RE.match(lowered):
+            continue
+        ident = _is_identifier(match.group())
+        parts = [p for p in _SPLIT_RE.split(lowered) if p]
+        if len(parts) > 1:
+            yield lowered, True
+        camel = _CAMEL_RE.findall(raw) if not raw.islower() and not raw.isupper() else []
+        if len(camel) > 1 and len(parts) == 1:
+            yield lowered, True
+            parts = [p.casefold() for p in camel]
+        for part in parts:
+            if part.isdigit() and len(part) > 4:
+                continue  # line numbers, pids, sizes
+            if part in STOP or (len(part) < 2 and not part.isdigit()):
+                continue
+            yield _stem(part), ident and len(parts) == 1
+
+
+def _clean_error_line(line: str) -> str:
+    """An error line without what differs between machines: paths, addresses, numbers."""
+    line = _PATHISH_RE.sub(lambda m: " " + m.group().rstrip("/").rsplit("/", 1)[-1], line)
+    line = re.sub(r"\b0x[0-9a-fA-F]+\b", " ", line)
+    line = re.sub(r"\b\d{5,}\b", " ", line)
+    return line
+
+
+def request_terms(
+    text: str, errors: Sequence[str] = ()
+) -> dict[str, float]:
+    """The weighted terms of a request: error lines and identifiers above plain words."""
+    weights: dict[str, float] = {}
+
+    def add(term: str, weight: float) -> None:
+        if weight > weights.get(term, 0.0):
+            weights[term] = weight
+
+    for line in list(errors)[:MAX_ERROR_LINES]:
+        for term, _ in _tokens(_clean_error_line(line[:1000])):
+            add(term, _W_ERROR)
+    for term, ident in _tokens(text[:MAX_REQUEST_CHARS]):
+        add(term, _W_IDENT if ident else _W_WORD)
+    if len(weights) > MAX_QUERY_TERMS:
+        kept = sorted(weights.items(), key=lambda kv: -kv[1])[:MAX_QUERY_TERMS]
+        weights = dict(kept)
+    return weights
+
+
+# ----------------------------------------------------------------------- model
+
+
+@dataclass(frozen=True, slots=True)
+class PageHit:
+    """One page that may answer the request, with its best section."""
+
+    path: str
+    anchor: str
+    title: str
+    section_title: str
+    score: float
+    kind: str
+    #: Reasons, as (code, detail) pairs worded by the caller's templates:
+    #: ``error_quote`` (the quote), ``family`` (the family name), ``terms`` (words).
+    why: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PageRanking:
+    hits: tuple[PageHit, ...]
+    #: high, medium, low or none.
+    confidence: str
+    #: Name-like words of the request that occur nowhere in the wiki.
+    unknown: tuple[str, ...] = ()
+    #: The family the request names, if one does.
+    family: str | None = None
+
+
+@dataclass(slots=True)
+class _Doc:
+    path: str
+    anchor: str
+    title: str
+    length: int
+    tf: dict[str, int]
+
+
+@dataclass(slots=True)
+class _Quote:
+    path: str
+    anchor: str
+    text: str
+    terms: frozenset[str]
+
+
+@dataclass(slots=True)
+class _Bm25:
+    """BM25 over plain postings; each posting holds its term's precomputed weight."""
+
+    docs: list[_Doc]
+    #: term -> [(doc number, BM25 term weight without idf)]
+    postings: dict[str, list[tuple[int, float]]]
+    idf: dict[str, float]
+
+    @classmethod
+    def of(cls, docs: list[_Doc]) -> _Bm25:
+        n = max(1, len(docs))
+        avg = max(1.0, sum(d.length for d in docs) / n if docs else 1.0)
+        postings: dict[str, list[tuple[int, float]]] = defaultdict(list)
+        for i, doc in enumerate(docs):
+            norm = _K1 * (1 - _B + _B * doc.length / avg)
+            for term, count in doc.tf.items():
+                postings[term].append((i, count * (_K1 + 1) / (count + norm)))
+        idf = {t: math.log(1 + (n - len(p) + 0.5) / (len(p) + 0.5)) for t, p in postings.items()}
+        return cls(docs, dict(postings), idf)
+
+    def scores(self, query: Mapping[str, float], min_idf: float = 0.0) -> dict[int, float]:
+        out: dict[int, float] = defaultdict(float)
+        for term, weight in query.items():
+            posting = self.postings.get(term)
+            if not posting:
+                continue
+            idf = self.idf[term]
+            if idf < min_idf:
+                continue
+            factor = weight * idf
+            for i, value in posting:
+                out[i] += factor * value
+        return out
+
+
+def _section_terms(page: Page, section: Section) -> Counter[str]:
+    terms: Counter[str] = Counter()
+    heading = " ".join((page.title, *section.parents, section.title))
+    for term, _ in _tokens(heading):
+        terms[term] += 3
+    for term, _ in _tokens(section.text[:40_000]):
+        terms[term] += 1
+    for block in section.code:
+        for term, _ in _tokens(block.text[:20_000]):
+            terms[term] += 1
+    for item in section.labelled:
+        if item.label.casefold() in _ERROR_LABELS:
+            for quote, _ in item.quotes:
+                for term, _ in _tokens(quote):
+                    terms[term] += 2
+    return terms
+
+
+# ---------------------------------------------------------------------- ranker
+
+
+@dataclass(slots=True)
+class PageRanker:
+    """Ranks the pages of one loaded wiki for long, pasted help requests."""
+
+    sections: _Bm25
+    pages: _Bm25
+    kinds: dict[str, str]
+    page_titles: dict[str, str]
+    quotes: list[_Quote]
+    code_lines: dict[str, list[tuple[str, str, frozenset[str]]]]
+    families: list[tuple[tuple[str, ...], Family]] = field(default_factory=list)
+    expansions: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Every term of the wiki (for the "names the wiki never mentions" check).
+    vocabulary: frozenset[str] = frozenset()
+
+    @classmethod
+    def build(
+        cls,
+        wiki: Wiki,
+        statuses: Mapping[str, str] | None = None,
+        *,
+        catalogue: Catalogue | None = None,
+        glossary: Glossary | None = None,
+    ) -> PageRanker:
+        statuses = statuses or {}
+        section_docs: list[_Doc] = []
+        page_docs: list[_Doc] = []
+        kinds: dict[str, str] = {}
+        titles: dict[str, str] = {}
+        quotes: list[_Quote] = []
+        code_lines: dict[str, list[tuple[str, str, frozenset[str]]]] = defaultdict(list)
+        for path in sorted(wiki.pages):
+            page = wiki.pages[path]
+            kinds[path] = page_kind(page, statuses.get(path))
+            titles[path] = page.title
+            whole: Counter[str] = Counter()
+            for term, _ in _tokens(page.title):
+                whole[term] += 3
+            for section in page.sections:
+                terms = _section_terms(page, section)
+                whole.update(terms)
+                section_docs.append(
+                    _Doc(path, section.anchor, section.title, sum(terms.values()), dict(terms))
+                )
+                for item in section.labelled:
+                    if item.label.casefold() not in _ERROR_LABELS:
+                        continue
+                    for quote, _ in item.quotes:
+                        qterms = frozenset(t for t, _ in _tokens(_clean_error_line(quote)))
+                        if len(qterms) >= 2:
+                            quotes.append(_Quote(path, section.anchor, quote, qterms))
+                for block in section.code:
+                    for line in block.text.splitlines()[:400]:
+                        lterms = frozenset(t for t, _ in _tokens(_clean_error_line(line)))
+                        if len(lterms) >= 3:
+                            code_lines[path].append((section.anchor, line, lterms))
+            page_docs.append(_Doc(path, "", page.title, sum(whole.values()), dict(whole)))
+        ranker = cls(
+            sections=_Bm25.of(section_docs),
+            pages=_Bm25.of(page_docs),
+            kinds=kinds,
+            page_titles=titles,
+            quotes=quotes,
+            code_lines=dict(code_lines),
+        )
+        ranker.vocabulary = frozenset(ranker.pages.postings)
+        if catalogue is not None:
+            ranker.families = _family_names(catalogue)
+        if glossary is not None:
+            ranker.expansions = _expansions(glossary)
+        return ranker
+
+    # -- ranking -----------------------------------------------------------------
+
+    def rank(self, text: str, errors: Sequence[str] = (), *, limit: int = 5) -> PageRanking:
+        """The pages that best answer ``text`` (with its error lines), best first."""
+        text = text[:MAX_REQUEST_CHARS]
+        query = request_terms(text, errors)
+        for term in list(query):
+            for extra in self.expansions.get(term, ()):
+                query.setdefault(extra, _W_EXPANSION)
+        if not query:
+            return PageRanking((), "none")
+        family = self._named_family(text)
+        section_scores = self.sections.scores(query, min_idf=_MIN_SECTION_IDF)
+        page_scores = self.pages.scores(query)
+        best_section: dict[str, tuple[float, int]] = {}
+        for i, score in section_scores.items():
+            path = self.sections.docs[i].path
+            if score > best_section.get(path, (0.0, -1))[0]:
+                best_section[path] = (score, i)
+        top_section = max((s for s, _ in best_section.values()), default=0.0) or 1.0
+        top_page = max(page_scores.values(), default=0.0) or 1.0
+        quote_hits = self._quote_hits(errors, text)
+        fused: dict[str, float] = {}
+        for i, score in page_scores.items():
+            path = self.pages.docs[i].path
+            sec = best_section.get(path, (0.0, -1))[0]
+            value = _SECTION_SHARE * sec / top_section + (1 - _SECTION_SHARE) * score / top_page
+            fused[path] = value * PAGE_PRIORS.get(self.kinds.get(path, "reference"), 1.0)
+        for path, (strength, _, _) in quote_hits.items():
+            fused[path] = fused.get(path, 0.0) + strength
+        if family is not None:
+            for path in filter(None, (family.hub, family.current_page)):
+                if path in self.page_titles:
+                    fused[path] = fused.get(path, 0.0) + 0.35
+        ranked = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[: max(1, limit)]
+        hits = []
+        for path, score in ranked:
+            anchor, section_title = "", ""
+            why: list[tuple[str, str]] = []
+            if path in quote_hits:
+                _, anchor, quote = quote_hits[path]
+                why.append(("error_quote", quote))
+            elif path in best_section:
+                doc = self.sections.docs[best_section[path][1]]
+                anchor, section_title = doc.anchor, doc.title
+            if anchor and not section_title:
+                section_title = next(
+                    (d.title for d in self.sections.docs if d.path == path and d.anchor == anchor),
+                    "",
+                )
+            if family is not None and path in (family.hub, family.current_page):
+                why.append(("family", family.name))
+            shared = self._shared_words(path, query)
+            if shared:
+                why.append(("terms", ", ".join(shared)))
+            hits.append(
+                PageHit(
+                    path=path,
+                    anchor=anchor,
+                    title=self.page_titles.get(path, path),
+                    section_title=section_title,
+                    score=round(score, 4),
+                    kind=self.kinds.get(path, "reference"),
+                    why=tuple(why),
+                )
+            )
+        unknown = self._unknown_names(text)
+        confidence = self._confidence(hits, query, quote_hits, family, unknown)
+        return PageRanking(
+            tuple(hits), confidence, unknown, family.name if family is not None else None
+        )
+
+    def _named_family(self, text: str) -> Family | None:
+        folded = " " + fold_key(text[:4000]) + " "
+        found: list[tuple[int, Family]] = []
+        for names, family in self.families:
+            for name in names:
+                if f" {name} " in folded:
+                    found.append((len(name), family))
+                    break
+        if not found:
+            return None
+        found.sort(key=lambda item: -item[0])
+        if len(found) > 1 and found[0][0] == found[1][0] and found[0][1] is not found[1][1]:
+            return None
+        return found[0][1]
+
+    def _quote_hits(self, errors: Sequence[str], text: str) -> dict[str, tuple[float, str, str]]:
+        """Pages whose Error quotes (or code lines) the request's error lines contain."""
+        lines = [line for line in errors if line.strip()][:MAX_ERROR_LINES]
+        found: dict[str, tuple[float, str, str]] = {}
+        line_terms = [
+            frozenset(t for t, _ in _tokens(_clean_error_line(line[:1000]))) for line in lines
+        ]
+        line_terms = [t for t in line_terms if len(t) >= 2]
+        if not line_terms:
+            return found
+        for quote in self.quotes:
+            for terms in line_terms:
+                inside = len(quote.terms & terms) / len(quote.terms)
+                if inside >= 0.8 and len(quote.terms & terms) >= 2:
+                    strength = 0.6 * inside
+                    if strength > found.get(quote.path, (0.0, "", ""))[0]:
+                        found[quote.path] = (strength, quote.anchor, quote.text)
+        for path, entries in self.code_lines.items():
+            for anchor, line, lterms in entries:
+                for terms in line_terms:
+                    shared = len(lterms & terms)
+                    if shared >= 3 and shared / len(terms) >= 0.8 and shared / len(lterms) >= 0.5:
+                        strength = 0.3 * shared / len(terms)
+                        if strength > found.get(path, (0.0, "", ""))[0]:
+                            found[path] = (strength, anchor, line.strip()[:200])
+        return found
+
+    def _shared_words(self, path: str, query: Mapping[str, float], limit: int = 5) -> list[str]:
+        i = next((n for n, d in enumerate(self.pages.docs) if d.path == path), None)
+        if i is None:
+            return []
+        tf = self.pages.docs[i].tf
+        shared = [t for t in query if t in tf]
+        shared.sort(key=lambda t: -(query[t] * self.pages.idf.get(t, 0.0)))
+        return shared[:limit]
+
+    def _unknown_names(self, text: str) -> tuple[str, ...]:
+        """Model names the request uses and the wiki never does.
+
+        A model name is a Hugging Face repository id (``org/name``) or a name with
+        a parameter count (``...-20b``, ``...-a3b``); a model the wiki does not name
+        is one it cannot have a runbook for.
+        """
+        unknown: list[str] = []
+        for match in _MODEL_RE.finditer(text[:MAX_REQUEST_CHARS]):
+            name = match.group().casefold().strip("/.-")
+            if name in self.vocabulary or name in unknown:
+                continue
+            tail = name.rsplit("/", 1)[-1]
+            if tail in self.vocabulary:
+                continue
+            unknown.append(name)
+        return tuple(unknown[:10])
+
+    def _confidence(
+        self,
+        hits: Sequence[PageHit],
+        query: Mapping[str, float],
+        quote_hits: Mapping[str, tuple[float, str, str]],
+        family: Family | None,
+        unknown: Sequence[str],
+    ) -> str:
+        if not hits:
+            return "none"
+        if quote_hits and hits[0].path in quote_hits:
+            return "high"
+        covered = self._coverage(hits[0].path, query)
+        if family is not None:
+            named = hits[0].path in (family.hub, family.current_page)
+            return "high" if named and covered >= 0.5 else "medium"
+        if unknown:
+            return "low"  # about a model the wiki never names
+        return "medium" if covered >= _CONFIDENT_COVERAGE else "low"
+
+    def _coverage(self, path: str, query: Mapping[str, float]) -> float:
+        """Share of the request's telling weight (weight x rarity) the page holds."""
+        i = next((n for n, d in enumerate(self.pages.docs) if d.path == path), None)
+        if i is None:
+            return 0.0
+        tf = self.pages.docs[i].tf
+        total = held = 0.0
+        for term, weight in query.items():
+            idf = self.pages.idf.get(term)
+            if idf is None:
+                continue
+            total += weight * idf
+            if term in tf:
+                held += weight * idf
+        return held / total if total else 0.0
+
+
+def _family_names(catalogue: Catalogue) -> list[tuple[tuple[str, ...], Family]]:
+    out = []
+    for family in catalogue.families:
+        names = {fold_key(family.name)}
+        if family.hub:
+            names.add(fold_key(family.hub.rsplit("/", 1)[-1].removesuffix(".md")))
+        names.update(fold_key(v.title) for v in family.current)
+        names = {n for n in names if len(n) >= 3}
+        out.append((tuple(sorted(names, key=len, reverse=True)), family))
+    return out
+
+
+def _expansions(glossary: Glossary) -> dict[str, tuple[str, ...]]:
+    """term -> extra terms: an acronym's meaning words and a meaning's acronym."""
+    out: dict[str, tuple[str, ...]] = {}
+    for entry in glossary.entries if hasattr(glossary, "entries") else ():
+        meaning = [t for t, _ in _tokens(entry.meaning[:200])][:6]
+        for name in entry.names:
+            key = [t for t, _ in _tokens(name)]
+            if len(key) != 1:
+                continue
+            out[key[0]] = tuple(dict.fromkeys((*out.get(key[0], ()), *meaning)))
+    return out
