@@ -16,8 +16,6 @@ starts fast.
 from __future__ import annotations
 
 import logging
-import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -32,6 +30,8 @@ from pydantic import (
     ValidationError,
     field_serializer,
 )
+
+from knowledge.files import write_atomic
 
 __all__ = [
     "DEFAULT_MAX_AGE",
@@ -108,18 +108,10 @@ def heartbeat_path(data_dir: Path) -> Path:
 
 
 def write_heartbeat(path: Path, beat: Heartbeat) -> None:
-    """Replace ``path`` with ``beat`` atomically (temp file beside it, then ``os.replace``)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # A temp name of its own per write: a last beat at shutdown may overlap a loop's beat.
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(_dump(beat) + "\n")
-        os.chmod(name, 0o644)  # mkstemp makes it 0600; a health check may run as another user
-        os.replace(name, path)
-    except BaseException:
-        Path(name).unlink(missing_ok=True)
-        raise
+    """Replace ``path`` with ``beat`` atomically (see ``knowledge.files.write_atomic``)."""
+    # write_atomic uses a temp name of its own per write: a last beat at shutdown may
+    # overlap a loop's beat.
+    write_atomic(path, _dump(beat) + "\n")
 
 
 def read_heartbeat(path: Path) -> Heartbeat:

@@ -20,6 +20,7 @@ from importlib import resources
 from importlib.metadata import version as package_version
 from pathlib import Path
 
+from knowledge.files import write_atomic
 from knowledge.reply import LIMITS, Field, PageRef, Reply
 from knowledge.search.index import BuildStats, SearchIndex, SearchResults
 from knowledge.templates import Templates, load_templates
@@ -27,6 +28,7 @@ from knowledge.text import clean_user_text, code_block, escape_markdown, inline_
 from knowledge.wiki.catalogue import Catalogue, Family, find_front_page
 from knowledge.wiki.glossary import Glossary, GlossaryEntry, Lookup
 from knowledge.wiki.parse import PARSER_VERSION, Page, Wiki, load_wiki
+from knowledge.wiki.status import status_of
 
 __all__ = [
     "MAX_EXPLAIN_CHARS",
@@ -163,16 +165,9 @@ class KnowledgeBase:
         return {}
 
     def _write_page_cache(self, pages: dict[str, Page]) -> None:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        tmp = self._page_cache_path.with_suffix(".tmp")
+        data = {"version": _page_cache_version(), "pages": pages}
         try:
-            with open(tmp, "wb") as fh:
-                pickle.dump(
-                    {"version": _page_cache_version(), "pages": pages},
-                    fh,
-                    protocol=pickle.HIGHEST_PROTOCOL,
-                )
-            os.replace(tmp, self._page_cache_path)
+            write_atomic(self._page_cache_path, pickle.dumps(data, pickle.HIGHEST_PROTOCOL))
         except OSError as exc:
             log.warning("could not write page cache: %s", exc)
 
@@ -586,7 +581,7 @@ class KnowledgeBase:
         for rank, hit in enumerate(results.hits, start=first):
             status = (
                 self.t("search.status_tag", status=hit.status)
-                if hit.status in ("hub", "current", "historical", "archive")
+                if status_of(hit.status).notable
                 else ""
             )
             name = (

@@ -59,15 +59,16 @@ from whoosh.fields import ID, STORED, TEXT, Schema
 from whoosh.query import And, Or, Query, Term
 from whoosh.searching import Searcher
 
+from knowledge.files import fsync_dir, write_atomic
 from knowledge.search.query import PreparedQuery, make_analyzer, prepare_query
 from knowledge.wiki.parse import Page, Section, Wiki
+from knowledge.wiki.status import status_of
+from knowledge.wiki.status import weight as status_weight
 
 __all__ = [
     "CHILD_BUILD_MIN_CHARS",
     "FIELD_BOOSTS",
     "SCHEMA_VERSION",
-    "STATUSES",
-    "STATUS_FACTORS",
     "SYMPTOM_LABELS",
     "BuildStats",
     "Hit",
@@ -83,16 +84,6 @@ log = logging.getLogger(__name__)
 
 #: Bump whenever the schema, the analyzer or what goes into a field changes.
 SCHEMA_VERSION = 2
-#: Statuses a page may have; anything else (or a missing page) counts as "other".
-STATUSES = ("hub", "current", "historical", "archive", "other")
-#: Score multipliers per page status, applied to every matching section.
-STATUS_FACTORS: Mapping[str, float] = {
-    "hub": 1.25,
-    "current": 1.2,
-    "other": 1.0,
-    "historical": 0.8,
-    "archive": 0.7,
-}
 #: Query-time weight of each searched field.
 FIELD_BOOSTS: Mapping[str, float] = {
     "page_title": 1.5,
@@ -257,10 +248,7 @@ def _whoosh_version() -> str:
 
 
 def _status_of(statuses: Mapping[str, str] | None, path: str) -> str:
-    if not statuses:
-        return "other"
-    status = statuses.get(path, "other")
-    return status if status in STATUS_FACTORS else "other"
+    return status_of(statuses.get(path) if statuses else None).value
 
 
 def _wanted(wiki: Wiki, statuses: Mapping[str, str] | None) -> dict[str, tuple[str, str, int]]:
@@ -270,34 +258,12 @@ def _wanted(wiki: Wiki, statuses: Mapping[str, str] | None) -> dict[str, tuple[s
     }
 
 
-def _write_atomic(path: Path, data: str) -> None:
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-
-
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
 def _fsync_tree(path: Path) -> None:
     for file in path.iterdir():
         if file.is_file():
             with open(file, "rb") as handle:
                 os.fsync(handle.fileno())
-    _fsync_dir(path)
+    fsync_dir(path)
 
 
 # --- locking -------------------------------------------------------------------
@@ -811,7 +777,7 @@ class SearchIndex:
             count = reader.doc_count_all()
             if count and reader.has_column("status"):
                 column = reader.column_reader("status")
-                factors = [STATUS_FACTORS.get(column[i], 1.0) for i in range(count)]
+                factors = [status_weight(column[i]) for i in range(count)]
         except Exception:
             log.exception("could not read page statuses; ranking without them")
         return Searcher(reader, weighting=_StatusWeighting(factors), fromindex=ix)
@@ -920,7 +886,7 @@ class SearchIndex:
             else:
                 _write_generation(gen_dir, self.schema, pages, on_page)
             manifest = _Manifest(SCHEMA_VERSION, _whoosh_version(), dict(wanted))
-            _write_atomic(gen_dir / _MANIFEST, manifest.to_json())
+            write_atomic(gen_dir / _MANIFEST, manifest.to_json())
             _fsync_tree(gen_dir)
             self._swap(gen_dir)
         except BaseException:
@@ -956,7 +922,7 @@ class SearchIndex:
             with contextlib.suppress(OSError):
                 tmp.unlink()
             raise
-        _fsync_dir(self.data_dir)
+        fsync_dir(self.data_dir)
 
     def _clean_old(self) -> None:
         """Remove generations other than the current one (call with the build lock)."""
@@ -1022,7 +988,7 @@ class SearchIndex:
                 writer.cancel()
             raise
         manifest = _Manifest(SCHEMA_VERSION, _whoosh_version(), dict(wanted))
-        _write_atomic(live.gen_dir / _MANIFEST, manifest.to_json())
+        write_atomic(live.gen_dir / _MANIFEST, manifest.to_json())
         self._reload(live)
         self._clean_old()
         return self._stats("incremental", wanted, len(changed), started)

@@ -59,6 +59,7 @@ from knowledge.triage.rules import (
 )
 from knowledge.wiki.catalogue import Catalogue, Family, find_front_page
 from knowledge.wiki.parse import Page, Wiki
+from knowledge.wiki.status import weight as status_weight
 
 __all__ = [
     "CONFIDENCES",
@@ -105,7 +106,6 @@ MAX_TERMS: Final = 40
 #: A search hit must share this many words with the request (or half of them), and
 #: this many before its share of the request's words counts towards confidence.
 MIN_SHARED_TERMS: Final = 3
-_STATUS_RANK: Final = {"current": 0, "hub": 1, "other": 2, "legacy": 2, "historical": 3}
 
 #: Request keys (lower case, non-alphanumerics as ``_``) accepted for each field; these
 #: include the labels of the wiki's question template.
@@ -764,11 +764,11 @@ class _Triage:
     def _image_sections(self, image: ImageRef, limit: int = 3) -> list[str]:
         """Sections whose code names exactly this image (repository and tag), current first."""
         ref = f"{image.repository}:{image.tag}"
-        found: list[tuple[int, str]] = []
+        found: list[tuple[float, str]] = []
         for page in self.c.wiki.pages.values():
             for section in page.sections:
                 if any(ref in block.text for block in section.code):
-                    rank = _STATUS_RANK.get(self.c.statuses.get(page.path, "other"), 2)
+                    rank = -status_weight(self.c.statuses.get(page.path))
                     found.append((rank, f"{page.path}#{section.anchor}"))
                     break
         found.sort()

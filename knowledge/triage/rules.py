@@ -54,6 +54,7 @@ from knowledge.launch.parse import ImageRef, Launch, parse_image
 from knowledge.triage.onboarding import Completeness
 from knowledge.wiki.catalogue import Catalogue, Family, Runbook
 from knowledge.wiki.parse import Page, Section, Wiki
+from knowledge.wiki.status import weight as status_weight
 
 __all__ = [
     "CHECKS",
@@ -576,6 +577,8 @@ def _holds(c: Condition, s: Subject) -> tuple[dict[str, object], list[str]] | No
 
 #: Labelled paragraphs that make a section a statement about a problem and its fix.
 _JUSTIFYING_LABELS: Final = ("error", "symptom", "symptoms", "cause", "fix", "workaround")
+#: Justification points per unit of page-status weight above or below a neutral page.
+_STATUS_POINTS: Final = 5.0
 
 
 class _TopicFinder:
@@ -627,10 +630,8 @@ class _TopicFinder:
             score = 3.0 * in_title
             if labelled:
                 score += 2.0
-            status = self.statuses.get(page.path, "other")
-            score += {"current": 1.0, "hub": 1.0, "historical": -1.0, "archive": -1.5}.get(
-                status, 0.0
-            )
+            # +1 for a current page down to -1.5 for an archived one
+            score += _STATUS_POINTS * (status_weight(self.statuses.get(page.path)) - 1.0)
             if top_level:
                 score += 1.0  # the front page and the wiki's own guides
             score -= min(len(text), 20_000) / 20_000  # a focused section beats a long one

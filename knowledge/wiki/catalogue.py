@@ -21,6 +21,7 @@ from knowledge.launch.parse import parse_image
 from knowledge.text import clean_user_text, fold_key
 from knowledge.wiki.glossary import Glossary
 from knowledge.wiki.parse import CodeBlock, Link, Page, Section, Table, Wiki
+from knowledge.wiki.status import PageStatus
 
 __all__ = [
     "Catalogue",
@@ -66,7 +67,7 @@ class Version:
     #: Status as the wiki writes it ("Current", "Historical Eldritch baseline", ...).
     status: str
     #: current, historical, archive or other.
-    kind: str
+    kind: PageStatus
     note: str = ""
 
 
@@ -125,15 +126,15 @@ def _first_link(cells, wiki: Wiki) -> Link | None:
     return None
 
 
-def _status_kind(status: str) -> str:
+def _status_kind(status: str) -> PageStatus:
     text = status.casefold().strip()
     if text.startswith("current") or text.startswith("recommended"):
-        return "current"
+        return PageStatus.CURRENT
     if "archive" in text or "deprecated" in text or "obsolete" in text:
-        return "archive"
+        return PageStatus.ARCHIVE
     if text:
-        return "historical"
-    return "other"
+        return PageStatus.HISTORICAL
+    return PageStatus.OTHER
 
 
 def _is_start_table(section: Section, table: Table) -> bool:
@@ -211,18 +212,19 @@ class Catalogue:
     def family(self, key: str) -> Family | None:
         return next((f for f in self.families if f.key == key), None)
 
-    def statuses(self) -> dict[str, str]:
+    def statuses(self) -> dict[str, PageStatus]:
         """Wiki path -> hub / current / historical / archive / legacy, for search ranking."""
-        status: dict[str, str] = {}
+        status: dict[str, PageStatus] = {}
         for family in self.families:
             for version in family.versions:
                 status.setdefault(version.path, version.kind)
             for version in family.current:
                 # a legacy page is the newest of its model, not a current recommendation
-                status[version.path] = "current" if family.group == "main" else "legacy"
+                main = family.group == "main"
+                status[version.path] = PageStatus.CURRENT if main else PageStatus.LEGACY
         for family in self.families:
             if family.hub and family.group == "main":
-                status[family.hub] = "hub"
+                status[family.hub] = PageStatus.HUB
         return status
 
     def choices(self) -> list[tuple[str, str]]:
@@ -413,7 +415,7 @@ def _read_hub(wiki: Wiki, name: str, hub: Page, focus: str) -> tuple[Family, lis
                     path=link.path,
                     anchor=link.anchor,
                     status="",
-                    kind="other",
+                    kind=PageStatus.OTHER,
                     note=note,
                 )
                 legacy.append(
@@ -438,10 +440,10 @@ def _read_hub(wiki: Wiki, name: str, hub: Page, focus: str) -> tuple[Family, lis
                             path=link.path,
                             anchor=link.anchor,
                             status=row[0].text,
-                            kind="current",
+                            kind=PageStatus.CURRENT,
                         )
                     )
-    current = [v for v in versions if v.kind == "current"]
+    current = [v for v in versions if v.kind is PageStatus.CURRENT]
     if not current:
         current = [v for v in versions if "latest" in v.status.casefold()][:1]
     if not current and recommendations:
