@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from knowledge.jsonable import to_jsonable
 from knowledge.launch.parse import parse_image, parse_launch
 from knowledge.service import demo_wiki_dir
 from knowledge.templates import load_templates
@@ -155,4 +156,4 @@ def test_thin_logs_say_how_many_lines_and_how_many_are_needed():
     completeness = assess(CHECKLIST, RequestFacts(log_lines=42), T)
     logs = next(i for i in completeness.items if i.key == "logs")
     assert "42" in logs.detail and "100" in logs.detail
-    assert completeness.to_json()["source"] == CHECKLIST.source
+    assert to_jsonable(completeness)["source"] == CHECKLIST.source

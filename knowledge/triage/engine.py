@@ -24,13 +24,13 @@ it with ``templates/triage.yaml``. Nothing here raises on any input text.
 from __future__ import annotations
 
 import logging
-import math
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, is_dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, Protocol
 
+from knowledge.jsonable import to_jsonable
 from knowledge.launch.parse import ImageRef, Launch, parse_image, parse_launch
 from knowledge.search.index import SearchResults
 from knowledge.search.query import STOP, make_analyzer
@@ -246,13 +246,13 @@ class TriageResult:
             "redactions": [
                 {"kind": r.kind, "field": r.field, "count": r.count} for r in self.redactions
             ],
-            "launch": _jsonable(self.launch),
-            "findings": [f.to_json() for f in self.findings],
+            "launch": to_jsonable(self.launch, properties=_JSON_PROPERTIES),
+            "findings": to_jsonable(self.findings),
             "known_errors": [k.to_json() for k in self.known_errors],
-            "log_summary": _jsonable(self.log_summary),
+            "log_summary": to_jsonable(self.log_summary),
             "suggestions": [s.to_json() for s in self.suggestions],
             "confidence": self.confidence,
-            "completeness": self.completeness.to_json(),
+            "completeness": to_jsonable(self.completeness),
             "family": _family_json(self.family),
             "problems": list(self.problems),
         }
@@ -280,25 +280,8 @@ def _family_json(info: FamilyInfo | None) -> dict[str, object] | None:
     }
 
 
-def _jsonable(value: object, depth: int = 0) -> object:
-    """Dataclasses, tuples, sets and odd scalars as plain JSON values."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if depth > 12:
-        return str(value)[:200]
-    if is_dataclass(value) and not isinstance(value, type):
-        out = {f.name: _jsonable(getattr(value, f.name), depth + 1) for f in fields(value)}
-        if isinstance(value, ImageRef):
-            out["name"] = value.name
-        return out
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v, depth + 1) for k, v in list(value.items())[:2000]}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        items = list(value)[:2000]
-        return [_jsonable(v, depth + 1) for v in items]
-    return str(value)[:2000]
+#: Computed attributes the ``--json`` output shows beside the fields.
+_JSON_PROPERTIES: Final = {ImageRef: ("name",)}
 
 
 # --------------------------------------------------------------------- context

@@ -40,6 +40,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from knowledge.jsonable import to_jsonable
 from knowledge.triage.logs import MAX_LINE_CHARS, normalise_line, split_line
 from knowledge.wiki.parse import Labelled, Section, Wiki
 
@@ -182,9 +183,6 @@ class MatchedLine:
     number: int
     text: str
 
-    def to_json(self) -> dict[str, object]:
-        return {"number": self.number, "text": self.text}
-
 
 @dataclass(frozen=True, slots=True)
 class KnownErrorMatch:
@@ -204,7 +202,7 @@ class KnownErrorMatch:
             "field": self.field,
             "kind": self.kind,
             "signature": self.signature,
-            "lines": [line.to_json() for line in self.lines],
+            "lines": to_jsonable(self.lines),
             "fix": self.fix,
             "score": round(self.score, 3),
         }

@@ -82,15 +82,6 @@ class ItemStatus:
     #: Worded reason for ``thin``/``missing`` (empty when present).
     detail: str = ""
 
-    def to_json(self) -> dict[str, str]:
-        return {
-            "key": self.key,
-            "label": self.label,
-            "status": self.status,
-            "why": self.why,
-            "detail": self.detail,
-        }
-
 
 @dataclass(frozen=True, slots=True)
 class Completeness:
@@ -100,9 +91,6 @@ class Completeness:
     @property
     def missing(self) -> tuple[ItemStatus, ...]:
         return tuple(i for i in self.items if i.status == "missing")
-
-    def to_json(self) -> dict[str, object]:
-        return {"source": self.source, "items": [i.to_json() for i in self.items]}
 
 
 @dataclass(frozen=True, slots=True)

@@ -111,15 +111,6 @@ class Finding:
     page: str | None = None
     evidence: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "id": self.id,
-            "severity": self.severity,
-            "message": self.message,
-            "page": self.page,
-            "evidence": list(self.evidence),
-        }
-
 
 @dataclass(frozen=True, slots=True)
 class RuleHit:
