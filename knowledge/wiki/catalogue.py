@@ -188,6 +188,9 @@ class Catalogue:
                 hub = wiki.pages[link.path]
                 focus = row[focus_col].text if focus_col is not None else ""
                 family, legacy = _read_hub(wiki, name, hub, focus)
+                if not _is_model_family(family, legacy, hub):
+                    log.info("front page row %r leads to no runbook: not a model family", name)
+                    continue
                 for fam in (family, *legacy):
                     key = _unique_key(fam.name, used)
                     families.append(replace(fam, key=key))
@@ -238,7 +241,7 @@ class Catalogue:
         family = self.family(text)
         if family is not None:
             return FamilyMatch(query=text, family=family, how="key")
-        key = fold_key(text)
+        key = " ".join(w for w in fold_key(text).split() if len(w) >= 2 or w.isdigit())
         if not key or not self.families:
             return FamilyMatch(query=text, family=None)
         scored = self._score(key)
@@ -462,6 +465,15 @@ def _read_hub(wiki: Wiki, name: str, hub: Page, focus: str) -> tuple[Family, lis
         recommendations=tuple(_dedupe(recommendations)),
     )
     return family, legacy
+
+
+def _is_model_family(family: Family, legacy: list[Family], hub: Page) -> bool:
+    """A row of the start table is a model family when its page leads to runbooks: a
+    version map, recommendations, a model table, or an image or launch command of its
+    own. Rows that lead to an index or a guide (on some forks) are not families."""
+    if family.versions or family.recommendations or legacy:
+        return True
+    return bool(_images(hub)[0]) or _launch(hub)[0] is not None
 
 
 def _dedupe(versions: list[Version]) -> list[Version]:

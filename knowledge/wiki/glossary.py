@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
+from rapidfuzz.distance import OSA
 
 from knowledge.text import clean_user_text, fold_key
 from knowledge.wiki.parse import Page, Wiki
@@ -200,6 +201,19 @@ class Glossary:
         if not self.entries:
             return ()
         found: list[GlossaryEntry] = []
+        folded = text.casefold()
+        if 2 <= len(folded) <= 8:
+            # one slip on a short term: two letters swapped (first), or one dropped,
+            # added or mistyped
+            slips = [
+                (sorted(choice.casefold()) != sorted(folded), idx)
+                for idx, choice in enumerate(self._choices)
+                if OSA.distance(folded, choice.casefold(), score_cutoff=1) <= 1
+            ]
+            for _, idx in sorted(slips):
+                entry = self._choice_entry[idx]
+                if entry not in found:
+                    found.append(entry)
         for _, score, idx in process.extract(
             text, self._choices, scorer=fuzz.WRatio, processor=str.casefold, limit=limit * 2
         ):
