@@ -8,6 +8,7 @@ load/format time in tests, never silently prints a blank.
 from __future__ import annotations
 
 import string
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -41,6 +42,10 @@ class Templates:
         if not isinstance(text, str):
             raise TypeError(f"template {key!r} is not a string")
         return string.Formatter().vformat(text, (), values).rstrip()
+
+    def lines(self, key: str, rows: Iterable[Mapping[str, Any]]) -> str:
+        """``key`` filled in once per row, one line each (a list inside a reply)."""
+        return "\n".join(self(key, **row) for row in rows)
 
     def section(self, prefix: str) -> dict[str, Any]:
         return {

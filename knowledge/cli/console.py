@@ -1,23 +1,34 @@
-"""The slash-command syntax of the console and ``wikibot ask``, and text rendering.
+"""The console: the slash-command syntax of ``wikibot console`` and ``wikibot ask``.
 
 ``dispatch(kb, "/runbook qwen")`` returns the same :class:`Reply` the Discord
-command would; ``render_text`` prints it for a terminal.
+command would; ``render_text`` prints it for a terminal; ``run_console`` is the
+interactive prompt.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import re
 from collections.abc import Callable
 
+from knowledge import answers
 from knowledge.reply import Reply
 from knowledge.service import KnowledgeBase
+from knowledge.templates import Templates, load_templates
 from knowledge.text import escape_markdown
 
-__all__ = ["COMMANDS", "dispatch", "render_text"]
+__all__ = ["COMMANDS", "dispatch", "render_text", "run_console"]
+
+log = logging.getLogger(__name__)
 
 _UNESCAPE = re.compile(r"\\([\\*_`~|>#\[\]()\-+!<:])")
 _BOLD = re.compile(r"(?<!\\)\*\*(.+?)(?<!\\)\*\*", re.DOTALL)
 _OPTION = re.compile(r"^(in|page):(\S+)$", re.IGNORECASE)
+_QUIT = frozenset({"quit", "exit", "q"})
+_HISTORY_LINES = 1000
+_TITLE_RULE = 72
+_PAGES_SHOWN = 5
 
 
 def _runbook(kb: KnowledgeBase, arg: str) -> Reply:
@@ -51,7 +62,7 @@ COMMANDS: dict[str, Callable[[KnowledgeBase, str], Reply]] = {
     "search": _search,
     "explain": lambda kb, arg: kb.explain(arg),
     "status": lambda kb, arg: kb.status(),
-    "help": lambda kb, arg: Reply("help", kb.t("help.title"), kb.t("help.console")),
+    "help": lambda kb, arg: answers.help_reply(kb.t, console=True),
 }
 
 
@@ -71,10 +82,11 @@ def dispatch(kb: KnowledgeBase, line: str) -> Reply:
     return handler(kb, arg.strip())
 
 
-def render_text(reply: Reply) -> str:
+def render_text(reply: Reply, t: Templates | None = None) -> str:
     """A reply as plain terminal text (escapes removed, links kept)."""
+    t = t or load_templates()
     reply = reply.fitted()
-    out = [reply.title, "=" * min(len(reply.title), 72)]
+    out = [reply.title, "=" * min(len(reply.title), _TITLE_RULE)]
     if reply.text:
         out.append(_plain(reply.text))
     for field in reply.fields:
@@ -83,7 +95,7 @@ def render_text(reply: Reply) -> str:
         out.append("  " + _plain(field.value).replace("\n", "\n  "))
     if reply.pages:
         out.append("")
-        out.append("Pages: " + ", ".join(p.ref for p in reply.pages[:5]))
+        out.append(t("cli.pages", refs=", ".join(p.ref for p in reply.pages[:_PAGES_SHOWN])))
     if reply.footer:
         out.append("")
         out.append(_plain(reply.footer))
@@ -93,3 +105,49 @@ def render_text(reply: Reply) -> str:
 def _plain(text: str) -> str:
     """Markdown escapes and bold markers removed; code spans and links kept."""
     return _UNESCAPE.sub(r"\1", _BOLD.sub(r"\1", text))
+
+
+def run_console(kb: KnowledgeBase, history: str) -> None:
+    """Read commands from the prompt until ``/quit`` or end of input; ``history`` is kept."""
+    t = kb.t
+    state = kb.state
+    print(
+        t(
+            "cli.console_banner",
+            root=state.wiki.root,
+            pages=len(state.wiki.pages),
+            revision=state.wiki.revision,
+        )
+    )
+    try:
+        import readline
+    except ImportError:  # not on every platform; the prompt works without it
+        readline = None
+    if readline is not None:
+        with contextlib.suppress(OSError):
+            readline.read_history_file(history)
+    try:
+        while True:
+            try:
+                line = input(t.raw("cli.prompt"))
+            except EOFError:
+                print()
+                break
+            line = line.strip()
+            if not line:
+                continue
+            if line.lstrip("/").casefold() in _QUIT:
+                break
+            try:
+                print(render_text(dispatch(kb, line), t))
+            except Exception:  # keep the console alive whatever one command does
+                log.exception("command failed: %s", line[:200])
+                print(t("cli.command_failed"))
+            print()
+    except KeyboardInterrupt:
+        print()
+    finally:
+        if readline is not None:
+            with contextlib.suppress(OSError):
+                readline.set_history_length(_HISTORY_LINES)
+                readline.write_history_file(history)

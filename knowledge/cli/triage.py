@@ -9,6 +9,9 @@ The request file is a YAML or JSON mapping with the fields of
 template); flags override the file's fields. ``FILE`` arguments may be ``-`` for
 standard input (once). Error messages name the file and the line, never its text:
 a request may hold secrets, and only the redacted result is printed.
+
+The triage engine is imported when the command runs, not when the ``wikibot``
+parser is built, so ``wikibot ask`` does not pay for loading it.
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ from typing import Any, Final
 
 import yaml
 
-from knowledge.cli.main import add_wiki_options, open_knowledge
-from knowledge.triage.engine import MAX_FIELD_CHARS, MAX_LOG_CHARS, TriageContext, render_text
+from knowledge.cli.options import add_wiki_options, open_knowledge
+from knowledge.templates import load_templates
 
 __all__ = ["MAX_REQUEST_BYTES", "add_triage_command", "read_request"]
 
@@ -92,6 +95,8 @@ def _load_mapping(path: str, text: str) -> Mapping[str, Any]:
 
 def read_request(args: argparse.Namespace) -> dict[str, Any]:
     """The request from the file named on the command line, overridden by flags."""
+    from knowledge.triage.engine import MAX_FIELD_CHARS, MAX_LOG_CHARS
+
     stdin_used = [False]
     request: dict[str, Any] = {}
     if args.request:
@@ -113,12 +118,14 @@ def read_request(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _triage(args: argparse.Namespace) -> int:
+    from knowledge.triage.engine import TriageContext, render_text
+
     try:
         request = read_request(args)
     except RequestError as exc:
         print(f"wikibot triage: {exc}", file=sys.stderr)
         return 2
-    kb = open_knowledge(args)
+    kb = open_knowledge(args, load_templates())
     try:
         context = TriageContext.from_kb(kb)
         result = context.run(request)

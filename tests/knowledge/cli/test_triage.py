@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "knowledge" / "demo_wiki"
 HF = "hf_" + "Qz7" * 12
 V3_LAUNCH = (

@@ -1,0 +1,58 @@
+"""What every answer reads: one loaded wiki, and where its pages are published.
+
+:class:`WikiState` is built by :class:`knowledge.service.KnowledgeBase` on each
+(re)load and swapped as a whole, so an answer running in a worker thread never
+sees half of an old wiki and half of a new one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from knowledge.search.index import BuildStats, SearchIndex, SearchResults
+from knowledge.wiki.catalogue import Catalogue
+from knowledge.wiki.glossary import Glossary
+from knowledge.wiki.parse import Wiki
+
+__all__ = ["Links", "WikiState"]
+
+
+@dataclass(frozen=True, slots=True)
+class Links:
+    """Page URLs under a published wiki (``base`` ends with ``/``), or none."""
+
+    base: str | None = None
+
+    @classmethod
+    def of(cls, base: str | None) -> Links:
+        return cls(base.rstrip("/") + "/" if base else None)
+
+    def url(self, path: str, anchor: str | None = None) -> str | None:
+        if self.base is None:
+            return None
+        return f"{self.base}{path}" + (f"#{anchor}" if anchor else "")
+
+
+@dataclass(frozen=True, slots=True)
+class WikiState:
+    """One loaded wiki: its pages, glossary, runbook catalogue and search index."""
+
+    wiki: Wiki
+    glossary: Glossary
+    catalogue: Catalogue
+    index: SearchIndex
+    built: BuildStats
+    #: ``time.time()`` when this state was loaded.
+    loaded_at: float
+    links: Links = Links()
+
+    @property
+    def categories(self) -> list[str]:
+        """The wiki's top-level folders, the sections ``/search`` can be limited to."""
+        return self.wiki.categories
+
+    def search(
+        self, query: str, *, limit: int = 5, offset: int = 0, category: str | None = None
+    ) -> SearchResults:
+        """Raw section hits for ``query``, best first."""
+        return self.index.search(query, limit=limit, offset=offset, category=category)

@@ -1,0 +1,74 @@
+"""What every knowledge command shares: the ``--wiki``/``--data`` options and a progress bar."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from knowledge.service import KnowledgeBase, Progress, default_data_dir, demo_wiki_dir
+from knowledge.templates import Templates
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
+__all__ = ["add_wiki_options", "open_knowledge", "progress_bar", "wiki_folders"]
+
+
+def add_wiki_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--wiki",
+        type=Path,
+        default=None,
+        help="wiki folder (default: the demo wiki shipped with the package)",
+    )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="data folder for the index (default: per-wiki cache folder)",
+    )
+
+
+def wiki_folders(args: argparse.Namespace, t: Templates) -> tuple[Path, Path]:
+    """The wiki and data folders the options name (defaults: demo wiki, per-wiki cache)."""
+    wiki = args.wiki if args.wiki is not None else demo_wiki_dir()
+    if not wiki.is_dir():
+        raise SystemExit(t("cli.wiki_not_found", path=wiki))
+    return wiki, args.data if args.data is not None else default_data_dir(wiki)
+
+
+def open_knowledge(
+    args: argparse.Namespace, t: Templates, *, progress: Progress | None = None
+) -> KnowledgeBase:
+    wiki, data = wiki_folders(args, t)
+    return KnowledgeBase.open(wiki, data, progress=progress)
+
+
+@contextlib.contextmanager
+def progress_bar(label: str) -> Iterator[Progress]:
+    """A progress callback drawing a tqdm bar on standard error, if that is a terminal.
+
+    The bar appears at the first report (so a reused index draws nothing) and is
+    closed on leaving the block, whatever happens inside it.
+    """
+    bar: tqdm | None = None
+
+    def update(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            from tqdm import tqdm  # only when an index is being built
+
+            # disable=None: no output at all when stderr is not a terminal.
+            bar = tqdm(total=total, desc=label, unit="page", file=sys.stderr, disable=None)
+        bar.total = total
+        bar.update(done - bar.n)
+
+    try:
+        yield update
+    finally:
+        if bar is not None:
+            bar.close()

@@ -1,0 +1,99 @@
+"""KnowledgeBase: loading, the parsed-page cache, reloads, and its commands."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from knowledge import answers
+from knowledge.service import KnowledgeBase, demo_wiki_dir
+
+LINK_BASE = "https://github.com/example/wiki/blob/main/"
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory) -> KnowledgeBase:
+    base = KnowledgeBase.open(demo_wiki_dir(), tmp_path_factory.mktemp("data"), link_base=LINK_BASE)
+    yield base
+    base.close()
+
+
+def test_commands_answer_from_the_current_state(kb):
+    """Each command is the answer of the same name on the loaded state, as the bot calls it."""
+    state, t = kb.state, kb.t
+    assert kb.runbook("qwen") == answers.runbook(state, t, "qwen")
+    assert kb.versions("qwen3") == answers.versions(state, t, "qwen3")
+    assert kb.launch("qwen3") == answers.launch(state, t, "qwen3")
+    assert kb.acronym("DCP4") == answers.acronym(state, t, "DCP4")
+    assert kb.search("nccl", page=2, per_page=2) == answers.search(
+        state, t, "nccl", page=2, per_page=2
+    )
+    assert kb.explain("TP8 and DCP") == answers.explain(state, t, "TP8 and DCP")
+    assert kb.help() == answers.help_reply(t)
+    assert kb.family_choices("gl") == answers.family_choices(state, "gl")
+    assert kb.term_choices("d") == answers.term_choices(state, t, "d")
+    assert kb.category_choices("") == answers.category_choices(state, "")
+    assert kb.status().meta["pages"] == len(kb.wiki.pages)
+
+
+def test_links_and_raw_hits(kb):
+    assert kb.url("models/qwen3_v2.md", "launch") == f"{LINK_BASE}models/qwen3_v2.md#launch"
+    assert kb.link_base == LINK_BASE
+    hits = kb.search_sections("NCCL calloc", limit=2)
+    assert hits is not None and hits.hits[0].path == "troubleshooting/common-issues.md"
+
+
+def test_nothing_answers_before_the_wiki_is_loaded(tmp_path):
+    base = KnowledgeBase(demo_wiki_dir(), tmp_path)
+    assert base.search_sections("nccl") is None
+    with pytest.raises(RuntimeError):
+        base.runbook("qwen")
+
+
+def test_a_reload_swaps_the_whole_state_and_the_old_one_still_answers(tmp_path):
+    wiki = tmp_path / "wiki"
+    shutil.copytree(demo_wiki_dir(), wiki)
+    base = KnowledgeBase.open(wiki, tmp_path / "data")
+    try:
+        before = base.state
+        page = wiki / "GLOSSARY.md"
+        page.write_text(page.read_text().rstrip("\n") + "\n| ZQX | Zed Queue X | added later |\n")
+        base.reload()
+        assert base.state is not before
+        assert base.acronym("ZQX").kind == "acronym"
+        assert answers.acronym(before, base.t, "ZQX").kind == "not_found"
+    finally:
+        base.close()
+
+
+def test_wiki_without_glossary_says_so(tmp_path):
+    (tmp_path / "wiki").mkdir()
+    (tmp_path / "wiki" / "README.md").write_text("# Front\n\nNothing else.\n")
+    base = KnowledgeBase.open(tmp_path / "wiki", tmp_path / "data")
+    try:
+        reply = base.acronym("DCP")
+        assert reply.kind == "unavailable" and "glossary" in reply.text
+        assert base.runbook("qwen").kind == "unavailable"
+        assert base.explain("DCP").kind == "unavailable"
+    finally:
+        base.close()
+
+
+def test_parsed_pages_are_cached_and_a_damaged_cache_is_ignored(tmp_path):
+    wiki = tmp_path / "wiki"
+    shutil.copytree(demo_wiki_dir(), wiki)
+    data = tmp_path / "data"
+    KnowledgeBase.open(wiki, data).close()
+    cache = data / "pages.pickle"
+    assert cache.is_file()
+    # an edited page is parsed again, the rest come from the cache
+    page = wiki / "GLOSSARY.md"
+    page.write_text(page.read_text().rstrip("\n") + "\n| ZQX | Zed Queue X | added later |\n")
+    base = KnowledgeBase.open(wiki, data)
+    assert base.acronym("ZQX").kind == "acronym"
+    base.close()
+    cache.write_bytes(b"not a pickle")
+    base = KnowledgeBase.open(wiki, data)
+    assert base.acronym("ZQX").kind == "acronym"
+    base.close()
