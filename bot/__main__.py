@@ -6,12 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
+from .install import check_install
 from .serve_cli import serve
 
 __all__ = ["main"]
 
 
 def main(argv: list[str] | None = None) -> int:
+    check_install()
     parser = argparse.ArgumentParser(prog="python -m bot", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--config", type=Path, default=None, help="bot config file (default: ./config.yaml)"

@@ -13,6 +13,7 @@ import sys
 from knowledge.cli.main import add_knowledge_commands
 
 from . import serve_cli
+from .install import check_install
 
 __all__ = ["build_parser", "main"]
 
@@ -30,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    check_install()
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
