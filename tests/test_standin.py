@@ -907,3 +907,71 @@ def test_ping_rules() -> None:
     assert compute_pings("hi", {"parse": [], "replied_user": True}, (), replied_user_id=7) == [
         "reply to <@7>"
     ]
+
+
+# ---------------------------------------------------------------------------- OpenAPI spec
+
+
+def test_a_body_the_spec_refuses_fails_the_run_naming_route_and_schema_path(
+    discord_standin,
+) -> None:
+    async def scenario(ds: Standin) -> None:
+        route = discord.http.Route(
+            "POST", "/channels/{channel_id}/messages", channel_id=DEFAULT_IDS.general
+        )
+        # Within every limit the stand-in checks, but a colour is an integer for Discord.
+        body = {"content": "hi", "embeds": [{"title": "x", "color": "red"}]}
+        await ds.client.http.request(route, json=body)
+
+    with pytest.raises(StandinFailure) as failure:
+        discord_standin.run(make_bot, scenario)
+    text = str(failure.value)
+    assert "[spec] POST /channels/{channel_id}/messages: the request body" in text
+    assert "at $.embeds[0].color (schema path " in text
+    assert "properties/color" in text and "'red' is not of type" in text
+
+
+def test_every_request_of_a_flow_reaches_a_spec_operation_and_matches_it(discord_standin) -> None:
+    async def scenario(ds: Standin) -> list[Any]:
+        await ds.slash("slow")
+        rec = await ds.slash("ask")
+        await ds.press(rec.original, "throwaway:confirm")
+        await ds.autocomplete("wiki pages find", focused="query", value="nc")
+        return [r for r in ds.requests if r.route != "cdn"]
+
+    requests = discord_standin.run(make_bot, scenario)
+    assert {r.operation for r in requests} >= {
+        "GET /users/@me",
+        "PUT /applications/{application_id}/guilds/{guild_id}/commands",
+        "POST /interactions/{interaction_id}/{interaction_token}/callback",
+    }
+    assert all(r.operation and r.spec_mismatch is None for r in requests)
+
+
+def test_spec_lookup_and_response_checks() -> None:
+    from tests.discord_standin.openapi import find_operation
+
+    original = find_operation("PATCH", "/webhooks/1/abc/messages/@original")
+    assert original is not None and original.template.endswith("/messages/@original")
+    by_id = find_operation("PATCH", "/webhooks/1/abc/messages/42")
+    assert by_id is not None and by_id.template.endswith("/messages/{message_id}")
+    assert find_operation("GET", "/no/such/route") is None
+    sync = find_operation("PUT", "/applications/1/guilds/2/commands")
+    assert sync is not None
+    command = {
+        "id": "1",
+        "application_id": "2",
+        "version": "3",
+        "default_member_permissions": None,
+        "type": 1,
+        "name": "x",
+        "description": "y",
+        "integration_types": [0],
+    }
+    assert sync.check_response(200, [command]) is None
+    # Discord echoes integration_types as an array; null is not Discord's shape.
+    mismatch = sync.check_response(200, [{**command, "integration_types": None}])
+    assert mismatch is not None and mismatch.body_path == "$[0].integration_types"
+    # Snowflakes: Discord takes integers in requests, but always answers strings.
+    assert sync.check_request([{"name": "x", "description": "y", "type": 1}]) is None
+    assert sync.check_response(200, [{**command, "id": 1}]) is not None

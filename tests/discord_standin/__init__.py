@@ -45,6 +45,12 @@ What fails a run (``StandinFailure``, an ``AssertionError``, with a readable rep
   ``ds.expect_error_log(regex)`` (the run then fails if it never comes);
 - any request to a route the stand-in does not know (answered 404 and recorded
   as ``route == "unknown"``), or to a host that is not loopback;
+- any request body that Discord's OpenAPI description (vendored, pinned, in
+  ``spec/``; see ``openapi.py``) refuses, named by operation, body path and
+  schema path (``[spec] POST /channels/{channel_id}/messages: ... at
+  $.embeds[0].color (schema path ...)``), unless the stand-in itself refused it
+  with 400; and any success response of the stand-in that does not match the
+  spec's response schema (``[spec-response]``). ``config.check_spec`` turns both off;
 - ``client.start()`` dying, and helpers timing out (``StandinTimeout``) when the
   bot never sends what they wait for.
 Waiting helpers fail fast as soon as such a problem turns up. Problems raised by

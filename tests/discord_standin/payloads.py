@@ -255,6 +255,8 @@ def user_json(member: MemberSpec) -> dict[str, Any]:
         "avatar": None,
         "bot": member.bot,
         "public_flags": 0,
+        "flags": 0,
+        "primary_guild": None,
     }
 
 

@@ -74,6 +74,10 @@ class RecordedRequest:
     status: int = 0
     response: Any = None
     interaction: InteractionRecord | None = field(default=None, repr=False)
+    #: The OpenAPI operation reached (``POST /channels/{channel_id}/messages``), if any.
+    operation: str | None = None
+    #: Why Discord's OpenAPI description refuses the body, if it does.
+    spec_mismatch: str | None = None
 
     @property
     def ok(self) -> bool:

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import aiohttp
 from aiohttp import web
 
-from . import limits
+from . import limits, openapi
 from .builders import (
     build_chat_input_options,
     find_command,
@@ -100,6 +100,8 @@ class StandinConfig:
     heartbeat_interval_ms: int = 41250
     settle_time: float = 0.02  # quiet time after the scenario before shutting down
     attachment_size_limit: int = 10 * 1024 * 1024
+    #: Validate request bodies and the stand-in's success responses against the OpenAPI spec.
+    check_spec: bool = True
 
 
 class Standin:
@@ -441,6 +443,7 @@ class Standin:
         try:
             record = await self._parse_request(request)
             request[RECORD] = record
+            operation = self._check_request_against_spec(record)
             try:
                 response = await handler(request)
             except Exception as exc:  # a bug in the stand-in must fail loudly, not hang
@@ -449,6 +452,15 @@ class Standin:
                 response = self._error(400, 0, f"stand-in error: {exc!r}")
             record.status = response.status
             record.response = response.get(SENT_JSON)
+            if record.spec_mismatch and response.status != 400:
+                # Refused by the stand-in's limits (400) the bot already sees Discord's
+                # answer; anything else the stand-in accepted, where Discord might not.
+                self.add_problem("spec", record.spec_mismatch)
+            if operation is not None and 200 <= response.status < 300 and SENT_JSON in response:
+                # The stand-in's own answers must have Discord's shapes too.
+                mismatch = operation.check_response(response.status, record.response)
+                if mismatch is not None:
+                    self.add_problem("spec-response", str(mismatch))
             self.requests.append(record)
             if record.interaction is not None:
                 record.interaction.requests.append(record)
@@ -456,6 +468,25 @@ class Standin:
             return response
         finally:
             self._in_flight -= 1
+
+    def _check_request_against_spec(self, record: RecordedRequest) -> openapi.Operation | None:
+        """Validate the body against Discord's OpenAPI description; a mismatch is a problem."""
+        if not self.config.check_spec or record.route in ("unknown", "cdn"):
+            return None
+        operation = openapi.find_operation(record.method, record.path)
+        if operation is None:
+            self.add_problem(
+                "spec-route",
+                f"{record.method} {record.path} is served by the stand-in but is not an"
+                " operation of Discord's OpenAPI description",
+            )
+            return None
+        record.operation = operation.name
+        if record.json is not None:
+            mismatch = operation.check_request(record.json)
+            if mismatch is not None:
+                record.spec_mismatch = str(mismatch)
+        return operation
 
     async def _parse_request(self, request: web.Request) -> RecordedRequest:
         body: Any = None
@@ -552,6 +583,16 @@ class Standin:
                 "tags": [],
                 "bot": user_json(self.bot_member),
                 "approximate_guild_count": 1,
+                "type": None,
+                "flags_new": "0",
+                "interactions_endpoint_url": None,
+                "role_connections_verification_url": None,
+                "approximate_user_install_count": 0,
+                "approximate_user_authorization_count": 0,
+                "explicit_content_filter": 0,
+                "eligible_oauth2_scopes": ["applications.commands", "bot"],
+                # Both install types enabled, as an app offering User Install has them.
+                "integration_types_config": {"0": {}, "1": {}},
             }
         )
 
@@ -723,6 +764,10 @@ class Standin:
             item.setdefault("description", "")
             item.setdefault("default_member_permissions", None)
             item.setdefault("nsfw", False)
+            # Discord echoes these with its defaults: installed to guilds, contexts unset.
+            if not item.get("integration_types"):
+                item["integration_types"] = [0]
+            item.setdefault("contexts", None)
             if scope is not None:
                 item["guild_id"] = str(scope)
             stored.append(item)
@@ -1222,20 +1267,15 @@ class Standin:
         reference = body.get("message_reference")
         if isinstance(reference, Mapping) and reference.get("message_id"):
             message["message_reference"] = {
+                "type": 0,
                 "message_id": str(reference["message_id"]),
                 "channel_id": str(reference.get("channel_id") or channel_id),
                 "guild_id": str(self.guild.id),
             }
         if interaction is not None:
-            member = interaction.payload["member"]
             message["webhook_id"] = str(self.app_id)
             message["application_id"] = str(self.app_id)
-            message["interaction_metadata"] = {
-                "id": str(interaction.id),
-                "type": interaction.type,
-                "user": member["user"],
-                "authorizing_integration_owners": {"0": str(self.guild.id)},
-            }
+            message["interaction_metadata"] = self._interaction_metadata(interaction)
         self.messages[message_id] = message
         thread = self.threads.get(channel_id)
         if thread is not None and not message["flags"] & EPHEMERAL:
@@ -1243,6 +1283,27 @@ class Standin:
             thread["total_message_sent"] += 1
             thread["last_message_id"] = str(message_id)
         return message
+
+    def _interaction_metadata(self, interaction: InteractionRecord) -> dict[str, Any]:
+        """``interaction_metadata`` of a message answering ``interaction`` (by its type)."""
+        payload = interaction.payload
+        user = (payload.get("member") or {}).get("user") or payload.get("user")
+        metadata: dict[str, Any] = {
+            "id": str(interaction.id),
+            "type": interaction.type,
+            "user": user,
+            "authorizing_integration_owners": payload["authorizing_integration_owners"],
+        }
+        if interaction.type == 3:
+            metadata["interacted_message_id"] = payload["message"]["id"]
+        elif interaction.type == 5:
+            metadata["triggering_interaction_metadata"] = {
+                "id": str(interaction.id),
+                "type": 2,
+                "user": user,
+                "authorizing_integration_owners": payload["authorizing_integration_owners"],
+            }
+        return metadata
 
     def _apply_edit(
         self, message: dict[str, Any], body: Mapping[str, Any], files: Sequence[SentFile]
@@ -1410,8 +1471,8 @@ class Standin:
                 response_message_loading=kind == 5,
                 response_message_ephemeral=bool(flags & EPHEMERAL),
             )
-            resource["message"] = message
-            if kind == 4:
+            if kind == 4:  # a deferral's loading message is not sent back (Discord: 4 and 7 only)
+                resource["message"] = message
                 self._record_mentions(record, data, INTERACTION_DEFAULT_PARSE)
                 await self._dispatch_message_create(message)
         elif kind in (6, 7):
@@ -1431,7 +1492,10 @@ class Standin:
             interaction.choices = list(data.get("choices") or [])
         elif kind == 9:
             interaction.modal = copy.deepcopy(data)
-        return self._json({"interaction": info, "resource": resource})
+        answer: dict[str, Any] = {"interaction": info}
+        if "message" in resource:  # the spec's resource covers types 4 and 7 (and 12) only
+            answer["resource"] = resource
+        return self._json(answer)
 
     # ------------------------------------------------------------------ webhooks (follow-ups)
     def _webhook_interaction(
