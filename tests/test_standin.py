@@ -17,6 +17,7 @@ from discord import app_commands
 
 from tests.discord_standin import (
     DEFAULT_IDS,
+    ChannelSpec,
     NonLoopbackRequest,
     Standin,
     StandinFailure,
@@ -34,6 +35,7 @@ from tests.discord_standin.mentions import (
     INTERACTION_DEFAULT_PARSE,
     compute_pings,
 )
+from tests.discord_standin.server import FOREIGN_GUILD_ID
 
 GUILD = discord.Object(DEFAULT_IDS.guild)
 
@@ -210,6 +212,14 @@ def make_bot(
     async def lines(interaction: discord.Interaction, log: discord.Attachment) -> None:
         data = await log.read()
         await interaction.response.send_message(f"{log.filename}: {len(data.splitlines())} lines")
+
+    @tree.command(description="Say where it was used: which server, or a DM")
+    @app_commands.allowed_installs(guilds=True, users=True)
+    @app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)
+    async def whereami(interaction: discord.Interaction) -> None:
+        where = f"guild {interaction.guild_id}" if interaction.guild_id else "a DM"
+        member = isinstance(interaction.user, discord.Member)
+        await interaction.response.send_message(f"{where}, member={member}", ephemeral=True)
 
     @tree.command(description="Never answers")
     async def silent(interaction: discord.Interaction) -> None:
@@ -975,3 +985,149 @@ def test_spec_lookup_and_response_checks() -> None:
     # Snowflakes: Discord takes integers in requests, but always answers strings.
     assert sync.check_request([{"name": "x", "description": "y", "type": 1}]) is None
     assert sync.check_response(200, [{**command, "id": 1}]) is not None
+
+
+# ---------------------------------------------------------------------------- Discord's truth
+
+
+def test_a_deferral_carries_no_message_and_commands_echo_discord_defaults(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        rec = await ds.slash("slow")
+        assert rec.response.callback_type == 5
+        assert "resource" not in rec.response.response  # no message for a deferral
+        assert rec.response.response["interaction"]["response_message_loading"] is True
+        await rec.followup()
+        await rec.followup()
+        ping = ds.synced_command("ping")
+        assert ping["integration_types"] == [0] and ping["contexts"] is None
+        assert ds.synced_command("whereami")["integration_types"] == [0, 1]
+        # Without the presences intent GUILD_CREATE carries the bot alone.
+        (create,) = [e["d"] for e in ds.gateway_sent if e.get("t") == "GUILD_CREATE"]
+        assert [m["user"]["id"] for m in create["members"]] == [str(DEFAULT_IDS.bot)]
+
+    discord_standin.run(make_bot, scenario)
+
+
+def test_commands_may_use_8000_characters_in_all() -> None:
+    choices = [{"name": f"{i:02d}" + "n" * 98, "value": f"{i:02d}" + "v" * 98} for i in range(25)]
+
+    def command(options: int) -> dict[str, Any]:
+        return {
+            "name": "big",
+            "description": "d",
+            "options": [
+                {"name": f"o{i}", "description": "d", "type": 3, "choices": choices}
+                for i in range(options)
+            ],
+        }
+
+    assert _errors(check_commands, [command(1)]) == []  # about 5,000 characters
+    (error,) = _errors(check_commands, [command(2)])  # about 10,000
+    assert "at most 8000" in error
+
+
+def test_the_three_seconds_run_from_when_the_interaction_was_created(discord_standin) -> None:
+    discord_standin.config.response_deadline = 0.05
+
+    async def scenario(ds: Standin) -> None:
+        ping = ds.synced_command("ping")
+        data = {"id": ping["id"], "name": "ping", "type": 1, "options": []}
+        payload = ds.interaction_payload(2, data)
+        await asyncio.sleep(0.1)  # delivered late: the bot answers at once, yet too late
+        rec = await ds.inject(payload)
+        assert (rec.response.status, rec.response.error_code) == (404, 10062)
+
+    with pytest.raises(StandinFailure, match="10062"):
+        discord_standin.run(make_bot, scenario)
+
+
+def test_rate_limit_headers_and_a_bucket_the_bot_waits_for(discord_standin) -> None:
+    discord_standin.config.rate_limit = (2, 0.2)
+
+    async def scenario(ds: Standin) -> list[Any]:
+        for text in ("one", "two", "three"):
+            await ds.slash("echo", text=text)
+        await ds.wait_until(lambda: len(ds.requests_to("channel_message")) == 3 or None)
+        return ds.requests_to("channel_message")
+
+    sent = discord_standin.run(make_bot, scenario)
+    assert [r.status for r in sent] == [200, 200, 200], "discord.py waited, Discord never said 429"
+    headers = sent[1].response_headers
+    assert headers["X-RateLimit-Limit"] == "2" and headers["X-RateLimit-Remaining"] == "0"
+    assert float(headers["X-RateLimit-Reset-After"]) <= 0.2 and headers["X-RateLimit-Bucket"]
+
+
+@pytest.mark.parametrize("is_global", [False, True])
+def test_a_429_is_retried_after_retry_after(discord_standin, is_global: bool) -> None:
+    async def scenario(ds: Standin) -> list[Any]:
+        ds.rate_limit_next("channel_message", retry_after=0.01, is_global=is_global)
+        await ds.slash("echo", text="hello")
+        await ds.wait_until(lambda: len(ds.requests_to("channel_message")) == 2 or None)
+        return ds.requests_to("channel_message")
+
+    limited, retried = discord_standin.run(make_bot, scenario)
+    assert (limited.status, retried.status) == (429, 200)
+    assert limited.response["retry_after"] == 0.01 and limited.response["global"] is is_global
+    assert limited.response_headers["Via"] and limited.response_headers["Retry-After"] == "1"
+    assert limited.response_headers.get("X-RateLimit-Global") == ("true" if is_global else None)
+    assert retried.json == limited.json
+
+
+def test_reconnect_op_7_resumes_the_session(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        session = ds.session_id
+        await ds.request_reconnect()
+        await ds.wait_resumed()
+        rec = await ds.slash("ping", text="still here")
+        assert rec.response.message["content"] == "still here"
+        ops = [m["op"] for m in ds.gateway_received if m["op"] in (2, 6)]
+        assert ops == [2, 6], "identified once, then resumed"
+        (resume,) = [m["d"] for m in ds.gateway_received if m["op"] == 6]
+        assert resume["session_id"] == session and resume["seq"] >= 2
+        assert any(e.get("t") == "RESUMED" for e in ds.gateway_sent)
+
+    discord_standin.run(make_bot, scenario)
+
+
+def test_dms_and_user_installs_follow_contexts_and_integration_types(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        dm = await ds.slash("ping", text="in a DM", context=1)
+        assert "guild_id" not in dm.payload and "member" not in dm.payload
+        assert dm.payload["channel"]["type"] == 1
+        assert dm.response.message["content"] == "in a DM"
+        assert "guild_id" not in dm.response.message
+        with pytest.raises(LookupError, match="installed to the user"):
+            await ds.slash("ping", context=0, install=1)  # ping is a guild install only
+        elsewhere = await ds.slash("whereami", install=1)
+        assert elsewhere.payload["authorizing_integration_owners"] == {"1": str(DEFAULT_IDS.alice)}
+        assert elsewhere.response.message["content"] == f"guild {FOREIGN_GUILD_ID}, member=True"
+        friends = await ds.slash("whereami", context=2, install=1)
+        assert friends.response.message["content"] == "a DM, member=False"
+
+    discord_standin.run(lambda **kw: make_bot(scope="global", **kw), scenario)
+
+
+def test_guild_commands_are_not_offered_in_dms(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        with pytest.raises(LookupError):
+            await ds.slash("ping", context=1)
+
+    discord_standin.run(make_bot, scenario)
+
+
+def test_missing_permissions_are_refused_with_50013(discord_standin) -> None:
+    locked = 910000000000000399
+    send = 1 << 11
+    discord_standin.config.guild.channels.append(
+        ChannelSpec(locked, "read-only", 0, 9, overwrites=((DEFAULT_IDS.role_bot, 0, 0, send),))
+    )
+
+    async def scenario(ds: Standin) -> None:
+        ds.expect_error_log("50013")  # the command's channel.send raised Forbidden
+        rec = await ds.slash("echo", text="hi", channel_id=locked)
+        assert rec.response.status == 200, "answering an interaction needs no permission"
+        refused = await ds.wait_for_request(lambda r: r.route == "channel_message")
+        assert (refused.status, refused.response["code"]) == (403, 50013)
+        assert int(rec.payload["app_permissions"]) & send == 0
+
+    discord_standin.run(make_bot, scenario)

@@ -112,6 +112,36 @@ key discord.py requires (``attachment_size_limit``, ``member.permissions``, ...)
   ``await ds.dispatch("EVENT_NAME", data)`` sends any gateway event;
   ``ds.inject(ds.interaction_payload(kind, data, ...))`` for hand-made interactions.
 
+Discord as the bot meets it
+===========================
+
+- **Contexts and installs.** ``slash``, ``autocomplete`` take ``context=`` (0 the
+  guild, 1 the user's DM with the bot, 2 a DM between users) and ``install=`` (0
+  installed to the guild, 1 to the user; in context 0 that is a guild the bot is
+  not in, ``FOREIGN_GUILD_ID``). Outside a guild the payload has ``user``, no
+  ``guild_id``, no ``member``. A command Discord would not offer there (a guild
+  command, or ``contexts`` / ``integration_types`` leaving it out) raises
+  ``LookupError``. Buttons pressed on such answers arrive from the same context.
+- **Rate limits.** Every answer carries ``X-RateLimit-Limit/Remaining/Reset/
+  Reset-After/Bucket`` per route and channel (or guild, interaction), from
+  ``config.rate_limit`` (50 per second); going over is a 429.
+  ``ds.rate_limit_next("channel_message", retry_after=0.05, is_global=False)``
+  answers the next such request 429 with ``retry_after``, ``Retry-After``, ``Via``
+  (and ``X-RateLimit-Global`` when global). ``RecordedRequest.response_headers``.
+- **Gateway.** ``await ds.request_reconnect()`` sends op 7; the bot RESUMEs its
+  session (``ds.session_id``), missed events are replayed, then RESUMED;
+  ``await ds.wait_resumed()``. An unknown session gets op 9. GUILD_CREATE carries
+  only the bot as member unless the bot asked for the presences intent.
+- **Joining.** ``config.joined = False``: the bot is not in the guild (READY lists
+  none; guild routes answer 403 50001) until ``await ds.join_guild()``.
+- **Permissions.** ``ChannelSpec.overwrites`` (``(id, 0 role / 1 member, allow,
+  deny)``) are applied as Discord does; posting without Send Messages (or creating
+  a thread without the permission) is 403 code 50013.
+- **Clock.** The 3 seconds run from ``interaction_payload()`` (the interaction's
+  creation), not from its delivery.
+- **REST for checks.** ``GET /users/@me/guilds``, ``/guilds/{id}``,
+  ``/guilds/{id}/channels``, ``/guilds/{id}/members/{user}``.
+
 Reading back what the bot sent
 ==============================
 
@@ -143,7 +173,8 @@ when the bot sent none, and the ``pings`` Discord would send), ``ds.pings``,
 is the same object, also when ``run`` raised.
 
 Route names in ``RecordedRequest.route``: get_me, application_info, gateway,
-gateway_bot, global_commands, guild_commands, interaction_callback, followup,
+gateway_bot, global_commands, guild_commands, my_guilds, guild, guild_channels,
+guild_member, interaction_callback, followup,
 webhook_message, channel, channel_message, message, create_thread, typing,
 reaction, cdn, unknown. To serve a new route, add it in ``Standin._add_routes``.
 

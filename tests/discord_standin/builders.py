@@ -14,11 +14,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 __all__ = [
+    "CONTEXT_NAMES",
+    "INSTALL_NAMES",
     "Resolver",
     "build_chat_input_options",
     "find_command",
     "find_component",
     "mirror_modal",
+    "offered_in",
     "select_resolved",
     "snowflake_of",
     "walk_components",
@@ -55,17 +58,53 @@ def snowflake_of(value: Any) -> int:
     raise TypeError(f"expected an ID (int, digit string or object with .id), got {value!r}")
 
 
+#: Interaction contexts (0 guild, 1 the bot's DM, 2 other DMs and group DMs) and
+#: installation types (0 guild install, 1 user install), as Discord numbers them.
+CONTEXT_NAMES = {0: "a server", 1: "a DM with the bot", 2: "a DM or group DM between users"}
+INSTALL_NAMES = {0: "installed to the server", 1: "installed to the user"}
+
+
+def offered_in(command: Mapping[str, Any], context: int, install: int) -> bool:
+    """Whether Discord offers a global ``command`` in ``context`` for an ``install``.
+
+    Unset ``contexts`` means every context (the DM one only if ``dm_permission``
+    is not false); unset ``integration_types`` means a guild install only.
+    """
+    contexts = command.get("contexts")
+    if contexts is None:
+        contexts = [0, 2] if command.get("dm_permission") is False else [0, 1, 2]
+    installs = command.get("integration_types") or [0]
+    return context in contexts and install in installs
+
+
 def find_command(
     commands: Mapping[int | None, list[dict[str, Any]]],
     name: str,
     kind: int,
     guild_id: int,
+    *,
+    context: int = 0,
+    install: int = 0,
 ) -> dict[str, Any]:
-    """The synced command (guild scope first, then global) called ``name``."""
-    for scope in (guild_id, None):
+    """The synced command (guild scope first, then global) called ``name``, as offered
+    to a user in ``context`` through an ``install`` (outside the stand-in's guild only
+    global commands exist)."""
+    scopes = (guild_id, None) if (context, install) == (0, 0) else (None,)
+    refused = None
+    for scope in scopes:
         for command in commands.get(scope, []):
-            if command["name"] == name and command.get("type", 1) == kind:
-                return command
+            if command["name"] != name or command.get("type", 1) != kind:
+                continue
+            if scope is None and not offered_in(command, context, install):
+                refused = command
+                continue
+            return command
+    if refused is not None:
+        raise LookupError(
+            f"Discord would not offer {name!r} in {CONTEXT_NAMES.get(context, context)} when"
+            f" {INSTALL_NAMES.get(install, install)}: its contexts are"
+            f" {refused.get('contexts')} and integration_types {refused.get('integration_types')}"
+        )
     synced = ", ".join(
         f"{c['name']} ({COMMAND_TYPES.get(c.get('type', 1), '?')}, "
         f"{'global' if scope is None else 'guild'})"

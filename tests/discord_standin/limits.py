@@ -74,7 +74,9 @@ COMPONENTS_V2_TOTAL_MAX = 40
 ALLOWED_MENTIONS_IDS_MAX = 100
 
 _CHAT_INPUT_NAME = re.compile(r"^[-_'\w]{1,32}$")
-COMMAND_COMBINED_MAX = 4000
+#: Names, descriptions, choices and values of one command together (discord-api-docs:
+#: "the combined sum ... may be no more than 8000 characters").
+COMMAND_COMBINED_MAX = 8000
 _SELECT_TYPES = {3, 5, 6, 7, 8}
 _Path = tuple[str | int, ...]
 

@@ -28,6 +28,7 @@ __all__ = [
     "RoleSpec",
     "Snowflakes",
     "channel_json",
+    "channel_permissions",
     "default_guild",
     "guild_create_json",
     "iso_now",
@@ -53,6 +54,7 @@ PERMISSIONS: dict[str, int] = {
     "manage_threads": 1 << 34,
     "create_public_threads": 1 << 35,
     "send_messages_in_threads": 1 << 38,
+    "manage_guild": 1 << 5,
     "moderate_members": 1 << 40,
 }
 ALL_PERMISSIONS = (1 << 51) - 1
@@ -121,6 +123,8 @@ class ChannelSpec:
     parent_id: int | None = None
     topic: str | None = None
     available_tags: tuple[ForumTagSpec, ...] = ()
+    #: Permission overwrites: ``(role or member id, 0 role / 1 member, allow, deny)``.
+    overwrites: tuple[tuple[int, int, int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -142,6 +146,8 @@ class GuildSpec:
     members: list[MemberSpec]
     locale: str = "en-US"
     features: list[str] = field(default_factory=lambda: ["COMMUNITY"])
+    #: Where Discord posts join messages; bots post "thanks for adding me" there.
+    system_channel_id: int | None = None
 
     def role(self, role_id: int) -> RoleSpec | None:
         return next((r for r in self.roles if r.id == role_id), None)
@@ -275,6 +281,36 @@ def member_permissions(guild: GuildSpec, member_id: int, role_ids: Iterable[int]
     return value
 
 
+def channel_permissions(
+    guild: GuildSpec, channel: ChannelSpec, member_id: int, role_ids: Iterable[int]
+) -> int:
+    """Permissions in one channel: guild permissions, then @everyone, role and member
+    overwrites, in Discord's order (discord-api-docs, "Permission Overwrites")."""
+    roles = set(role_ids)
+    base = member_permissions(guild, member_id, roles)
+    if base == ALL_PERMISSIONS:
+        return base
+    overwrites = channel.overwrites
+    if not overwrites and channel.parent_id is not None:
+        parent = guild.channel(channel.parent_id)  # synced with its category
+        overwrites = parent.overwrites if parent else ()
+    for target, kind, allow, deny in overwrites:
+        if kind == 0 and target == guild.id:
+            base = (base & ~deny) | allow
+    allow_roles = deny_roles = 0
+    for target, kind, allow, deny in overwrites:
+        if kind == 0 and target in roles:
+            allow_roles |= allow
+            deny_roles |= deny
+    base = (base & ~deny_roles) | allow_roles
+    for target, kind, allow, deny in overwrites:
+        if kind == 1 and target == member_id:
+            base = (base & ~deny) | allow
+    if not base & PERMISSIONS["view_channel"]:
+        return 0
+    return base
+
+
 def member_json(
     guild: GuildSpec,
     member: MemberSpec,
@@ -331,7 +367,10 @@ def channel_json(channel: ChannelSpec, guild_id: int) -> dict[str, Any]:
         "position": channel.position,
         "guild_id": str(guild_id),
         "parent_id": str(channel.parent_id) if channel.parent_id else None,
-        "permission_overwrites": [],
+        "permission_overwrites": [
+            {"id": str(target), "type": kind, "allow": str(allow), "deny": str(deny)}
+            for target, kind, allow, deny in channel.overwrites
+        ],
         "nsfw": False,
         "flags": 0,
     }
@@ -359,8 +398,15 @@ def channel_json(channel: ChannelSpec, guild_id: int) -> dict[str, Any]:
 
 
 def guild_create_json(
-    guild: GuildSpec, threads: Iterable[Mapping[str, Any]] = ()
+    guild: GuildSpec,
+    threads: Iterable[Mapping[str, Any]] = (),
+    *,
+    member_ids: Iterable[int] | None = None,
 ) -> dict[str, Any]:
+    """GUILD_CREATE (or GET /guilds/{id}). ``member_ids`` limits the members sent:
+    without the presences intent Discord sends only the bot (and voice members)."""
+    wanted = None if member_ids is None else set(member_ids)
+    members = [m for m in guild.members if wanted is None or m.id in wanted]
     return {
         "id": str(guild.id),
         "name": guild.name,
@@ -372,7 +418,7 @@ def guild_create_json(
         "roles": [role_json(r) for r in guild.roles],
         "channels": [channel_json(c, guild.id) for c in guild.channels],
         "threads": list(threads),
-        "members": [member_json(guild, m) for m in guild.members],
+        "members": [member_json(guild, m) for m in members],
         "features": list(guild.features),
         "emojis": [],
         "stickers": [],
@@ -389,7 +435,7 @@ def guild_create_json(
         "mfa_level": 0,
         "nsfw_level": 0,
         "afk_timeout": 300,
-        "system_channel_id": None,
+        "system_channel_id": str(guild.system_channel_id) if guild.system_channel_id else None,
         "rules_channel_id": None,
         "icon": None,
         "description": None,

@@ -74,6 +74,8 @@ class RecordedRequest:
     status: int = 0
     response: Any = None
     interaction: InteractionRecord | None = field(default=None, repr=False)
+    #: Headers the stand-in answered with (``X-RateLimit-*``, ``Retry-After``, ``Via``).
+    response_headers: dict[str, str] = field(default_factory=dict)
     #: The OpenAPI operation reached (``POST /channels/{channel_id}/messages``), if any.
     operation: str | None = None
     #: Why Discord's OpenAPI description refuses the body, if it does.
@@ -177,7 +179,8 @@ class InteractionRecord:
 
     @property
     def user_id(self) -> int:
-        return int(self.payload["member"]["user"]["id"])
+        user = (self.payload.get("member") or {}).get("user") or self.payload["user"]
+        return int(user["id"])
 
     @property
     def response(self) -> RecordedRequest | None:

@@ -12,10 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import hashlib
 import json
 import logging
+import math
 import re
 import secrets
+import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -25,6 +28,7 @@ from aiohttp import web
 
 from . import limits, openapi
 from .builders import (
+    CONTEXT_NAMES,
     build_chat_input_options,
     find_command,
     find_component,
@@ -35,11 +39,13 @@ from .builders import (
 from .mentions import CHANNEL_DEFAULT_PARSE, INTERACTION_DEFAULT_PARSE, compute_pings
 from .payloads import (
     DEFAULT_IDS,
+    EVERYONE_PERMISSIONS,
     ChannelSpec,
     GuildSpec,
     MemberSpec,
     Snowflakes,
     channel_json,
+    channel_permissions,
     default_guild,
     guild_create_json,
     iso_now,
@@ -59,7 +65,14 @@ from .records import (
     StandinTimeout,
 )
 
-__all__ = ["PRIVILEGED_INTENTS", "Standin", "StandinConfig"]
+__all__ = [
+    "DM_CHANNEL_ID",
+    "FOREIGN_GUILD_ID",
+    "PRIVATE_CHANNEL_ID",
+    "PRIVILEGED_INTENTS",
+    "Standin",
+    "StandinConfig",
+]
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +85,17 @@ SUPPRESS_EMBEDS = 1 << 2
 INTENT_GUILD_MESSAGES = 1 << 9
 INTENT_MESSAGE_CONTENT = 1 << 15
 PRIVILEGED_INTENTS = (1 << 1) | (1 << 8) | (1 << 15)  # members, presences, message content
+INTENT_PRESENCES = 1 << 8
+#: A guild the bot is not in, for user-installed commands used there.
+FOREIGN_GUILD_ID = 910000000000000900
+#: The DM channel between a user and the bot (and a DM between two users).
+DM_CHANNEL_ID = 910000000000000601
+PRIVATE_CHANNEL_ID = 910000000000000602
+#: What Discord grants a user-installed app in a server it is not in, or in a DM.
+USER_APP_PERMISSIONS = (1 << 14) | (1 << 15) | (1 << 17) | (1 << 18)
+SEND_MESSAGES = 1 << 11
+SEND_MESSAGES_IN_THREADS = 1 << 38
+CREATE_PUBLIC_THREADS = 1 << 35
 TEXT_LIKE_CHANNELS = {0, 5, 10, 11, 12}
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
@@ -102,6 +126,11 @@ class StandinConfig:
     attachment_size_limit: int = 10 * 1024 * 1024
     #: Validate request bodies and the stand-in's success responses against the OpenAPI spec.
     check_spec: bool = True
+    #: Requests per bucket (route and channel, guild or interaction) and window, in seconds.
+    #: Every answer carries the X-RateLimit-* headers; going over is answered 429.
+    rate_limit: tuple[int, float] = (50, 1.0)
+    #: False: the bot is not in the guild yet (READY lists no guild) until ``join_guild()``.
+    joined: bool = True
 
 
 class Standin:
@@ -137,6 +166,13 @@ class Standin:
         self.trace = self._loopback_trace()
         # Internals:
         self._by_token: dict[str, InteractionRecord] = {}
+        self._created: dict[int, float] = {}  # interaction id -> when Discord created it
+        self._buckets: dict[tuple[str, str], tuple[float, int]] = {}  # -> (window end, used)
+        self._forced_429: list[tuple[str, float, bool]] = []
+        self.session_id: str | None = None
+        self.resumes = 0
+        self._event_log: list[dict[str, Any]] = []
+        self.joined = self.config.joined
         self._command_ids: dict[tuple[int | None, int, str], int] = {}
         self._expected_errors: list[list[Any]] = []
         self._ws: web.WebSocketResponse | None = None
@@ -394,6 +430,10 @@ class Standin:
                 "webhook_message",
                 self._wh_delete,
             ),
+            ("GET", "/users/@me/guilds", "my_guilds", self._my_guilds),
+            ("GET", "/guilds/{guild}", "guild", self._get_guild),
+            ("GET", "/guilds/{guild}/channels", "guild_channels", self._get_guild_channels),
+            ("GET", "/guilds/{guild}/members/{uid}", "guild_member", self._get_guild_member),
             ("GET", "/channels/{cid}", "channel", self._get_channel),
             ("PATCH", "/channels/{cid}", "channel", self._edit_channel),
             ("POST", "/channels/{cid}/messages", "channel_message", self._post_message),
@@ -444,15 +484,20 @@ class Standin:
             record = await self._parse_request(request)
             request[RECORD] = record
             operation = self._check_request_against_spec(record)
+            bucket = self._bucket(request, record)
+            limited = self._rate_limited(bucket, record)
             try:
-                response = await handler(request)
+                response = limited or await handler(request)
             except Exception as exc:  # a bug in the stand-in must fail loudly, not hang
                 log.exception("stand-in handler crashed")
                 self.add_problem("standin-error", f"{request.method} {request.path}: {exc!r}")
                 response = self._error(400, 0, f"stand-in error: {exc!r}")
+            if limited is None and bucket is not None:
+                self._rate_limit_headers(response, bucket)
             record.status = response.status
             record.response = response.get(SENT_JSON)
-            if record.spec_mismatch and response.status != 400:
+            record.response_headers = dict(response.headers)
+            if record.spec_mismatch and response.status not in (400, 429):
                 # Refused by the stand-in's limits (400) the bot already sees Discord's
                 # answer; anything else the stand-in accepted, where Discord might not.
                 self.add_problem("spec", record.spec_mismatch)
@@ -468,6 +513,87 @@ class Standin:
             return response
         finally:
             self._in_flight -= 1
+
+    # ------------------------------------------------------------------ rate limits
+    def rate_limit_next(
+        self, route: str, *, retry_after: float = 0.05, is_global: bool = False, count: int = 1
+    ) -> None:
+        """Answer the next ``count`` requests to ``route`` (a route name such as
+        ``"channel_message"``, or ``"*"``) with 429, as Discord does when a bucket or
+        the global limit is exhausted: ``retry_after`` in the body and the headers,
+        ``X-RateLimit-Global`` for a global one, and ``Via`` (a 429 without it is
+        Cloudflare's ban, which discord.py does not retry)."""
+        for _ in range(count):
+            self._forced_429.append((route, retry_after, is_global))
+
+    def _bucket(self, request: web.Request, record: RecordedRequest) -> tuple[str, str] | None:
+        if record.route in ("unknown", "cdn"):
+            return None
+        info = request.match_info
+        major = info.get("cid") or info.get("guild") or info.get("iid") or info.get("token") or ""
+        return f"{record.method} {record.route}", major
+
+    def _rate_limited(
+        self, bucket: tuple[str, str] | None, record: RecordedRequest
+    ) -> web.Response | None:
+        if bucket is None:
+            return None
+        for i, (route, retry_after, is_global) in enumerate(self._forced_429):
+            if route in ("*", record.route):
+                del self._forced_429[i]
+                return self._too_many(retry_after, is_global=is_global, bucket=bucket)
+        limit, window = self.config.rate_limit
+        now = asyncio.get_running_loop().time()
+        ends, used = self._buckets.get(bucket, (0.0, 0))
+        if now >= ends:
+            ends, used = now + window, 0
+        if used >= limit:
+            return self._too_many(ends - now, is_global=False, bucket=bucket)
+        self._buckets[bucket] = (ends, used + 1)
+        return None
+
+    def _too_many(
+        self, retry_after: float, *, is_global: bool, bucket: tuple[str, str]
+    ) -> web.Response:
+        response = self._json(
+            {
+                "message": "You are being rate limited.",
+                "retry_after": round(retry_after, 3),
+                "global": is_global,
+                "code": 0,
+            },
+            429,
+        )
+        response.headers["Retry-After"] = str(max(1, math.ceil(retry_after)))
+        response.headers["Via"] = "1.1 google"
+        response.headers["X-RateLimit-Scope"] = "global" if is_global else "user"
+        if is_global:
+            response.headers["X-RateLimit-Global"] = "true"
+        else:
+            self._rate_limit_headers(response, bucket, remaining=0, reset_after=retry_after)
+        return response
+
+    def _rate_limit_headers(
+        self,
+        response: web.StreamResponse,
+        bucket: tuple[str, str],
+        *,
+        remaining: int | None = None,
+        reset_after: float | None = None,
+    ) -> None:
+        limit, window = self.config.rate_limit
+        now = asyncio.get_running_loop().time()
+        ends, used = self._buckets.get(bucket, (now + window, 0))
+        left = max(0.0, ends - now) if reset_after is None else reset_after
+        response.headers["X-RateLimit-Limit"] = str(limit)
+        response.headers["X-RateLimit-Remaining"] = str(
+            max(0, limit - used) if remaining is None else remaining
+        )
+        response.headers["X-RateLimit-Reset"] = f"{time.time() + left:.3f}"
+        response.headers["X-RateLimit-Reset-After"] = f"{left:.3f}"
+        response.headers["X-RateLimit-Bucket"] = hashlib.sha1(
+            bucket[0].encode(), usedforsecurity=False
+        ).hexdigest()[:16]
 
     def _check_request_against_spec(self, record: RecordedRequest) -> openapi.Operation | None:
         """Validate the body against Discord's OpenAPI description; a mismatch is a problem."""
@@ -629,13 +755,56 @@ class Standin:
             elif op == 2:
                 await self._on_identify(ws, data["d"])
             elif op == 6:
-                await self._send_ws({"op": 9, "d": False})  # no resume: identify again
+                await self._on_resume(ws, data["d"])
             elif op == 8:
                 await self._on_request_members(data["d"])
         if self._ws is ws:
             self._ws = None
             self._identified.clear()
         return ws
+
+    async def _on_resume(self, ws: web.WebSocketResponse, data: dict[str, Any]) -> None:
+        """RESUME: replay what the bot missed since its last sequence number, then RESUMED.
+        An unknown session is answered "invalid session, not resumable" (op 9)."""
+        if data.get("token") != self.config.token:
+            await ws.close(code=4004, message=b"Authentication failed.")
+            return
+        if self.session_id is None or data.get("session_id") != self.session_id:
+            await self._send_ws({"op": 9, "d": False})
+            return
+        seen = int(data.get("seq") or 0)
+        for event in [e for e in self._event_log if e["s"] > seen]:
+            await self._send_ws(event)
+        self.resumes += 1
+        self._seq += 1
+        await self._send_ws({"op": 0, "t": "RESUMED", "s": self._seq, "d": {}})
+        self._identified.set()
+        self._notify()
+
+    async def request_reconnect(self) -> None:
+        """Gateway op 7: Discord asks the bot to reconnect (and RESUME its session)."""
+        await self.wait_connected()
+        await self._send_ws({"op": 7, "d": None})
+
+    async def wait_resumed(self, count: int = 1, timeout: float | None = None) -> None:
+        """Wait until the bot has resumed its session ``count`` times in all."""
+        await self.wait_until(
+            lambda: True if self.resumes >= count and self._identified.is_set() else None,
+            timeout=timeout,
+            what=f"the bot to RESUME its gateway session ({count})",
+        )
+
+    async def join_guild(self) -> None:
+        """The bot is added to the guild: GUILD_CREATE for a guild it was not in."""
+        await self.wait_connected()
+        self.joined = True
+        await self._send_dispatch("GUILD_CREATE", self._guild_create())
+
+    def _guild_create(self) -> dict[str, Any]:
+        intents = int((self.identify or {}).get("intents") or 0)
+        # Without the presences intent Discord sends only the bot (and voice members).
+        members = None if intents & INTENT_PRESENCES else [self.bot_member.id]
+        return guild_create_json(self.guild, self.threads.values(), member_ids=members)
 
     async def _send_ws(self, payload: dict[str, Any]) -> None:
         if self._ws is None or self._ws.closed:
@@ -649,11 +818,16 @@ class Standin:
         await self._send_dispatch(event, data)
 
     async def _send_dispatch(self, event: str, data: Mapping[str, Any]) -> None:
-        """Dispatch from inside a route handler: only if connected, never waiting."""
-        if self._ws is None or self._ws.closed:
+        """Dispatch from inside a route handler, never waiting; while the bot is away the
+        event is kept for its RESUME, as Discord does."""
+        if self.session_id is None:
             return
         self._seq += 1
-        await self._send_ws({"op": 0, "t": event, "s": self._seq, "d": data})
+        payload = {"op": 0, "t": event, "s": self._seq, "d": data}
+        self._event_log.append(payload)
+        if self._ws is None or self._ws.closed:
+            return
+        await self._send_ws(payload)
 
     async def wait_connected(self, timeout: float | None = None) -> None:
         """Wait until the bot identified on the gateway (READY sent)."""
@@ -674,11 +848,13 @@ class Standin:
         if intents & PRIVILEGED_INTENTS & ~self.config.allowed_privileged_intents:
             await ws.close(code=4014, message=b"Disallowed intent(s).")
             return
+        self.session_id = secrets.token_hex(16)
+        self._event_log.clear()
         ready: dict[str, Any] = {
             "v": 10,
             "user": {**user_json(self.bot_member), "bot": True, "verified": True, "flags": 0},
-            "guilds": [{"id": str(self.guild.id), "unavailable": True}],
-            "session_id": secrets.token_hex(16),
+            "guilds": [{"id": str(self.guild.id), "unavailable": True}] if self.joined else [],
+            "session_id": self.session_id,
             "resume_gateway_url": self.gateway_url,
             "application": {"id": str(self.app_id), "flags": 0},
             "private_channels": [],
@@ -691,9 +867,8 @@ class Standin:
             ready["shard"] = data["shard"]
         self._seq += 1
         await self._send_ws({"op": 0, "t": "READY", "s": self._seq, "d": ready})
-        self._seq += 1
-        guild = guild_create_json(self.guild, self.threads.values())
-        await self._send_ws({"op": 0, "t": "GUILD_CREATE", "s": self._seq, "d": guild})
+        if self.joined:
+            await self._send_dispatch("GUILD_CREATE", self._guild_create())
         self._identified.set()
         self._notify()
 
@@ -726,7 +901,7 @@ class Standin:
         guild = request.match_info.get("guild")
         if guild is None:
             return None, None
-        if int(guild) != self.guild.id:
+        if int(guild) != self.guild.id or not self.joined:
             return None, self._error(403, 50001, "Missing Access")
         return self.guild.id, None
 
@@ -823,10 +998,74 @@ class Standin:
         channel_id: int | None = None,
         message: dict[str, Any] | None = None,
         locale: str = "en-US",
+        context: int = 0,
+        install: int = 0,
     ) -> dict[str, Any]:
-        """A complete INTERACTION_CREATE ``d`` (all keys discord.py 2.7.1 requires)."""
+        """A complete INTERACTION_CREATE ``d`` (all keys discord.py 2.7.1 requires).
+
+        ``context``: 0 in the stand-in's guild (or, with ``install=1``, in a guild the
+        bot is not in, :data:`FOREIGN_GUILD_ID`), 1 in the user's DM with the bot, 2
+        in a DM between users. ``install``: 0 the app is installed to the guild, 1 to
+        the user. Outside a guild there is no ``guild_id`` and no ``member``, only
+        ``user``, as on Discord.
+        """
+        if context not in CONTEXT_NAMES or install not in (0, 1):
+            raise ValueError(f"unknown context {context} or install {install}")
+        if context == 2 and install != 1:
+            raise ValueError("only a user-installed app can be used in a DM between users")
         user_id = self.config.default_user_id if user_id is None else snowflake_of(user_id)
         member = self.guild.member(user_id) or MemberSpec(user_id, f"user{user_id % 100000}")
+        interaction_id = self.ids.next()
+        self._created[interaction_id] = asyncio.get_running_loop().time()
+        payload: dict[str, Any] = {
+            "id": str(interaction_id),
+            "application_id": str(self.app_id),
+            "type": kind,
+            "token": f"standin-{interaction_id}-{secrets.token_urlsafe(24)}",
+            "version": 1,
+            "attachment_size_limit": self.config.attachment_size_limit,
+            "locale": locale,
+            "entitlements": [],
+            "entitlement_sku_ids": [],
+            "context": context,
+            "data": data,
+        }
+        owners: dict[str, str] = {}
+        if install == 1:
+            owners["1"] = str(user_id)
+        if context == 0 and install == 0:
+            payload.update(self._guild_interaction_part(member, role_ids, channel_id))
+            owners["0"] = str(self.guild.id)
+        elif context == 0:
+            payload.update(self._foreign_guild_part(member, channel_id))
+        else:
+            if install == 0:
+                owners["0"] = "0"  # a guild install used in the bot's DM
+            user = user_json(member)
+            recipients = [user_json(self.bot_member) if context == 1 else user]
+            if context == 2:
+                recipients.append(user_json(MemberSpec(user_id + 1, "friend")))
+            channel = {
+                "id": str(DM_CHANNEL_ID if context == 1 else PRIVATE_CHANNEL_ID),
+                "type": 1,
+                "last_message_id": None,
+                "flags": 0,
+                "recipients": recipients,
+            }
+            payload.update(
+                user=user,
+                channel_id=channel["id"],
+                channel=channel,
+                app_permissions=str(USER_APP_PERMISSIONS),
+            )
+        payload["authorizing_integration_owners"] = owners
+        if message is not None:
+            payload["message"] = message
+        return payload
+
+    def _guild_interaction_part(
+        self, member: MemberSpec, role_ids: Sequence[int] | None, channel_id: int | None
+    ) -> dict[str, Any]:
         roles = tuple(member.role_ids if role_ids is None else (snowflake_of(r) for r in role_ids))
         for role_id in roles:
             if self.guild.role(role_id) is None:
@@ -836,43 +1075,62 @@ class Standin:
         if channel is None:
             raise LookupError(f"no channel {channel_id} in the stand-in guild")
         member_data = member_json(self.guild, member, role_ids=roles, with_permissions=True)
-        interaction_id = self.ids.next()
-        payload: dict[str, Any] = {
-            "id": str(interaction_id),
-            "application_id": str(self.app_id),
-            "type": kind,
-            "token": f"standin-{interaction_id}-{secrets.token_urlsafe(24)}",
-            "version": 1,
-            "attachment_size_limit": self.config.attachment_size_limit,
+        return {
             "guild_id": str(self.guild.id),
             "guild": {"id": str(self.guild.id), "locale": self.guild.locale, "features": []},
             "guild_locale": self.guild.locale,
-            "locale": locale,
             "channel_id": str(channel_id),
             "channel": {**channel, "permissions": member_data["permissions"]},
             "member": member_data,
-            "app_permissions": str(
-                member_permissions(self.guild, self.bot_member.id, self.bot_member.role_ids)
-            ),
-            "entitlements": [],
-            "entitlement_sku_ids": [],
-            "authorizing_integration_owners": {"0": str(self.guild.id)},
-            "context": 0,
-            "data": data,
+            "app_permissions": str(self.bot_channel_permissions(channel_id)),
         }
-        if message is not None:
-            payload["message"] = message
-        return payload
+
+    def _foreign_guild_part(self, member: MemberSpec, channel_id: int | None) -> dict[str, Any]:
+        """A user-installed command used in a guild the bot is not in."""
+        channel_id = channel_id or FOREIGN_GUILD_ID + 1
+        permissions = str(EVERYONE_PERMISSIONS)
+        return {
+            "guild_id": str(FOREIGN_GUILD_ID),
+            "guild": {"id": str(FOREIGN_GUILD_ID), "locale": "en-US", "features": []},
+            "guild_locale": "en-US",
+            "channel_id": str(channel_id),
+            "channel": {
+                "id": str(channel_id),
+                "type": 0,
+                "name": "elsewhere",
+                "position": 0,
+                "guild_id": str(FOREIGN_GUILD_ID),
+                "flags": 0,
+                "permissions": permissions,
+            },
+            "member": {
+                **member_json(self.guild, member, role_ids=(), with_permissions=False),
+                "permissions": permissions,
+            },
+            "app_permissions": str(USER_APP_PERMISSIONS),
+        }
+
+    def bot_channel_permissions(self, channel_id: int) -> int:
+        """The bot's permissions in a channel of the guild (overwrites applied)."""
+        spec = self.guild.channel(channel_id)
+        if spec is None:
+            thread = self.threads.get(channel_id)
+            spec = self.guild.channel(int(thread["parent_id"])) if thread else None
+        bot = self.bot_member
+        if spec is None:
+            return member_permissions(self.guild, bot.id, bot.role_ids)
+        return channel_permissions(self.guild, spec, bot.id, bot.role_ids)
 
     async def inject(self, payload: dict[str, Any], *, wait: bool = True) -> InteractionRecord:
         """Send an INTERACTION_CREATE; with ``wait`` return once the bot's callback came."""
         await self.wait_connected()
         loop = asyncio.get_running_loop()
-        record = InteractionRecord(self, payload, loop.time())
+        # Discord's 3 seconds start when the interaction is created, not when it arrives.
+        created = self._created.get(int(payload["id"]), loop.time())
+        record = InteractionRecord(self, payload, created)
         self.interactions[record.id] = record
         self._by_token[record.token] = record
         await self.dispatch("INTERACTION_CREATE", payload)
-        record.sent_at = loop.time()
         if wait:
             await record.wait_response()
         return record
@@ -897,6 +1155,8 @@ class Standin:
         role_ids: Sequence[int] | None = None,
         channel_id: int | None = None,
         locale: str = "en-US",
+        context: int = 0,
+        install: int = 0,
         wait: bool = True,
         **kwargs: Any,
     ) -> InteractionRecord:
@@ -904,20 +1164,38 @@ class Standin:
 
         ``command`` is the space-separated path (``"ticket close"``); option values
         come from ``options`` and/or keyword arguments, typed by the synced schema.
+        ``context`` and ``install`` (see :meth:`interaction_payload`) use it in a DM or
+        as a user-installed app; a command Discord would not offer there raises
+        ``LookupError``.
         """
         values = {**(options or {}), **kwargs}
-        data = self._chat_input_data(command, values)
+        data = self._chat_input_data(command, values, context=context, install=install)
         payload = self.interaction_payload(
-            2, data, user_id=user_id, role_ids=role_ids, channel_id=channel_id, locale=locale
+            2,
+            data,
+            user_id=user_id,
+            role_ids=role_ids,
+            channel_id=channel_id,
+            locale=locale,
+            context=context,
+            install=install,
         )
         return await self.inject(payload, wait=wait)
 
     def _chat_input_data(
-        self, command: str, values: Mapping[str, Any], focused: str | None = None
+        self,
+        command: str,
+        values: Mapping[str, Any],
+        focused: str | None = None,
+        *,
+        context: int = 0,
+        install: int = 0,
     ) -> dict[str, Any]:
         """The ``data`` of a chat-input interaction, options typed by the synced schema."""
         name, *path = command.split()
-        schema = find_command(self.commands, name, 1, self.guild.id)
+        schema = find_command(
+            self.commands, name, 1, self.guild.id, context=context, install=install
+        )
         built, resolved = build_chat_input_options(schema, path, values, self, focused=focused)
         data = self._command_data(schema)
         data["options"] = built
@@ -1017,7 +1295,11 @@ class Standin:
         role_ids: Sequence[int] | None = None,
         wait: bool = True,
     ) -> InteractionRecord:
-        """Press the button ``custom_id`` on a message the bot sent (dict or message id)."""
+        """Press the button ``custom_id`` on a message the bot sent (dict or message id).
+
+        A press on a message in a DM (or a guild the bot is not in) arrives as Discord
+        sends it there: from the same context as the interaction that sent the message.
+        """
         current = self._current_message(message)
         component = find_component(current, custom_id)
         if component.get("type") != 2:
@@ -1036,15 +1318,27 @@ class Standin:
         wait: bool,
     ) -> InteractionRecord:
         """A component interaction (type 3) on ``current``, the message as it is now."""
+        context, install = self._context_of(current)
         payload = self.interaction_payload(
             3,
             data,
             user_id=user_id,
             role_ids=role_ids,
-            channel_id=int(current["channel_id"]),
+            channel_id=int(current["channel_id"]) if (context, install) == (0, 0) else None,
             message=copy.deepcopy(current),
+            context=context,
+            install=install,
         )
         return await self.inject(payload, wait=wait)
+
+    def _context_of(self, message: Mapping[str, Any]) -> tuple[int, int]:
+        """(context, install) of the interaction a message answered, else the guild's."""
+        metadata = message.get("interaction_metadata") or {}
+        origin = self.interactions.get(int(metadata.get("id") or 0))
+        if origin is None:
+            return 0, 0
+        owners = origin.payload.get("authorizing_integration_owners") or {}
+        return int(origin.payload.get("context") or 0), 0 if "0" in owners else 1
 
     async def select(
         self,
@@ -1090,15 +1384,21 @@ class Standin:
         if modal is None:
             raise LookupError(f"{opened_by!r} was not answered with a modal (callback type 9)")
         components = mirror_modal(modal, values)
-        member = opened_by.payload["member"]
+        member = opened_by.payload.get("member") or {}
         data = {"custom_id": modal["custom_id"], "components": components}
+        context, install = self._context_of({"interaction_metadata": {"id": opened_by.id}})
+        in_guild = (context, install) == (0, 0)
+        if role_ids is None and in_guild:
+            role_ids = [int(r) for r in member["roles"]]
         payload = self.interaction_payload(
             5,
             data,
             user_id=opened_by.user_id if user_id is None else user_id,
-            role_ids=[int(r) for r in member["roles"]] if role_ids is None else role_ids,
-            channel_id=int(opened_by.payload["channel_id"]),
+            role_ids=role_ids,
+            channel_id=int(opened_by.payload["channel_id"]) if in_guild else None,
             message=opened_by.payload.get("message"),
+            context=context,
+            install=install,
         )
         return await self.inject(payload, wait=wait)
 
@@ -1248,7 +1548,6 @@ class Standin:
         message: dict[str, Any] = {
             "id": str(message_id),
             "channel_id": str(channel_id),
-            "guild_id": str(self.guild.id),
             "type": message_type,
             "content": body.get("content") or "",
             "embeds": [{"type": "rich", **e} for e in body.get("embeds") or []],
@@ -1264,13 +1563,16 @@ class Standin:
             "timestamp": iso_now(),
             "edited_timestamp": None,
         }
+        guild_id = self._guild_of_channel(channel_id, interaction)
+        if guild_id is not None:
+            message["guild_id"] = str(guild_id)
         reference = body.get("message_reference")
         if isinstance(reference, Mapping) and reference.get("message_id"):
             message["message_reference"] = {
                 "type": 0,
                 "message_id": str(reference["message_id"]),
                 "channel_id": str(reference.get("channel_id") or channel_id),
-                "guild_id": str(self.guild.id),
+                "guild_id": str(guild_id or self.guild.id),
             }
         if interaction is not None:
             message["webhook_id"] = str(self.app_id)
@@ -1283,6 +1585,14 @@ class Standin:
             thread["total_message_sent"] += 1
             thread["last_message_id"] = str(message_id)
         return message
+
+    def _guild_of_channel(
+        self, channel_id: int, interaction: InteractionRecord | None
+    ) -> int | None:
+        if interaction is not None:
+            raw = interaction.payload.get("guild_id")
+            return int(raw) if raw else None
+        return self.guild.id if self.channel_json(channel_id) is not None else None
 
     def _interaction_metadata(self, interaction: InteractionRecord) -> dict[str, Any]:
         """``interaction_metadata`` of a message answering ``interaction`` (by its type)."""
@@ -1595,6 +1905,63 @@ class Standin:
         del self.messages[int(message["id"])]
         return self._no_content_response()
 
+    # ------------------------------------------------------------------ guilds (REST)
+    def _joined_guild(self, request: web.Request) -> web.Response | None:
+        """None when the bot is in the guild of the path, else Discord's refusal."""
+        if not self._authorized(request):
+            return self._unauthorized()
+        if int(request.match_info["guild"]) != self.guild.id or not self.joined:
+            return self._error(403, 50001, "Missing Access")
+        return None
+
+    async def _my_guilds(self, request: web.Request) -> web.Response:
+        if not self._authorized(request):
+            return self._unauthorized()
+        if not self.joined:
+            return self._json([])
+        bot = self.bot_member
+        return self._json(
+            [
+                {
+                    "id": str(self.guild.id),
+                    "name": self.guild.name,
+                    "icon": None,
+                    "owner": False,
+                    "permissions": str(member_permissions(self.guild, bot.id, bot.role_ids)),
+                    "features": list(self.guild.features),
+                    "banner": None,
+                }
+            ]
+        )
+
+    async def _get_guild(self, request: web.Request) -> web.Response:
+        refused = self._joined_guild(request)
+        if refused is not None:
+            return refused
+        data = guild_create_json(self.guild, member_ids=())
+        for key in ("members", "threads", "voice_states", "presences", "joined_at", "large"):
+            data.pop(key, None)  # GUILD_CREATE only: GET /guilds/{id} has none of these
+        for key in ("member_count", "unavailable", "stage_instances", "guild_scheduled_events"):
+            data.pop(key, None)
+        for key in ("soundboard_sounds", "application_id"):
+            data.pop(key, None)
+        return self._json(data)
+
+    async def _get_guild_channels(self, request: web.Request) -> web.Response:
+        refused = self._joined_guild(request)
+        if refused is not None:
+            return refused
+        return self._json([channel_json(c, self.guild.id) for c in self.guild.channels])
+
+    async def _get_guild_member(self, request: web.Request) -> web.Response:
+        refused = self._joined_guild(request)
+        if refused is not None:
+            return refused
+        member = self.guild.member(int(request.match_info["uid"]))
+        if member is None:
+            return self._error(404, 10007, "Unknown Member")
+        return self._json(member_json(self.guild, member))
+
     # ------------------------------------------------------------------ channels & messages
     async def _get_channel(self, request: web.Request) -> web.Response:
         if not self._authorized(request):
@@ -1638,6 +2005,9 @@ class Standin:
             return self._error(404, 10003, "Unknown Channel")
         if channel["type"] not in TEXT_LIKE_CHANNELS:
             return self._error(400, 50008, "Cannot send messages in a non-text channel")
+        needed = SEND_MESSAGES_IN_THREADS if channel_id in self.threads else SEND_MESSAGES
+        if not self.bot_channel_permissions(channel_id) & needed:
+            return self._error(403, 50013, "Missing Permissions")
         meta = channel.get("thread_metadata")
         if meta and meta.get("archived"):
             if meta.get("locked"):
@@ -1719,6 +2089,9 @@ class Standin:
             return self._error(404, 10008, "Unknown Message")
         if not forum and parent.type not in (0, 5):
             return self._error(400, 50024, "Cannot execute action on this channel type")
+        needed = SEND_MESSAGES if forum else CREATE_PUBLIC_THREADS
+        if not self.bot_channel_permissions(parent.id) & needed:
+            return self._error(403, 50013, "Missing Permissions")
         errors = limits.FormErrors()
         limits.check_thread(errors, body, forum=forum)
         if forum:
