@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from knowledge.search.index import SearchIndex
-from knowledge.wiki.parse import Wiki, load_wiki
+from knowledge.wiki import Wiki, load_wiki
 
 __all__ = ["BAD_QUERIES", "QUERIES", "main", "run"]
 

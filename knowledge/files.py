@@ -18,6 +18,7 @@ from pathlib import Path
 __all__ = [
     "DEFAULT_MODE",
     "FileTooLarge",
+    "NotRegularFile",
     "fsync_dir",
     "read_regular_bytes",
     "read_regular_text",
@@ -30,7 +31,15 @@ DEFAULT_MODE = 0o644
 
 
 class FileTooLarge(OSError):
-    """A file is larger than the caller allows."""
+    """A file is larger than the caller allows; ``size`` is its size (or a lower bound)."""
+
+    def __init__(self, message: str, size: int) -> None:
+        super().__init__(message)
+        self.size = size
+
+
+class NotRegularFile(OSError):
+    """A path names a FIFO, device, socket or folder, not a regular file."""
 
 
 def fsync_dir(path: Path) -> None:
@@ -71,21 +80,25 @@ def write_atomic(
 def read_regular_bytes(path: Path, max_bytes: int) -> bytes:
     """The content of ``path`` if it is a regular file of at most ``max_bytes``.
 
-    Symlinks are followed; a folder, device or FIFO raises ``IsADirectoryError`` or
-    ``OSError`` rather than blocking, and a larger file raises ``FileTooLarge``.
+    Symlinks are followed; a folder, device or FIFO raises ``NotRegularFile`` (without
+    blocking on it), and a larger file raises ``FileTooLarge``.
     """
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if stat.S_ISDIR(info.st_mode):
-            raise IsADirectoryError(f"{path} is a folder")
+    try:
+        info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise OSError(f"{path} is not a regular file")
+            raise NotRegularFile(f"{path} is not a regular file")
         if info.st_size > max_bytes:
-            raise FileTooLarge(f"{path} is {info.st_size} bytes, more than {max_bytes}")
+            raise FileTooLarge(
+                f"{path} is {info.st_size} bytes, more than {max_bytes}", info.st_size
+            )
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as handle:
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:  # grew while we read it
-        raise FileTooLarge(f"{path} is more than {max_bytes} bytes")
+        raise FileTooLarge(f"{path} is more than {max_bytes} bytes", len(data))
     return data
 
 

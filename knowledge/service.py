@@ -14,23 +14,18 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import pickle
 import threading
 import time
 from collections.abc import Callable
 from importlib import resources
-from importlib.metadata import version as package_version
 from pathlib import Path
 
 from knowledge import answers
 from knowledge.answers import Links, WikiState
-from knowledge.files import write_atomic
 from knowledge.reply import Reply
 from knowledge.search.index import BuildStats, SearchIndex, SearchResults
 from knowledge.templates import Templates, load_templates
-from knowledge.wiki.catalogue import Catalogue, find_front_page
-from knowledge.wiki.glossary import Glossary
-from knowledge.wiki.parse import PARSER_VERSION, Page, Wiki, load_wiki
+from knowledge.wiki import Catalogue, Glossary, PageCache, Wiki, find_front_page, load_wiki
 
 __all__ = ["KnowledgeBase", "Progress", "default_data_dir", "demo_wiki_dir"]
 
@@ -75,6 +70,8 @@ class KnowledgeBase:
         self._reload_lock = threading.Lock()
         self._state: WikiState | None = None
         self._index: SearchIndex | None = None
+        #: Parsed pages kept between runs: a restart costs reading files, not parsing.
+        self._page_cache = PageCache.in_folder(self.data_dir)
 
     # --- loading ---------------------------------------------------------------
 
@@ -95,13 +92,13 @@ class KnowledgeBase:
     def reload(self, *, force: bool = False, progress: Progress | None = None) -> BuildStats:
         """Re-read the wiki and bring the index up to date (rebuilt if ``force``)."""
         with self._reload_lock:
-            previous = self._state.wiki.pages if self._state else self._read_page_cache()
+            previous = self._state.wiki.pages if self._state else self._page_cache.read()
             wiki = load_wiki(self.wiki_dir, cache=previous)
             reparsed = len(previous) != len(wiki.pages) or any(
                 previous.get(path) is not page for path, page in wiki.pages.items()
             )
             if reparsed:
-                self._write_page_cache(wiki.pages)
+                self._page_cache.write(wiki.pages)
             front = find_front_page(wiki)
             glossary = Glossary.from_wiki(wiki, front)
             catalogue = Catalogue.from_wiki(wiki, glossary)
@@ -130,31 +127,6 @@ class KnowledgeBase:
                 built.seconds,
             )
             return built
-
-    # --- parsed-page cache (makes a restart cost reading files, not parsing them) -
-
-    @property
-    def _page_cache_path(self) -> Path:
-        return self.data_dir / "pages.pickle"
-
-    def _read_page_cache(self) -> dict[str, Page]:
-        try:
-            with open(self._page_cache_path, "rb") as fh:
-                data = pickle.load(fh)
-            if data.get("version") == _page_cache_version():
-                return data["pages"]
-        except FileNotFoundError:
-            pass
-        except Exception as exc:  # a damaged cache only costs a re-parse
-            log.warning("ignoring unreadable page cache %s: %r", self._page_cache_path, exc)
-        return {}
-
-    def _write_page_cache(self, pages: dict[str, Page]) -> None:
-        data = {"version": _page_cache_version(), "pages": pages}
-        try:
-            write_atomic(self._page_cache_path, pickle.dumps(data, pickle.HIGHEST_PROTOCOL))
-        except OSError as exc:
-            log.warning("could not write page cache: %s", exc)
 
     def close(self) -> None:
         if self._index is not None:
@@ -245,8 +217,3 @@ class KnowledgeBase:
 
     def term_choices(self, current: str) -> list[tuple[str, str]]:
         return answers.term_choices(self.state, self.t, current)
-
-
-def _page_cache_version() -> str:
-    """Changes with the parser, markdown-it-py, or where the pickled classes live."""
-    return f"{PARSER_VERSION}/{package_version('markdown-it-py')}/{Page.__module__}"

@@ -30,7 +30,7 @@ from bot.heartbeat import (
     write_heartbeat,
 )
 from knowledge.service import KnowledgeBase, demo_wiki_dir
-from knowledge.wiki.parse import load_wiki
+from knowledge.wiki import load_wiki
 from tests.discord_standin import DEFAULT_IDS
 from tests.test_bot_fixtures import EPHEMERAL, LINK_BASE, bot_factory, embed_of, make_config
 

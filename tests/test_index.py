@@ -31,7 +31,7 @@ from knowledge.search.index import (
     SearchResults,
 )
 from knowledge.search.query import MAX_QUERY_CHARS, PROBLEM_EMPTY, PROBLEM_NO_WORDS
-from knowledge.wiki.parse import load_wiki
+from knowledge.wiki import load_wiki
 
 REPO = Path(__file__).parents[1]
 SNAPSHOT = REPO.parent / "shared" / "wiki-snapshot"
@@ -566,7 +566,7 @@ KILLER = """
 import os, signal, sys
 from pathlib import Path
 from knowledge.search import index as index_module
-from knowledge.wiki.parse import load_wiki
+from knowledge.wiki import load_wiki
 
 wiki_dir, data_dir, when = sys.argv[1:4]
 ix, _ = index_module.SearchIndex.open(load_wiki(wiki_dir), Path(data_dir))
@@ -945,7 +945,7 @@ NO_GUARD_SCRIPT = """
 import sys
 from pathlib import Path
 from knowledge.search import index as index_module
-from knowledge.wiki.parse import load_wiki
+from knowledge.wiki import load_wiki
 
 print("script ran", flush=True)
 
@@ -992,7 +992,7 @@ import os, sys
 from pathlib import Path
 import knowledge
 from knowledge.search.index import SearchIndex
-from knowledge.wiki.parse import load_wiki
+from knowledge.wiki import load_wiki
 
 ix, stats = SearchIndex.open(load_wiki(Path(sys.argv[1])), Path(sys.argv[2]), build_in_child=True)
 print(os.getpid(), stats.mode, ix.search("zeppelin").total, knowledge.__file__, flush=True)

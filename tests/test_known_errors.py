@@ -14,7 +14,7 @@ import pytest
 
 from knowledge.service import demo_wiki_dir
 from knowledge.triage.known_errors import TAIL_LINES, KnownErrors
-from knowledge.wiki.parse import Wiki, load_wiki, parse_page
+from knowledge.wiki import Wiki, load_wiki, parse_page
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOT = ROOT.parent / "shared" / "wiki-snapshot"

@@ -17,8 +17,7 @@ from knowledge.triage.onboarding import (
     item_kind,
     load_checklist,
 )
-from knowledge.wiki.catalogue import find_front_page
-from knowledge.wiki.parse import load_wiki
+from knowledge.wiki import find_front_page, load_wiki
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOT = ROOT.parent / "shared" / "wiki-snapshot"

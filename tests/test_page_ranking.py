@@ -15,9 +15,7 @@ from knowledge.evaluation import (
     run,
 )
 from knowledge.search.pages import PAGE_PRIORS, PageRanker, page_kind, request_terms
-from knowledge.wiki.catalogue import Catalogue
-from knowledge.wiki.glossary import Glossary
-from knowledge.wiki.parse import load_wiki
+from knowledge.wiki import Catalogue, Glossary, load_wiki
 from tests.support import DEMO, SNAPSHOT, needs_snapshot
 
 WIKI = load_wiki(DEMO)
@@ -194,4 +192,3 @@ def test_the_dev_set_reads_and_every_expected_page_exists():
     for request in requests:
         for path in request.expected_paths:
             assert path in wiki.pages, (request.id, path)
-

@@ -28,8 +28,7 @@ from knowledge.triage.rules import (
     stated_settings,
     unstable_limits,
 )
-from knowledge.wiki.catalogue import Catalogue
-from knowledge.wiki.parse import load_wiki
+from knowledge.wiki import Catalogue, load_wiki
 
 WIKI = load_wiki(demo_wiki_dir())
 CATALOGUE = Catalogue.from_wiki(WIKI)

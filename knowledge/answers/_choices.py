@@ -9,8 +9,7 @@ from __future__ import annotations
 from knowledge.answers._state import WikiState
 from knowledge.templates import Templates
 from knowledge.text import clean_user_text, truncate
-from knowledge.wiki.catalogue import Family
-from knowledge.wiki.glossary import GlossaryEntry
+from knowledge.wiki import Family, GlossaryEntry
 
 __all__ = ["AUTOCOMPLETE_LIMIT", "category_choices", "family_choices", "term_choices"]
 

@@ -7,7 +7,7 @@ from knowledge.answers._state import WikiState
 from knowledge.reply import Field, PageRef, Reply
 from knowledge.templates import Templates
 from knowledge.text import escape_markdown, inline_code
-from knowledge.wiki.glossary import GlossaryEntry, Lookup
+from knowledge.wiki import GlossaryEntry, Lookup
 
 __all__ = ["MAX_EXPLAIN_CHARS", "acronym", "explain"]
 

@@ -10,7 +10,7 @@ from knowledge.reply import LIMITS, Field, PageRef, Reply
 from knowledge.search.query import MAX_QUERY_CHARS
 from knowledge.templates import Templates
 from knowledge.text import clean_user_text, code_block, escape_markdown, inline_code
-from knowledge.wiki.catalogue import Family
+from knowledge.wiki import Family
 
 __all__ = ["launch", "runbook", "versions"]
 

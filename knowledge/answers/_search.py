@@ -9,7 +9,7 @@ from knowledge.search.index import Hit
 from knowledge.search.query import MAX_QUERY_CHARS
 from knowledge.templates import Templates
 from knowledge.text import clean_user_text, escape_markdown, truncate
-from knowledge.wiki.status import status_of
+from knowledge.wiki import status_of
 
 __all__ = ["SEARCH_PAGE_SIZE", "search"]
 

@@ -10,9 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from knowledge.search.index import BuildStats, SearchIndex, SearchResults
-from knowledge.wiki.catalogue import Catalogue
-from knowledge.wiki.glossary import Glossary
-from knowledge.wiki.parse import Wiki
+from knowledge.wiki import Catalogue, Glossary, Wiki
 
 __all__ = ["Links", "WikiState"]
 

@@ -1,6 +1,6 @@
 """Section-level full-text search over the wiki, on Whoosh.
 
-One Whoosh document per :class:`~knowledge.wiki.parse.Section`. Everything lives under
+One Whoosh document per :class:`~knowledge.wiki.model.Section`. Everything lives under
 one data directory::
 
     data_dir/
@@ -61,9 +61,7 @@ from whoosh.searching import Searcher
 
 from knowledge.files import fsync_dir, write_atomic
 from knowledge.search.query import PreparedQuery, make_analyzer, prepare_query
-from knowledge.wiki.parse import Page, Section, Wiki
-from knowledge.wiki.status import status_of
-from knowledge.wiki.status import weight as status_weight
+from knowledge.wiki import Page, Section, Wiki, status_of, status_weight
 
 __all__ = [
     "CHILD_BUILD_MIN_CHARS",

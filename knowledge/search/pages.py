@@ -35,9 +35,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from knowledge.text import fold_key
-from knowledge.wiki.catalogue import Catalogue, Family
-from knowledge.wiki.glossary import Glossary
-from knowledge.wiki.parse import Page, Section, Wiki
+from knowledge.wiki import Catalogue, Family, Glossary, Page, Section, Wiki
 
 __all__ = [
     "PAGE_PRIORS",
@@ -220,9 +218,7 @@ def _clean_error_line(line: str) -> str:
     return line
 
 
-def request_terms(
-    text: str, errors: Sequence[str] = ()
-) -> dict[str, float]:
+def request_terms(text: str, errors: Sequence[str] = ()) -> dict[str, float]:
     """The weighted terms of a request: error lines and identifiers above plain words."""
     weights: dict[str, float] = {}
 

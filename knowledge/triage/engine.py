@@ -57,9 +57,7 @@ from knowledge.triage.rules import (
     parse_stated,
     stated_settings,
 )
-from knowledge.wiki.catalogue import Catalogue, Family, find_front_page
-from knowledge.wiki.parse import Page, Wiki
-from knowledge.wiki.status import weight as status_weight
+from knowledge.wiki import Catalogue, Family, Page, Wiki, find_front_page, status_weight
 
 __all__ = [
     "CONFIDENCES",

@@ -24,7 +24,7 @@ gone, numbers, addresses and paths replaced) and cut into lower-case word tokens
 (``<n>``-style placeholders kept); a signature matches when its token run appears in
 the line's, where ``...`` in a signature is a gap that may also cut the word on either
 side of it. Inline code is read from the page's Markdown (the parsed
-:class:`~knowledge.wiki.parse.Labelled` text no longer shows where code spans were); when
+:class:`~knowledge.wiki.model.Labelled` text no longer shows where code spans were); when
 the file is gone or changed, the paragraph's first line stands in for it.
 
 Matching is one pass: the log is lower-cased once and one regular expression of each
@@ -42,7 +42,7 @@ from typing import Final
 
 from knowledge.jsonable import to_jsonable
 from knowledge.triage.logs import MAX_LINE_CHARS, normalise_line, split_line
-from knowledge.wiki.parse import Labelled, Section, Wiki
+from knowledge.wiki import Labelled, Section, Wiki
 
 __all__ = [
     "CONTEXT_LINES",

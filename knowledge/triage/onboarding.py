@@ -22,7 +22,7 @@ from typing import Final
 
 from knowledge.launch.parse import ImageRef, Launch
 from knowledge.templates import Templates
-from knowledge.wiki.parse import Page, Table, Wiki
+from knowledge.wiki import Page, Table, Wiki
 
 __all__ = [
     "ITEM_KINDS",

@@ -52,9 +52,7 @@ import yaml
 
 from knowledge.launch.parse import ImageRef, Launch, parse_image
 from knowledge.triage.onboarding import Completeness
-from knowledge.wiki.catalogue import Catalogue, Family, Runbook
-from knowledge.wiki.parse import Page, Section, Wiki
-from knowledge.wiki.status import weight as status_weight
+from knowledge.wiki import Catalogue, Family, Page, Runbook, Section, Wiki, status_weight
 
 __all__ = [
     "CHECKS",

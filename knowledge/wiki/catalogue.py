@@ -20,7 +20,7 @@ from rapidfuzz import fuzz
 from knowledge.launch.parse import parse_image
 from knowledge.text import clean_user_text, fold_key
 from knowledge.wiki.glossary import Glossary
-from knowledge.wiki.parse import CodeBlock, Link, Page, Section, Table, Wiki
+from knowledge.wiki.model import CodeBlock, Link, Page, Section, Table, Wiki
 from knowledge.wiki.status import PageStatus
 
 __all__ = [

@@ -16,7 +16,7 @@ from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
 
 from knowledge.text import clean_user_text, fold_key
-from knowledge.wiki.parse import Page, Wiki
+from knowledge.wiki.model import Page, Wiki
 
 __all__ = ["Glossary", "GlossaryEntry", "Lookup", "Mention", "find_glossary_page"]
 

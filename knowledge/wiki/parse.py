@@ -1,4 +1,4 @@
-"""Read a folder of Markdown pages into typed pages, sections, tables and code blocks.
+"""Parse one page's Markdown into sections, tables, code blocks and labelled paragraphs.
 
 Parsing goes through markdown-it-py (CommonMark plus GFM tables), never through
 regular expressions over lines, so fenced code, tables and inline code are told
@@ -9,188 +9,22 @@ all we read.
 
 from __future__ import annotations
 
-import hashlib
-import logging
-import os
 import posixpath
 import re
-import unicodedata
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePosixPath
+from dataclasses import replace
+from pathlib import PurePosixPath
 from urllib.parse import unquote, urlsplit
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-__all__ = [
-    "MAX_PAGE_BYTES",
-    "PARSER_VERSION",
-    "Cell",
-    "CodeBlock",
-    "Labelled",
-    "Link",
-    "Page",
-    "Section",
-    "Table",
-    "Wiki",
-    "github_anchor",
-    "load_wiki",
-    "parse_page",
-]
+from knowledge.wiki.model import Cell, CodeBlock, Labelled, Link, Section, Table
 
-log = logging.getLogger(__name__)
+__all__ = ["PARSER_VERSION", "github_anchor", "parse_page"]
 
-#: Bump when parsing changes, so cached parses from an older version are not reused.
-PARSER_VERSION = 3
-#: Pages above this size are skipped: the real wiki's largest page is ~150 kB.
-MAX_PAGE_BYTES = 2 * 1024 * 1024
-#: Folders never read: images and other non-page data, VCS and tool folders.
-SKIP_DIRS = frozenset({"images", "img", "assets", "data", "node_modules", "__pycache__"})
-
-
-@dataclass(frozen=True, slots=True)
-class Link:
-    """A link as written on a page, resolved against the wiki root when internal."""
-
-    text: str
-    href: str
-    #: Wiki-relative POSIX path of the target page, or None for external links.
-    path: str | None = None
-    #: Fragment (``#anchor``) of the link, without the ``#``.
-    anchor: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Cell:
-    text: str
-    links: tuple[Link, ...] = ()
-    #: Contents of inline code spans in the cell, in order.
-    code: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Table:
-    header: tuple[str, ...]
-    rows: tuple[tuple[Cell, ...], ...]
-    line: int = 0
-
-    def column(self, *names: str) -> int | None:
-        """Index of the first header matching one of ``names`` (case-insensitive)."""
-        wanted = [n.casefold() for n in names]
-        for want in wanted:
-            for i, head in enumerate(self.header):
-                if head.casefold() == want:
-                    return i
-        for want in wanted:
-            for i, head in enumerate(self.header):
-                if want in head.casefold():
-                    return i
-        return None
-
-
-@dataclass(frozen=True, slots=True)
-class CodeBlock:
-    lang: str
-    text: str
-    line: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Labelled:
-    """A paragraph that opens with a bold label, e.g. ``**Error**: ...`` or ``**Fix:**``.
-
-    ``text`` is the prose after the label plus any list that follows before the
-    next label; ``code`` holds the code blocks that follow it.
-    """
-
-    label: str
-    text: str
-    code: tuple[str, ...] = ()
-    #: Inline code spans of the labelled paragraph, each with the paragraph's text
-    #: before it: ``(code, before)``. Error strings are usually quoted this way.
-    quotes: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Section:
-    title: str
-    level: int
-    anchor: str
-    #: Prose of the section (paragraphs, lists, quotes, table cells), code excluded.
-    text: str
-    code: tuple[CodeBlock, ...] = ()
-    tables: tuple[Table, ...] = ()
-    links: tuple[Link, ...] = ()
-    labelled: tuple[Labelled, ...] = ()
-    line: int = 0
-    #: Titles of the enclosing headings, outermost first.
-    parents: tuple[str, ...] = ()
-
-    def label(self, *names: str) -> Labelled | None:
-        wanted = {n.casefold() for n in names}
-        for item in self.labelled:
-            if item.label.casefold() in wanted:
-                return item
-        return None
-
-
-@dataclass(frozen=True, slots=True)
-class Page:
-    path: str
-    title: str
-    category: str
-    sections: tuple[Section, ...]
-    sha: str
-    size: int
-    problems: tuple[str, ...] = ()
-
-    @property
-    def links(self) -> Iterator[Link]:
-        for section in self.sections:
-            yield from section.links
-
-    @property
-    def tables(self) -> Iterator[tuple[Section, Table]]:
-        for section in self.sections:
-            for table in section.tables:
-                yield section, table
-
-    def section(self, anchor: str) -> Section | None:
-        for section in self.sections:
-            if section.anchor == anchor:
-                return section
-        return None
-
-
-@dataclass(slots=True)
-class Wiki:
-    root: Path
-    pages: dict[str, Page]
-    #: (path, reason) for every file that could not be used at all.
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-
-    @property
-    def revision(self) -> str:
-        """Content hash of the whole wiki: changes whenever any page changes."""
-        digest = hashlib.sha256()
-        for path in sorted(self.pages):
-            digest.update(path.encode())
-            digest.update(self.pages[path].sha.encode())
-        return digest.hexdigest()[:12]
-
-    @property
-    def categories(self) -> list[str]:
-        return sorted({page.category for page in self.pages.values()})
-
-    def find_page(self, *names: str) -> Page | None:
-        """The page at one of ``names`` (case-insensitive), in the order given."""
-        lowered = {path.casefold(): page for path, page in self.pages.items()}
-        for name in names:
-            page = self.pages.get(name) or lowered.get(name.casefold())
-            if page is not None:
-                return page
-        return None
+#: Bump when parsing changes or the model's classes move, so cached parses from an
+#: older version are not reused.
+PARSER_VERSION = 4
 
 
 # --- anchors -------------------------------------------------------------------
@@ -477,94 +311,3 @@ def parse_page(path: str, text: str) -> tuple[str, list[Section], list[str]]:
     else:
         built[0] = replace(built[0], title=title)
     return title, built, problems
-
-
-# --- folder -> wiki ------------------------------------------------------------
-
-
-def _category(path: str) -> str:
-    parts = PurePosixPath(path).parts
-    return parts[0] if len(parts) > 1 else "general"
-
-
-def _iter_markdown(root: Path) -> Iterable[Path]:
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(
-            d for d in dirnames if not d.startswith(".") and d.lower() not in SKIP_DIRS
-        )
-        for name in sorted(filenames):
-            if name.lower().endswith(".md") and not name.startswith("."):
-                yield Path(dirpath) / name
-
-
-def read_page(
-    root: Path, file: Path, cache: Mapping[str, Page] | None = None
-) -> tuple[Page | None, str | None]:
-    """One file -> (page, None) or (None, reason it was skipped).
-
-    ``cache`` maps paths to pages parsed before; a page whose bytes hash the
-    same is reused instead of parsed again.
-    """
-    rel = file.relative_to(root).as_posix()
-    try:
-        if file.is_symlink():
-            return None, "symbolic link"
-        size = file.stat().st_size
-        if size > MAX_PAGE_BYTES:
-            return None, f"too large ({size} bytes > {MAX_PAGE_BYTES})"
-        raw = file.read_bytes()
-    except OSError as exc:
-        return None, f"unreadable: {exc.strerror or exc}"
-    if b"\x00" in raw[:8192]:
-        return None, "binary content"
-    sha = hashlib.sha256(raw).hexdigest()[:16]
-    cached = cache.get(rel) if cache else None
-    if cached is not None and cached.sha == sha:
-        return cached, None
-    problems: list[str] = []
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        text = raw.decode("utf-8", errors="replace")
-        problems.append("invalid UTF-8 replaced")
-    text = unicodedata.normalize("NFC", text.lstrip("\ufeff"))
-    try:
-        title, sections, parse_problems = parse_page(rel, text)
-    except Exception as exc:  # a parser bug must not take the whole wiki down
-        log.warning("page %s could not be parsed: %r", rel, exc)
-        return None, f"parse error: {type(exc).__name__}"
-    problems.extend(parse_problems)
-    page = Page(
-        path=rel,
-        title=title,
-        category=_category(rel),
-        sections=tuple(sections),
-        sha=sha,
-        size=len(raw),
-        problems=tuple(problems),
-    )
-    return page, None
-
-
-def load_wiki(root: str | os.PathLike[str], cache: Mapping[str, Page] | None = None) -> Wiki:
-    """Load every Markdown page under ``root``. Bad pages are skipped with a reason.
-
-    Pages in ``cache`` (e.g. the previous load's ``Wiki.pages``) are reused when
-    their content is unchanged, which makes a reload cost little more than reading
-    the files.
-    """
-    root_path = Path(root).resolve()
-    if not root_path.is_dir():
-        raise FileNotFoundError(f"wiki folder not found: {root_path}")
-    wiki = Wiki(root=root_path, pages={})
-    for file in _iter_markdown(root_path):
-        page, reason = read_page(root_path, file, cache)
-        if page is None:
-            rel = file.relative_to(root_path).as_posix()
-            log.warning("skipped %s: %s", rel, reason)
-            wiki.skipped.append((rel, reason or "unknown"))
-            continue
-        for problem in page.problems:
-            log.info("page %s: %s", page.path, problem)
-        wiki.pages[page.path] = page
-    return wiki

@@ -15,7 +15,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Final
 
-__all__ = ["WEIGHTS", "PageStatus", "status_of", "weight"]
+__all__ = ["WEIGHTS", "PageStatus", "status_of", "status_weight"]
 
 
 class PageStatus(StrEnum):
@@ -59,6 +59,6 @@ def status_of(value: str | None) -> PageStatus:
         return PageStatus.OTHER
 
 
-def weight(value: str | None) -> float:
+def status_weight(value: str | None) -> float:
     """The ranking weight of a status given as a string (``other`` when unknown)."""
     return WEIGHTS[status_of(value)]

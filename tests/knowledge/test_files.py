@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from knowledge import files
-from knowledge.files import FileTooLarge, read_regular_bytes, read_regular_text, write_atomic
+from knowledge.files import (
+    FileTooLarge,
+    NotRegularFile,
+    read_regular_bytes,
+    read_regular_text,
+    write_atomic,
+)
 from tests.support import hang_guard
 
 
@@ -50,14 +56,15 @@ def test_read_regular_bounds_the_size(tmp_path: Path):
     page.write_bytes(b"x" * 10)
     assert read_regular_bytes(page, 10) == b"x" * 10
     assert read_regular_text(page, 10) == "x" * 10
-    with pytest.raises(FileTooLarge):
+    with pytest.raises(FileTooLarge) as too_large:
         read_regular_bytes(page, 9)
+    assert too_large.value.size == 10
 
 
 def test_read_regular_refuses_folders_and_fifos_without_blocking(tmp_path: Path):
-    with pytest.raises(IsADirectoryError):
+    with pytest.raises(NotRegularFile):
         read_regular_bytes(tmp_path, 100)
     fifo = tmp_path / "pipe.md"
     os.mkfifo(fifo)
-    with hang_guard(10, "reading a FIFO"), pytest.raises(OSError, match="not a regular file"):
+    with hang_guard(10, "reading a FIFO"), pytest.raises(NotRegularFile):
         read_regular_bytes(fifo, 100)

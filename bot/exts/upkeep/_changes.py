@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from knowledge.wiki.parse import Page
+from knowledge.wiki import Page
 
 __all__ = ["PageChanges"]
 

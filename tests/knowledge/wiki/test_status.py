@@ -7,9 +7,7 @@ from pathlib import Path
 import pytest
 
 from knowledge.search.index import SearchIndex
-from knowledge.wiki.catalogue import Catalogue
-from knowledge.wiki.parse import load_wiki
-from knowledge.wiki.status import WEIGHTS, PageStatus, status_of, weight
+from knowledge.wiki import WEIGHTS, Catalogue, PageStatus, load_wiki, status_of, status_weight
 from tests.support import DEMO
 
 PREFERENCE = [
@@ -32,7 +30,7 @@ def test_every_status_has_its_own_weight_in_order():
 @pytest.mark.parametrize("value", ["weird", "", None, "HUB"])
 def test_unknown_status_is_other(value):
     assert status_of(value) is PageStatus.OTHER
-    assert weight(value) == WEIGHTS[PageStatus.OTHER]
+    assert status_weight(value) == WEIGHTS[PageStatus.OTHER]
 
 
 def test_statuses_are_strings_for_the_index_and_json():

@@ -9,15 +9,11 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from pathlib import Path
 
 import pytest
 
-import knowledge
-from knowledge.wiki.parse import Page, Wiki, load_wiki
-
-DEMO_ROOT = Path(knowledge.__file__).resolve().parent / "demo_wiki"
-SNAPSHOT_ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "wiki-snapshot"
+from knowledge.wiki import Page, Wiki, load_wiki
+from tests.support import DEMO, SNAPSHOT
 
 #: A run of this many words shared with the real wiki counts as a copied sentence.
 SHARED_RUN_WORDS = 12
@@ -29,11 +25,11 @@ _TAG_DATE = re.compile(r"-(\d{8})$")
 
 @cache
 def _demo() -> Wiki:
-    return load_wiki(DEMO_ROOT)
+    return load_wiki(DEMO)
 
 
 def _page_ids() -> list[str]:
-    return sorted(p.relative_to(DEMO_ROOT).as_posix() for p in DEMO_ROOT.rglob("*.md"))
+    return sorted(p.relative_to(DEMO).as_posix() for p in DEMO.rglob("*.md"))
 
 
 def _section_table(page: Page, anchor: str, *columns: str):
@@ -181,8 +177,8 @@ def test_current_page_has_the_newest_image(hub: Page):
 @cache
 def _snapshot_runs() -> frozenset[str]:
     runs: set[str] = set()
-    for file in SNAPSHOT_ROOT.rglob("*.md"):
-        if any(part.startswith(".") for part in file.relative_to(SNAPSHOT_ROOT).parts):
+    for file in SNAPSHOT.rglob("*.md"):
+        if any(part.startswith(".") for part in file.relative_to(SNAPSHOT).parts):
             continue
         runs |= _runs(_words(file.read_text(encoding="utf-8", errors="replace")))
     return frozenset(runs)
@@ -199,18 +195,18 @@ def _prose(page: Page) -> str:
 
 @pytest.mark.parametrize("path", _page_ids())
 def test_prose_shares_no_long_run_with_the_real_wiki(path: str):
-    if not SNAPSHOT_ROOT.is_dir():
-        pytest.skip(f"real wiki snapshot not found at {SNAPSHOT_ROOT}")
+    if not SNAPSHOT.is_dir():
+        pytest.skip(f"real wiki snapshot not found at {SNAPSHOT}")
     copied = sorted(_runs(_words(_prose(_demo().pages[path]))) & _snapshot_runs())
     assert not copied, f"{path} repeats the real wiki word for word: {copied[:3]}"
 
 
 def test_the_run_check_would_catch_a_copied_sentence():
-    if not SNAPSHOT_ROOT.is_dir():
-        pytest.skip(f"real wiki snapshot not found at {SNAPSHOT_ROOT}")
+    if not SNAPSHOT.is_dir():
+        pytest.skip(f"real wiki snapshot not found at {SNAPSHOT}")
     sample = next(
         text
-        for file in sorted(SNAPSHOT_ROOT.rglob("*.md"))
+        for file in sorted(SNAPSHOT.rglob("*.md"))
         if len(_words(text := file.read_text(encoding="utf-8", errors="replace")))
         > 4 * SHARED_RUN_WORDS
     )

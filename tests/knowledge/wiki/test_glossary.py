@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.wiki.catalogue import find_front_page
-from knowledge.wiki.glossary import Glossary
-from knowledge.wiki.parse import load_wiki
+from knowledge.wiki import Glossary, find_front_page, load_wiki
 from tests.support import DEMO, SNAPSHOT, needs_snapshot
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.wiki.parse import MAX_PAGE_BYTES, github_anchor, load_wiki, parse_page
+from knowledge.wiki import MAX_PAGE_BYTES, github_anchor, load_wiki, parse_page
 from tests.support import DEMO, SNAPSHOT, needs_snapshot
 
 HERE = Path(__file__).parent

@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.wiki.catalogue import Catalogue, find_front_page
-from knowledge.wiki.glossary import Glossary
-from knowledge.wiki.parse import load_wiki
+from knowledge.wiki import Catalogue, Glossary, find_front_page, load_wiki
 from tests.support import DEMO, SNAPSHOT, needs_snapshot
 
 
