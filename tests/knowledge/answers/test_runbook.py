@@ -51,3 +51,19 @@ def test_family_choices_are_capped_and_best_first(state):
     assert answers.family_choices(state, "")[0] == ("Qwen3", "qwen3")
     assert answers.family_choices(state, "qwen")[0] == ("Qwen3", "qwen3")
     assert len(answers.family_choices(state, "")) <= answers.AUTOCOMPLETE_LIMIT
+
+
+def test_a_hub_without_a_runbook_of_its_own_lists_its_models(state, t):
+    families = state.catalogue.families
+    groups = [
+        f for f in families if not f.current and f.hub and any(c.parent == f.hub for c in families)
+    ]
+    assert groups, "the demo wiki has a hub grouping several models"
+    group = groups[0]
+    children = [f for f in families if f.parent == group.hub]
+    reply = answers.runbook(state, t, group.key)
+    assert reply.kind == "runbook" and reply.meta["family"] == group.key
+    intro, *lines = reply.text.splitlines()
+    assert intro.endswith("ask for one of them by name:")
+    assert len(lines) == len(children)
+    assert all(line.startswith("- **") and LINK_BASE in line for line in lines)
