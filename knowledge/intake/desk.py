@@ -1,0 +1,577 @@
+"""The support desk: a draft filled step by step, checked against the wiki, filed or not.
+
+:class:`SupportDesk` is the whole intake without Discord: the console, the
+``wikibot tickets`` commands and the bot's ``/support`` all drive it.
+
+1. ``new_draft`` / ``resumable``: a draft per user, kept between the form's steps
+   (drafts expire after ``IntakeSettings.draft_ttl`` seconds).
+2. ``save``: answers for some fields (typed, or an uploaded log) are cleaned and
+   redacted (:mod:`knowledge.intake.validate`) and stored; problems come back worded.
+3. ``check``: the triage of the draft (:mod:`knowledge.triage.engine`), summed up as
+   a :class:`~knowledge.reply.Reply`: what was redacted (kind and field), launch
+   findings, known errors, suggested pages with why, checklist items still missing.
+4. ``deflect`` ("this solved it") or ``file``: a ticket, idempotent by draft id and
+   rate limited per user; ``post`` tells the store the ticket waits for the forum.
+5. ``set_status``: solved, closed, reopened, by the asker or staff.
+6. ``ticket_post``: the forum post's title, text, embed fields, attachments and tags;
+   ``post_failed`` / ``posted`` / ``due_posts`` keep pending posts and retry them.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Final
+
+from knowledge.intake.fields import Form, build_form
+from knowledge.intake.records import Draft, Ticket
+from knowledge.intake.store import NotFound, RateLimit, RateLimited, TicketStore
+from knowledge.intake.validate import Cleaned, Problem, clean_value, cut_tail, read_upload
+from knowledge.reply import Field, PageRef, Reply
+from knowledge.templates import Templates, load_templates
+from knowledge.text import code_block, escape_markdown, truncate
+from knowledge.triage.engine import TriageContext, TriageResult
+from knowledge.triage.redact import redact
+
+__all__ = [
+    "LOG_TAIL_LINES",
+    "MAX_TITLE_CHARS",
+    "Filed",
+    "IntakeError",
+    "IntakeSettings",
+    "Saved",
+    "SupportDesk",
+    "TicketPost",
+    "Upload",
+    "summarise",
+]
+
+#: Forum post (thread) names are at most 100 characters.
+MAX_TITLE_CHARS: Final = 100
+#: Lines of the log attached to a ticket's post.
+LOG_TAIL_LINES: Final = 300
+#: Message content limit.
+MAX_CONTENT_CHARS: Final = 2000
+#: Ticket status -> the event recorded when a ticket moves there.
+_STATUS_EVENTS: Final = {"solved": "solved", "closed": "closed", "open": "reopened"}
+
+
+class IntakeError(Exception):
+    """An expected refusal, worded for the user (``str(exc)``); ``code`` names it."""
+
+    def __init__(self, code: str, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True, slots=True)
+class IntakeSettings:
+    #: Seconds an untouched draft is kept.
+    draft_ttl: float = 24 * 3600.0
+    rate: RateLimit = field(default_factory=RateLimit)
+    #: Seconds before the first retry of a failed post; doubles up to ``retry_max``.
+    retry_base: float = 30.0
+    retry_max: float = 1800.0
+    #: Seconds one poster holds a ticket before another may try.
+    lease: float = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class Upload:
+    """A file given for a field: its bytes (None when not downloaded) and declared size."""
+
+    data: bytes | None
+    size: int
+    filename: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Saved:
+    draft: Draft
+    #: Worded problems with this step's answers (empty when all were fine).
+    problems: tuple[str, ...]
+    codes: tuple[Problem, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Filed:
+    ticket: Ticket
+    #: False when the draft had been filed before (a second press, a retry).
+    created: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TicketPost:
+    """A ticket as a forum post, within Discord's limits, without the asker's mention."""
+
+    title: str
+    content: str
+    reply: Reply
+    #: (file name, text) pairs: the redacted launch command, the log tail.
+    attachments: tuple[tuple[str, str], ...]
+    #: Tag names wanted on the post: the family (when known) and the status.
+    tags: tuple[str, ...]
+
+
+def _merge_redactions(
+    old: tuple[tuple[str, str, int], ...], fields: set[str], new: list[tuple[str, str, int]]
+) -> tuple[tuple[str, str, int], ...]:
+    kept = [r for r in old if r[1] not in fields]
+    return tuple(kept + new)
+
+
+def summarise(result: TriageResult, form: Form) -> dict[str, Any]:
+    """What a ticket keeps of a triage: small, redacted, enough to render it again."""
+    return {
+        "confidence": result.confidence,
+        "family": result.family.family.key if result.family is not None else None,
+        "family_name": result.family.family.name if result.family is not None else None,
+        "findings": [
+            {"severity": f.severity, "message": f.message, "page": f.page} for f in result.findings
+        ],
+        "known_errors": [
+            {"title": k.title, "page": k.page, "fix": k.fix} for k in result.known_errors
+        ],
+        "suggestions": [
+            {"page": s.page, "title": s.title, "why": "; ".join(s.why)} for s in result.suggestions
+        ],
+        "missing": [
+            {"key": i.key, "label": i.label, "status": i.status, "detail": i.detail}
+            for i in result.completeness.items
+            if i.status in ("missing", "thin")
+        ],
+        "checklist_source": form.source,
+    }
+
+
+class SupportDesk:
+    def __init__(
+        self,
+        context: TriageContext,
+        store: TicketStore,
+        *,
+        settings: IntakeSettings | None = None,
+        templates: Templates | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.context = context
+        self.store = store
+        self.settings = settings or IntakeSettings()
+        self.t = templates or load_templates("intake.yaml")
+        self.clock = clock
+        self.form: Form = build_form(context.checklist, self.t)
+
+    # ----------------------------------------------------------------- drafts
+
+    def resumable(self, user: str) -> Draft | None:
+        """The user's open draft, if one is younger than the draft expiry."""
+        now = self.clock()
+        self.store.expire_drafts(now - self.settings.draft_ttl)
+        return self.store.open_draft(user, now - self.settings.draft_ttl)
+
+    def new_draft(self, user: str, *, model: str = "") -> Saved:
+        """A fresh, stored draft; ``model`` (a family name or key) pre-fills the model page."""
+        now = self.clock()
+        draft = Draft(id=secrets.token_hex(8), user=user, created_at=now, updated_at=now)
+        problems: list[str] = []
+        if model.strip():
+            key, problem = self.resolve_model(model)
+            if key:
+                draft = replace(draft, values={"model_page": key}, origin={"model": key})
+            elif problem:
+                problems.append(problem)
+        return Saved(self.store.save_draft(draft), tuple(problems))
+
+    def draft(self, draft_id: str, user: str) -> Draft:
+        """The open draft ``draft_id`` of ``user``, or an :class:`IntakeError`."""
+        draft = self.store.get_draft(draft_id)
+        if draft is None or draft.updated_at < self.clock() - self.settings.draft_ttl:
+            raise IntakeError("no_draft", self.t("errors.no_draft"))
+        if draft.user != user:
+            raise IntakeError("not_yours", self.t("errors.not_yours"))
+        return draft
+
+    def resolve_model(self, name: str) -> tuple[str | None, str | None]:
+        """(family key, None) for a known family or page; (None, worded problem) if not."""
+        catalogue = self.context.catalogue
+        text = " ".join(name.split())[:200]
+        if not text:
+            return None, None
+        if text.strip().lstrip("./") in self.context.wiki.pages:
+            return text.strip().lstrip("./"), None
+        if catalogue is None or not catalogue.families:
+            return text, None
+        if catalogue.family(text) is not None:
+            return text, None
+        match = catalogue.match(text)
+        if match.family is not None and not match.ambiguous:
+            return match.family.key, None
+        safe = escape_markdown(truncate(redact(text).text, 60))
+        if match.others:
+            names = ", ".join(f.name for f in match.others[:5])
+            return None, self.t("problems.did_you_mean", name=safe, names=names)
+        names = ", ".join(f.name for f in catalogue.families if f.group == "main")
+        return None, self.t("problems.unknown_model", name=safe, names=truncate(names, 300))
+
+    def model_choices(self) -> list[tuple[str, str]]:
+        """(label, value) of every family, for a select; at most 25."""
+        catalogue = self.context.catalogue
+        if catalogue is None:
+            return []
+        return [(truncate(f.name, 100), f.key[:100]) for f in catalogue.families][:25]
+
+    def save(
+        self,
+        draft_id: str,
+        user: str,
+        values: Mapping[str, str],
+        *,
+        uploads: Mapping[str, Upload] | None = None,
+        step: int | None = None,
+    ) -> Saved:
+        """Store answers (and uploaded files) for some fields of a draft.
+
+        Unknown keys are ignored. An upload replaces the pasted value of its field
+        unless the upload is refused, in which case the pasted value (if any) is kept.
+        """
+        draft = self.draft(draft_id, user)
+        merged = dict(draft.values)
+        codes: list[Problem] = []
+        new_redactions: list[tuple[str, str, int]] = []
+        touched: set[str] = set()
+        results: dict[str, Cleaned] = {}
+        for key, raw in values.items():
+            spec = self.form.field(key)
+            if spec is None:
+                continue
+            results[key] = clean_value(spec, raw)
+        for key, upload in (uploads or {}).items():
+            spec = self.form.field(key)
+            if spec is None:
+                continue
+            cleaned = read_upload(spec, upload.data, upload.size)
+            if cleaned.value:
+                earlier = results[key].problems if key in results else ()
+                results[key] = replace(cleaned, problems=cleaned.problems + earlier)
+            elif key in results:  # refused: the pasted text of this step stands
+                results[key] = replace(
+                    results[key], problems=results[key].problems + cleaned.problems
+                )
+            else:  # refused, nothing pasted now: what the draft held stands
+                codes.extend(cleaned.problems)
+        for key, cleaned in results.items():
+            touched.add(key)
+            if cleaned.value:
+                merged[key] = cleaned.value
+            else:
+                merged.pop(key, None)
+            codes.extend(cleaned.problems)
+            new_redactions.extend((r.kind, r.field, r.count) for r in cleaned.redactions)
+        if "model_page" in results and merged.get("model_page"):
+            key, problem = self.resolve_model(merged["model_page"])
+            if key is None and problem:
+                codes.append(Problem("model_page", "unknown_model", {"text": problem}))
+        worded = tuple(self._word(p) for p in codes)
+        done = max(
+            [draft.step]
+            + [self.form.field(k).step for k in touched if self.form.field(k) is not None]
+        )
+        draft = replace(
+            draft,
+            values=merged,
+            step=step if step is not None else done,
+            redactions=_merge_redactions(draft.redactions, touched, new_redactions),
+            notes=worded,
+            updated_at=self.clock(),
+        )
+        return Saved(self.store.save_draft(draft), worded, tuple(codes))
+
+    def _word(self, problem: Problem) -> str:
+        if problem.code == "unknown_model":
+            return str(problem.values["text"])
+        return self.t(f"problems.{problem.code}", **problem.values)
+
+    def blocking(self, draft: Draft) -> tuple[str, ...]:
+        """Worded reasons the draft cannot be checked or filed yet (required fields)."""
+        out = []
+        for spec in self.form.fields:
+            if spec.required and not draft.values.get(spec.key, "").strip():
+                out.append(self.t("problems.empty", field=spec.label))
+        return tuple(out)
+
+    # ----------------------------------------------------------------- checking
+
+    def request(self, draft: Draft) -> dict[str, str]:
+        """The draft as a triage request (extra checklist answers folded into the text)."""
+        request: dict[str, str] = {}
+        extra: list[str] = []
+        for spec in self.form.fields:
+            value = draft.values.get(spec.key, "")
+            if not value:
+                continue
+            if spec.key.startswith("other_"):
+                extra.append(f"{spec.label}: {value}")
+            else:
+                request[spec.key] = value
+        if extra:
+            request["text"] = "\n".join([request.get("text", ""), *extra]).strip()
+        return request
+
+    def triage(self, draft: Draft) -> TriageResult:
+        return self.context.run(self.request(draft))
+
+    def check(self, draft_id: str, user: str) -> tuple[Draft, TriageResult, Reply]:
+        """The triage of a draft and the private answer shown before filing."""
+        draft = self.draft(draft_id, user)
+        blocking = self.blocking(draft)
+        if blocking:
+            raise IntakeError("empty", "\n".join(blocking))
+        result = self.triage(draft)
+        return draft, result, self.deflection_reply(draft, summarise(result, self.form))
+
+    def deflection_reply(self, draft: Draft, summary: Mapping[str, Any]) -> Reply:
+        t = self.t
+        none = t("deflection.none")
+        fields: list[Field] = []
+        if draft.redactions:
+            lines = sorted({f"{kind} · {fld}" for kind, fld, _ in draft.redactions})
+            fields.append(Field(t("deflection.redactions"), "\n".join(lines)))
+        findings = [
+            f"[{f['severity']}] {f['message']}" + (f" ({f['page']})" if f.get("page") else "")
+            for f in summary.get("findings", [])
+        ]
+        if findings:
+            fields.append(Field(t("deflection.findings"), "\n".join(findings)))
+        known = [f"{k['title']} ({k['page']})" for k in summary.get("known_errors", [])]
+        if known:
+            fields.append(Field(t("deflection.known_errors"), "\n".join(known)))
+        suggestions = [
+            f"{s['title']} ({s['page']}): {s['why']}" for s in summary.get("suggestions", [])
+        ]
+        fields.append(Field(t("deflection.suggestions"), "\n".join(suggestions) or none))
+        missing = [
+            m["label"] + (f": {m['detail']}" if m.get("detail") else "")
+            for m in summary.get("missing", [])
+        ]
+        fields.append(Field(t("deflection.missing"), "\n".join(missing) or none))
+        pages = tuple(
+            PageRef(*s["page"].split("#", 1), s["title"])
+            if "#" in s["page"]
+            else PageRef(s["page"], None, s["title"])
+            for s in summary.get("suggestions", [])
+        )
+        return Reply(
+            "deflection",
+            t("deflection.title"),
+            self.context.templates(f"confidence.{summary.get('confidence', 'none')}"),
+            fields=tuple(fields),
+            pages=pages,
+            footer=t("deflection.footer"),
+            ephemeral=True,
+            meta={"draft": draft.id, "summary": dict(summary)},
+        )
+
+    # ----------------------------------------------------------------- filing
+
+    def deflect(self, draft_id: str, user: str) -> Draft:
+        draft = self.draft(draft_id, user)
+        return self.store.deflect(draft.id, user, self.clock())
+
+    def title_for(self, draft: Draft) -> str:
+        for key in ("text", "actual", "expected"):
+            value = draft.values.get(key, "")
+            line = next((ln.strip() for ln in value.splitlines() if ln.strip()), "")
+            if line:
+                return truncate(" ".join(line.split()), MAX_TITLE_CHARS)
+        return truncate(self.t("ticket.title_fallback", user=draft.user), MAX_TITLE_CHARS)
+
+    def file(self, draft_id: str, user: str, *, post: bool) -> Filed:
+        """File the draft as a ticket (once: a second call returns the same ticket)."""
+        before = self.store.ticket_for_draft(draft_id)
+        if before is not None:
+            if before.user != user:
+                raise IntakeError("not_yours", self.t("errors.not_yours"))
+            return Filed(before, False)
+        draft = self.draft(draft_id, user)
+        blocking = self.blocking(draft)
+        if blocking:
+            raise IntakeError("empty", "\n".join(blocking))
+        summary = summarise(self.triage(draft), self.form)
+        family = summary.get("family") or ""
+        if not family:
+            key, _ = self.resolve_model(draft.values.get("model_page", ""))
+            family = (
+                key if key and self.context.catalogue and self.context.catalogue.family(key) else ""
+            )
+        rate = self.settings.rate
+        try:
+            ticket, created = self.store.file_ticket(
+                draft,
+                title=self.title_for(draft),
+                family=family,
+                triage=summary,
+                post=post,
+                at=self.clock(),
+                limit=rate,
+                lease=self.settings.lease,
+            )
+        except RateLimited as exc:
+            raise IntakeError(
+                "rate_limited",
+                self.t(
+                    "errors.rate_limited",
+                    count=rate.count,
+                    window=_duration(rate.seconds),
+                    wait=_duration(exc.retry_after),
+                ),
+                retry_after=exc.retry_after,
+            ) from None
+        return Filed(ticket, created)
+
+    # ----------------------------------------------------------------- lifecycle
+
+    def ticket(self, ticket_id: int) -> Ticket:
+        ticket = self.store.get_ticket(ticket_id)
+        if ticket is None:
+            raise IntakeError("unknown_ticket", self.t("errors.unknown_ticket", id=ticket_id))
+        return ticket
+
+    def set_status(self, ticket_id: int, status: str, *, actor: str, staff: bool) -> Ticket:
+        """Move a ticket to ``open`` (reopen), ``solved`` or ``closed``, as its asker or staff."""
+        ticket = self.ticket(ticket_id)
+        if not staff and actor != ticket.user:
+            raise IntakeError("not_allowed", self.t("errors.not_allowed"))
+        if status not in _STATUS_EVENTS:
+            raise ValueError(status)
+        if ticket.status == status:
+            raise IntakeError(
+                "bad_status",
+                self.t(
+                    "errors.bad_status", id=ticket.id, status=self.t(f"ticket.statuses.{status}")
+                ),
+            )
+        try:
+            return self.store.set_status(
+                ticket_id, status, actor=actor, at=self.clock(), event=_STATUS_EVENTS[status]
+            )
+        except NotFound:
+            raise IntakeError(
+                "unknown_ticket", self.t("errors.unknown_ticket", id=ticket_id)
+            ) from None
+
+    # ----------------------------------------------------------------- posting
+
+    def due_posts(self) -> list[Ticket]:
+        """Pending posts due now, each claimed for this caller (one poster per ticket)."""
+        now = self.clock()
+        return [
+            t
+            for t in self.store.posts_due(now)
+            if self.store.claim_post(t.id, now=now, lease=self.settings.lease)
+        ]
+
+    def posted(self, ticket_id: int, thread_id: int) -> Ticket:
+        return self.store.mark_posted(ticket_id, thread_id, at=self.clock())
+
+    def post_failed(self, ticket: Ticket, error: str) -> Ticket:
+        now = self.clock()
+        delay = min(self.settings.retry_max, self.settings.retry_base * 2**ticket.post_attempts)
+        return self.store.mark_post_failed(ticket.id, error, at=now, retry_at=now + delay)
+
+    def pending_count(self) -> int:
+        return self.store.pending_count()
+
+    def ticket_post(self, ticket: Ticket) -> TicketPost:
+        """The forum post for ``ticket``: a short text, an embed, attachments, tags."""
+        t = self.t
+        values = ticket.values
+        summary = ticket.triage
+        story = []
+        for spec in self.form.fields:
+            if spec.item is None and values.get(spec.key):
+                story.append(
+                    f"**{escape_markdown(spec.label)}**\n{escape_markdown(values[spec.key])}"
+                )
+        header = t(
+            "ticket.status_line",
+            id=ticket.id,
+            status=t(f"ticket.statuses.{ticket.status}"),
+            family=summary.get("family_name") or ticket.family or t("ticket.no_family"),
+        )
+        content = truncate(header + "\n\n" + "\n\n".join(story), MAX_CONTENT_CHARS - 200)
+        attachments: list[tuple[str, str]] = []
+        fields: list[Field] = []
+        for spec in self.form.fields:
+            if spec.item is None:
+                continue
+            value = values.get(spec.key, "")
+            if spec.key == "command" and value:
+                attachments.append((f"ticket-{ticket.id}-launch.txt", value + "\n"))
+                fields.append(Field(spec.label, code_block(value, "bash", limit=1000)))
+            elif spec.key == "log" and value:
+                lines = value.splitlines()[-LOG_TAIL_LINES:]
+                name = f"ticket-{ticket.id}-log-tail.txt"
+                attachments.append((name, "\n".join(lines) + "\n"))
+                tail = cut_tail("\n".join(lines), 700)
+                fields.append(
+                    Field(
+                        spec.label,
+                        t("ticket.attachment_log", lines=len(lines), name=name)
+                        + "\n"
+                        + code_block(tail, "text", limit=900),
+                    )
+                )
+            else:
+                shown = (
+                    code_block(value, limit=1000)
+                    if value and spec.paragraph
+                    else (escape_markdown(value) if value else f"*{t('ticket.field_missing')}*")
+                )
+                fields.append(Field(spec.label, shown, inline=not spec.paragraph))
+        findings = [
+            t("ticket.finding", severity=f["severity"], message=escape_markdown(f["message"]))
+            for f in summary.get("findings", [])
+        ]
+        if findings:
+            fields.append(Field(t("ticket.sections.findings"), "\n".join(findings)))
+        known = [
+            t("ticket.known_error", title=escape_markdown(k["title"]), page=k["page"])
+            for k in summary.get("known_errors", [])
+        ]
+        if known:
+            fields.append(Field(t("ticket.sections.known_errors"), "\n".join(known)))
+        suggestions = [
+            t("ticket.suggestion", title=escape_markdown(s["title"]), page=s["page"], why=s["why"])
+            for s in summary.get("suggestions", [])
+        ]
+        if suggestions:
+            fields.append(Field(t("ticket.sections.suggestions"), "\n".join(suggestions)))
+        missing = [t("ticket.missing_item", label=m["label"]) for m in summary.get("missing", [])]
+        if missing:
+            fields.append(Field(t("ticket.sections.missing"), "\n".join(missing)))
+        if ticket.redactions:
+            lines = sorted(
+                {t("ticket.redaction", kind=k, field=f) for k, f, _ in ticket.redactions}
+            )
+            fields.append(Field(t("ticket.sections.redactions"), "\n".join(lines)))
+        reply = Reply("ticket", ticket.title, "", fields=tuple(fields), meta={"ticket": ticket.id})
+        tags = tuple(x for x in (ticket.family, ticket.status) if x)
+        return TicketPost(
+            title=truncate(ticket.title, MAX_TITLE_CHARS),
+            content=content,
+            reply=reply.fitted(),
+            attachments=tuple(attachments),
+            tags=tags,
+        )
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(1, round(seconds))
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 7200:
+        return f"{round(seconds / 60)} min"
+    return f"{round(seconds / 3600)} h"

@@ -1,0 +1,473 @@
+"""The ticket store in one SQLite file (stdlib ``sqlite3``), WAL mode, synchronous FULL.
+
+The schema version is SQLite's ``user_version``; :data:`MIGRATIONS` holds one script
+per version, applied in order inside one transaction each, so a database of any
+older version is brought forward on open and a newer one is refused
+(:class:`~knowledge.intake.store.StoreTooNew`) rather than misread.
+
+Every string is redacted again just before it is written (``_safe``): the intake
+already stores only redacted text, and this keeps a record built by hand from
+leaking. One connection is shared by the threads of a process under a lock; other
+processes (the command line while the bot runs) wait on SQLite's busy timeout.
+Writes use ``BEGIN IMMEDIATE`` so a rate-limit check and the insert it guards are
+one transaction.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from knowledge.intake.records import Draft, Ticket, TicketEvent
+from knowledge.intake.store import NotFound, RateLimit, RateLimited, StoreTooNew
+from knowledge.triage.redact import redact, redact_fields
+
+__all__ = ["FILE_NAME", "MIGRATIONS", "SqliteTicketStore"]
+
+log = logging.getLogger(__name__)
+
+FILE_NAME: Final = "tickets.sqlite3"
+
+#: MIGRATIONS[n] takes a database from version n to n + 1.
+MIGRATIONS: Final[tuple[str, ...]] = (
+    """
+    CREATE TABLE drafts (
+        id TEXT PRIMARY KEY,
+        user TEXT NOT NULL,
+        state TEXT NOT NULL,
+        step INTEGER NOT NULL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        data TEXT NOT NULL
+    );
+    CREATE INDEX drafts_user ON drafts (user, state, updated_at);
+    CREATE TABLE tickets (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        draft_id TEXT NOT NULL UNIQUE,
+        user TEXT NOT NULL,
+        title TEXT NOT NULL,
+        family TEXT NOT NULL,
+        status TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        data TEXT NOT NULL,
+        post_state TEXT NOT NULL,
+        thread_id INTEGER,
+        post_attempts INTEGER NOT NULL DEFAULT 0,
+        post_error TEXT NOT NULL DEFAULT '',
+        next_attempt_at REAL
+    );
+    CREATE INDEX tickets_user ON tickets (user, created_at);
+    CREATE INDEX tickets_status ON tickets (status, family);
+    CREATE INDEX tickets_post ON tickets (post_state, next_attempt_at);
+    CREATE TABLE ticket_events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        ticket_id INTEGER REFERENCES tickets (id),
+        draft_id TEXT,
+        kind TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        at REAL NOT NULL,
+        detail TEXT NOT NULL DEFAULT ''
+    );
+    """,
+    """
+    CREATE UNIQUE INDEX tickets_thread ON tickets (thread_id) WHERE thread_id IS NOT NULL;
+    CREATE INDEX ticket_events_ticket ON ticket_events (ticket_id, at);
+    """,
+)
+
+_TICKET_COLUMNS: Final = (
+    "id, draft_id, user, title, family, status, created_at, updated_at, data, "
+    "post_state, thread_id, post_attempts, post_error, next_attempt_at"
+)
+
+
+def _safe(text: str) -> str:
+    return redact(text).text if text else text
+
+
+def _safe_json(data: Mapping[str, Any]) -> str:
+    scrubbed, _ = redact_fields(data)
+    return json.dumps(scrubbed, ensure_ascii=False, separators=(",", ":"))
+
+
+def _redactions(raw: object) -> tuple[tuple[str, str, int], ...]:
+    out = []
+    for item in raw if isinstance(raw, list) else []:
+        if isinstance(item, list) and len(item) == 3:
+            out.append((str(item[0]), str(item[1]), int(item[2])))
+    return tuple(out)
+
+
+class SqliteTicketStore:
+    """:class:`~knowledge.intake.store.TicketStore` in ``<data>/tickets.sqlite3``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not self.path.exists():  # private from the first byte: it holds user reports
+            with contextlib.suppress(FileExistsError):
+                os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(
+            self.path, isolation_level=None, check_same_thread=False, timeout=15.0
+        )
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._migrate()
+
+    @classmethod
+    def in_folder(cls, data_dir: Path) -> SqliteTicketStore:
+        return cls(Path(data_dir) / FILE_NAME)
+
+    # ----------------------------------------------------------------- plumbing
+
+    @property
+    def version(self) -> int:
+        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+
+    def _migrate(self) -> None:
+        with self._lock:
+            found = self.version
+            if found > len(MIGRATIONS):
+                self._db.close()
+                raise StoreTooNew(str(self.path), found, len(MIGRATIONS))
+            for number in range(found, len(MIGRATIONS)):
+                with self._write():
+                    if self.version != number:  # another process migrated meanwhile
+                        continue
+                    for statement in MIGRATIONS[number].split(";"):
+                        if statement.strip():
+                            self._db.execute(statement)
+                    self._db.execute(f"PRAGMA user_version = {number + 1}")
+                log.info("ticket store %s migrated to schema %d", self.path, number + 1)
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _read(self, sql: str, args: Sequence[object] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @staticmethod
+    def _event(
+        db: sqlite3.Connection,
+        kind: str,
+        actor: str,
+        at: float,
+        *,
+        ticket_id: int | None = None,
+        draft_id: str | None = None,
+        detail: str = "",
+    ) -> None:
+        db.execute(
+            "INSERT INTO ticket_events (ticket_id, draft_id, kind, actor, at, detail) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (ticket_id, draft_id, kind, _safe(actor), at, _safe(detail)),
+        )
+
+    # ----------------------------------------------------------------- drafts
+
+    @staticmethod
+    def _draft(row: sqlite3.Row) -> Draft:
+        data = json.loads(row["data"])
+        return Draft(
+            id=row["id"],
+            user=row["user"],
+            created_at=row["created_at"],
+            updated_at=row["updated_at"],
+            values={str(k): str(v) for k, v in dict(data.get("values", {})).items()},
+            step=row["step"],
+            state=row["state"],
+            redactions=_redactions(data.get("redactions")),
+            notes=tuple(str(n) for n in data.get("notes", [])),
+            origin={str(k): str(v) for k, v in dict(data.get("origin", {})).items()},
+        )
+
+    def save_draft(self, draft: Draft) -> Draft:
+        data = _safe_json(
+            {
+                "values": dict(draft.values),
+                "redactions": [list(r) for r in draft.redactions],
+                "notes": list(draft.notes),
+                "origin": dict(draft.origin),
+            }
+        )
+        with self._write() as db:
+            db.execute(
+                "INSERT INTO drafts (id, user, state, step, created_at, updated_at, data) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                "state = excluded.state, step = excluded.step, "
+                "updated_at = excluded.updated_at, data = excluded.data",
+                (
+                    draft.id,
+                    _safe(draft.user),
+                    draft.state,
+                    draft.step,
+                    draft.created_at,
+                    draft.updated_at,
+                    data,
+                ),
+            )
+        found = self.get_draft(draft.id)
+        assert found is not None
+        return found
+
+    def get_draft(self, draft_id: str) -> Draft | None:
+        rows = self._read("SELECT * FROM drafts WHERE id = ?", (draft_id,))
+        return self._draft(rows[0]) if rows else None
+
+    def open_draft(self, user: str, since: float) -> Draft | None:
+        rows = self._read(
+            "SELECT * FROM drafts WHERE user = ? AND state = 'open' AND updated_at >= ? "
+            "ORDER BY updated_at DESC LIMIT 1",
+            (user, since),
+        )
+        return self._draft(rows[0]) if rows else None
+
+    def expire_drafts(self, before: float) -> int:
+        with self._write() as db:
+            cur = db.execute(
+                "DELETE FROM drafts WHERE state = 'open' AND updated_at < ?", (before,)
+            )
+            return cur.rowcount
+
+    def deflect(self, draft_id: str, actor: str, at: float) -> Draft:
+        with self._write() as db:
+            row = db.execute("SELECT state FROM drafts WHERE id = ?", (draft_id,)).fetchone()
+            if row is None:
+                raise NotFound(draft_id)
+            if row["state"] == "open":
+                db.execute(
+                    "UPDATE drafts SET state = 'deflected', updated_at = ? WHERE id = ?",
+                    (at, draft_id),
+                )
+                self._event(db, "deflected", actor, at, draft_id=draft_id)
+        found = self.get_draft(draft_id)
+        assert found is not None
+        return found
+
+    # ----------------------------------------------------------------- tickets
+
+    def _ticket(self, row: sqlite3.Row, *, with_events: bool = True) -> Ticket:
+        data = json.loads(row["data"])
+        return Ticket(
+            id=row["id"],
+            draft_id=row["draft_id"],
+            user=row["user"],
+            title=row["title"],
+            family=row["family"],
+            status=row["status"],
+            created_at=row["created_at"],
+            updated_at=row["updated_at"],
+            values={str(k): str(v) for k, v in dict(data.get("values", {})).items()},
+            redactions=_redactions(data.get("redactions")),
+            triage=dict(data.get("triage", {})),
+            post_state=row["post_state"],
+            thread_id=row["thread_id"],
+            post_attempts=row["post_attempts"],
+            post_error=row["post_error"],
+            next_attempt_at=row["next_attempt_at"],
+            events=tuple(self.events(row["id"])) if with_events else (),
+        )
+
+    def file_ticket(
+        self,
+        draft: Draft,
+        *,
+        title: str,
+        family: str,
+        triage: Mapping[str, Any],
+        post: bool,
+        at: float,
+        limit: RateLimit,
+        lease: float = 60.0,
+    ) -> tuple[Ticket, bool]:
+        data = _safe_json(
+            {
+                "values": dict(draft.values),
+                "redactions": [list(r) for r in draft.redactions],
+                "triage": dict(triage),
+            }
+        )
+        with self._write() as db:
+            row = db.execute("SELECT id FROM tickets WHERE draft_id = ?", (draft.id,)).fetchone()
+            if row is not None:
+                ticket_id, created = int(row["id"]), False
+            else:
+                if limit.count > 0:
+                    recent = db.execute(
+                        "SELECT created_at FROM tickets WHERE user = ? AND created_at > ? "
+                        "ORDER BY created_at",
+                        (draft.user, at - limit.seconds),
+                    ).fetchall()
+                    if len(recent) >= limit.count:
+                        oldest = recent[len(recent) - limit.count]["created_at"]
+                        raise RateLimited(limit, max(1.0, oldest + limit.seconds - at))
+                cur = db.execute(
+                    "INSERT INTO tickets (draft_id, user, title, family, status, created_at, "
+                    "updated_at, data, post_state, next_attempt_at) "
+                    "VALUES (?, ?, ?, ?, 'open', ?, ?, ?, ?, ?)",
+                    (
+                        draft.id,
+                        _safe(draft.user),
+                        _safe(title),
+                        _safe(family),
+                        at,
+                        at,
+                        data,
+                        "pending" if post else "none",
+                        at + lease if post else None,
+                    ),
+                )
+                ticket_id, created = int(cur.lastrowid or 0), True
+                # The draft is kept (filed) so a second press finds this ticket.
+                db.execute(
+                    "INSERT INTO drafts (id, user, state, step, created_at, updated_at, data) "
+                    "VALUES (?, ?, 'filed', ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                    "state = 'filed', updated_at = excluded.updated_at",
+                    (draft.id, _safe(draft.user), draft.step, draft.created_at, at, "{}"),
+                )
+                self._event(db, "created", draft.user, at, ticket_id=ticket_id, draft_id=draft.id)
+        ticket = self.get_ticket(ticket_id)
+        assert ticket is not None
+        return ticket, created
+
+    def get_ticket(self, ticket_id: int) -> Ticket | None:
+        rows = self._read(f"SELECT {_TICKET_COLUMNS} FROM tickets WHERE id = ?", (ticket_id,))
+        return self._ticket(rows[0]) if rows else None
+
+    def ticket_for_thread(self, thread_id: int) -> Ticket | None:
+        rows = self._read(
+            f"SELECT {_TICKET_COLUMNS} FROM tickets WHERE thread_id = ?", (thread_id,)
+        )
+        return self._ticket(rows[0]) if rows else None
+
+    def ticket_for_draft(self, draft_id: str) -> Ticket | None:
+        rows = self._read(f"SELECT {_TICKET_COLUMNS} FROM tickets WHERE draft_id = ?", (draft_id,))
+        return self._ticket(rows[0]) if rows else None
+
+    def list_tickets(
+        self,
+        *,
+        status: str | None = None,
+        family: str | None = None,
+        user: str | None = None,
+        limit: int = 50,
+    ) -> list[Ticket]:
+        where, args = [], []
+        for column, value in (("status", status), ("family", family), ("user", user)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
+        sql = f"SELECT {_TICKET_COLUMNS} FROM tickets"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY id DESC LIMIT ?"
+        args.append(max(1, limit))
+        return [self._ticket(r, with_events=False) for r in self._read(sql, args)]
+
+    def set_status(
+        self, ticket_id: int, status: str, *, actor: str, at: float, event: str
+    ) -> Ticket:
+        with self._write() as db:
+            cur = db.execute(
+                "UPDATE tickets SET status = ?, updated_at = ? WHERE id = ?",
+                (status, at, ticket_id),
+            )
+            if cur.rowcount == 0:
+                raise NotFound(str(ticket_id))
+            self._event(db, event, actor, at, ticket_id=ticket_id)
+        ticket = self.get_ticket(ticket_id)
+        assert ticket is not None
+        return ticket
+
+    def events(self, ticket_id: int) -> list[TicketEvent]:
+        rows = self._read(
+            "SELECT * FROM ticket_events WHERE ticket_id = ? ORDER BY at, id", (ticket_id,)
+        )
+        return [
+            TicketEvent(r["kind"], r["actor"], r["at"], r["ticket_id"], r["draft_id"], r["detail"])
+            for r in rows
+        ]
+
+    def draft_events(self, draft_id: str) -> list[TicketEvent]:
+        rows = self._read(
+            "SELECT * FROM ticket_events WHERE draft_id = ? ORDER BY at, id", (draft_id,)
+        )
+        return [
+            TicketEvent(r["kind"], r["actor"], r["at"], r["ticket_id"], r["draft_id"], r["detail"])
+            for r in rows
+        ]
+
+    # ----------------------------------------------------------------- posting
+
+    def claim_post(self, ticket_id: int, *, now: float, lease: float) -> bool:
+        with self._write() as db:
+            cur = db.execute(
+                "UPDATE tickets SET next_attempt_at = ? WHERE id = ? AND post_state = 'pending' "
+                "AND (next_attempt_at IS NULL OR next_attempt_at <= ?)",
+                (now + lease, ticket_id, now),
+            )
+            return cur.rowcount == 1
+
+    def posts_due(self, now: float, limit: int = 20) -> list[Ticket]:
+        rows = self._read(
+            f"SELECT {_TICKET_COLUMNS} FROM tickets WHERE post_state = 'pending' "
+            "AND (next_attempt_at IS NULL OR next_attempt_at <= ?) ORDER BY id LIMIT ?",
+            (now, limit),
+        )
+        return [self._ticket(r, with_events=False) for r in rows]
+
+    def pending_count(self) -> int:
+        rows = self._read("SELECT COUNT(*) FROM tickets WHERE post_state = 'pending'")
+        return int(rows[0][0])
+
+    def mark_posted(self, ticket_id: int, thread_id: int, *, at: float) -> Ticket:
+        with self._write() as db:
+            cur = db.execute(
+                "UPDATE tickets SET post_state = 'posted', thread_id = ?, post_error = '', "
+                "next_attempt_at = NULL, updated_at = ? WHERE id = ?",
+                (thread_id, at, ticket_id),
+            )
+            if cur.rowcount == 0:
+                raise NotFound(str(ticket_id))
+            self._event(db, "posted", "bot", at, ticket_id=ticket_id, detail=str(thread_id))
+        ticket = self.get_ticket(ticket_id)
+        assert ticket is not None
+        return ticket
+
+    def mark_post_failed(self, ticket_id: int, error: str, *, at: float, retry_at: float) -> Ticket:
+        with self._write() as db:
+            cur = db.execute(
+                "UPDATE tickets SET post_attempts = post_attempts + 1, post_error = ?, "
+                "next_attempt_at = ?, updated_at = ? WHERE id = ? AND post_state = 'pending'",
+                (_safe(error[:500]), retry_at, at, ticket_id),
+            )
+            if cur.rowcount:
+                self._event(db, "post_failed", "bot", at, ticket_id=ticket_id, detail=error[:200])
+        ticket = self.get_ticket(ticket_id)
+        if ticket is None:
+            raise NotFound(str(ticket_id))
+        return ticket

@@ -1,0 +1,160 @@
+"""Cleaning what a user typed or uploaded into a form field, secrets first.
+
+Every value goes through :func:`clean_value` (typed text) or :func:`read_upload`
+(an uploaded log file): control characters are removed, **secrets are redacted
+before anything is cut** (so a token is never split into a part the redactor no
+longer recognises), white-space-only answers count as empty, and answers over the
+field's cap are cut at a line boundary. Logs keep their *end* (where failures are),
+other fields their start. Uploads that are too big are refused without reading
+them; binary files are refused; in both cases the rest of the request is kept and a
+:class:`Problem` says why, worded later by ``templates/intake.yaml``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Final
+
+from knowledge.intake.fields import FormField
+from knowledge.triage.redact import Redaction, redact
+
+__all__ = [
+    "MAX_LOG_CHARS",
+    "MAX_UPLOAD_BYTES",
+    "Cleaned",
+    "Problem",
+    "clean_value",
+    "cut_head",
+    "cut_tail",
+    "human_size",
+    "looks_binary",
+    "read_upload",
+]
+
+#: Largest uploaded log read at all; bigger files are refused before download.
+MAX_UPLOAD_BYTES: Final = 8 * 1024 * 1024
+#: Most characters of a log kept (its end): about 1,000 long lines.
+MAX_LOG_CHARS: Final = 200_000
+#: Characters of an upload sniffed for binary content.
+_SNIFF_BYTES: Final = 8192
+_CONTROL_RE: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something about an answer the user should be told, worded from the templates."""
+
+    field: str
+    #: empty, cut, log_cut, upload_too_big, upload_binary, upload_unreadable, control_chars
+    code: str
+    values: dict[str, object] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, object]:
+        return {"field": self.field, "code": self.code, **self.values}
+
+
+@dataclass(frozen=True, slots=True)
+class Cleaned:
+    """One field's value after cleaning: redacted, capped, and what happened on the way."""
+
+    value: str
+    redactions: tuple[Redaction, ...] = ()
+    problems: tuple[Problem, ...] = ()
+
+
+def human_size(size: int) -> str:
+    if size >= 1024 * 1024:
+        return f"{size / (1024 * 1024):.1f} MB"
+    if size >= 1024:
+        return f"{size / 1024:.0f} KB"
+    return f"{size} B"
+
+
+def cut_head(text: str, limit: int) -> str:
+    """The first ``limit`` characters, ended at the last line break if one is near."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    newline = cut.rfind("\n")
+    return cut[:newline] if newline >= limit // 2 else cut
+
+
+def cut_tail(text: str, limit: int) -> str:
+    """The last ``limit`` characters, starting after a line break (never mid-line)."""
+    if len(text) <= limit:
+        return text
+    cut = text[-limit:]
+    newline = cut.find("\n")
+    return cut[newline + 1 :] if 0 <= newline < len(cut) - 1 else ""
+
+
+def _normalise(raw: str) -> tuple[str, bool]:
+    text = raw.replace("\r\n", "\n").replace("\r", "\n")
+    cleaned = _CONTROL_RE.sub("", text)
+    return cleaned, len(cleaned) != len(text)
+
+
+def clean_value(spec: FormField, raw: str) -> Cleaned:
+    """``raw`` as stored for ``spec``: redacted, stripped, capped (logs keep their end)."""
+    if not isinstance(raw, str):
+        raw = "" if raw is None else str(raw)
+    text, had_controls = _normalise(raw)
+    redacted = redact(text, spec.key)
+    text = redacted.text.strip()
+    problems: list[Problem] = []
+    if had_controls:
+        problems.append(Problem(spec.key, "control_chars", {"field": spec.label}))
+    limit = MAX_LOG_CHARS if spec.is_log else spec.max_chars
+    if len(text) > limit:
+        if spec.is_log:
+            text = cut_tail(text, limit).strip()
+            problems.append(Problem(spec.key, "log_cut", {"field": spec.label, "limit": limit}))
+        else:
+            text = cut_head(text, limit).strip()
+            problems.append(Problem(spec.key, "cut", {"field": spec.label, "limit": limit}))
+    if not text and spec.required:
+        problems.append(Problem(spec.key, "empty", {"field": spec.label}))
+    return Cleaned(text, redacted.redactions, tuple(problems))
+
+
+def looks_binary(data: bytes) -> bool:
+    """True for data that is not a text log: NUL bytes, known archive magic, or mostly
+    bytes that are neither UTF-8 text nor white space."""
+    head = data[:_SNIFF_BYTES]
+    if not head:
+        return False
+    if b"\x00" in head or head.startswith((b"\x1f\x8b", b"PK\x03\x04", b"\x7fELF", b"BZh")):
+        return True
+    text = head.decode("utf-8", errors="replace")
+    bad = sum(1 for ch in text if ch == "\ufffd" or (ch < " " and ch not in "\t\n\r"))
+    return bad > max(8, len(text) // 20)
+
+
+def read_upload(spec: FormField, data: bytes | None, size: int) -> Cleaned:
+    """An uploaded file for ``spec`` (a log): refused when ``size`` is over
+    :data:`MAX_UPLOAD_BYTES` (``data`` is then not needed) or the bytes are binary,
+    else decoded and cleaned like typed text, keeping the end."""
+    if size > MAX_UPLOAD_BYTES:
+        return Cleaned(
+            "",
+            problems=(
+                Problem(
+                    spec.key,
+                    "upload_too_big",
+                    {
+                        "field": spec.label,
+                        "size": human_size(size),
+                        "limit": human_size(MAX_UPLOAD_BYTES),
+                    },
+                ),
+            ),
+        )
+    if data is None:
+        return Cleaned(
+            "", problems=(Problem(spec.key, "upload_unreadable", {"field": spec.label}),)
+        )
+    if looks_binary(data):
+        return Cleaned("", problems=(Problem(spec.key, "upload_binary", {"field": spec.label}),))
+    text = data[:MAX_UPLOAD_BYTES].decode("utf-8", errors="replace").lstrip("\ufeff")
+    return clean_value(spec, text)

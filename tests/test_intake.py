@@ -1,0 +1,528 @@
+"""The support intake without Discord: the form, cleaning, drafts, filing, the store."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from knowledge.intake.desk import IntakeError, IntakeSettings, SupportDesk, Upload
+from knowledge.intake.fields import MAX_FIELD_CHARS, MAX_STEP_FIELDS, build_form
+from knowledge.intake.records import Draft
+from knowledge.intake.sqlite import MIGRATIONS, SqliteTicketStore
+from knowledge.intake.store import RateLimit, StoreTooNew
+from knowledge.intake.validate import MAX_LOG_CHARS, MAX_UPLOAD_BYTES
+from knowledge.service import KnowledgeBase
+from knowledge.templates import load_templates
+from knowledge.triage.engine import TriageContext
+from knowledge.triage.onboarding import load_checklist
+from knowledge.wiki.catalogue import find_front_page
+from knowledge.wiki.parse import load_wiki
+from tests.support import DEMO, SNAPSHOT, needs_snapshot
+
+T = load_templates("intake.yaml")
+TRIAGE_T = load_templates("triage.yaml")
+HF = "hf_" + "Kd8" * 12
+GITHUB = "ghp_" + "Wq4e" * 9
+LOG_LINE = "(APIServer pid=1) INFO 05-15 03:30:49 [utils.py:306] line {}"
+V3_LAUNCH = (
+    (DEMO / "models" / "glm5_v3.md").read_text("utf-8").split("```bash\n")[1].split("```")[0]
+)
+
+
+class Clock:
+    def __init__(self, now: float = 1_800_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture(scope="module")
+def context(tmp_path_factory) -> TriageContext:
+    kb = KnowledgeBase.open(DEMO, tmp_path_factory.mktemp("intake-kb"))
+    yield TriageContext.from_kb(kb)
+    kb.close()
+
+
+@pytest.fixture
+def store(tmp_path) -> SqliteTicketStore:
+    s = SqliteTicketStore.in_folder(tmp_path)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def desk(context, store, clock) -> SupportDesk:
+    return SupportDesk(context, store, settings=IntakeSettings(rate=RateLimit(3, 600)), clock=clock)
+
+
+def fill(desk: SupportDesk, user: str = "discord:1", **values: str) -> Draft:
+    draft = desk.new_draft(user).draft
+    answers = {
+        "text": "GLM-5 crashes under load after moving to eight GPUs",
+        "actual": "the engine dies",
+        "expected": "a running server",
+        "command": V3_LAUNCH,
+        "gpus": "8x RTX PRO 6000",
+        "log": "\n".join(LOG_LINE.format(i) for i in range(150)),
+        **values,
+    }
+    return desk.save(draft.id, user, answers).draft
+
+
+def db_bytes(folder: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(folder.glob("tickets.sqlite3*")))
+
+
+# --- the form ---------------------------------------------------------------------------
+
+
+def test_the_form_asks_what_the_onboarding_page_asks_in_two_steps():
+    wiki = load_wiki(DEMO)
+    form = build_form(load_checklist(wiki, find_front_page(wiki), TRIAGE_T), T)
+    assert form.source == "docs/newcomer-onboarding.md#before-you-ask"
+    assert form.keys == (
+        "text", "actual", "expected", "model_page", "image",
+        "command", "gpus", "settings", "log", "client",
+    )  # fmt: skip
+    assert [f.key for f in form.step(1)] == ["text", "actual", "expected", "model_page", "image"]
+    assert form.steps == 2
+    command = form.field("command")
+    assert command.max_chars == MAX_FIELD_CHARS and command.paragraph
+    # The wiki's own words are the description, cut to Discord's 100 characters.
+    assert form.field("log").description.startswith("The last 100-300 lines")
+    assert all(len(f.label) <= 45 and len(f.description) <= 100 for f in form.fields)
+
+
+@needs_snapshot
+def test_the_real_wiki_gives_the_same_fields():
+    wiki = load_wiki(SNAPSHOT)
+    form = build_form(load_checklist(wiki, find_front_page(wiki), TRIAGE_T), T)
+    assert form.source and form.source.startswith("docs/newcomer-onboarding.md#")
+    assert {"model_page", "image", "command", "gpus", "settings", "log", "client"} <= set(form.keys)
+
+
+def test_a_reworded_checklist_with_an_unknown_item_still_makes_a_form(tmp_path):
+    (tmp_path / "onboarding.md").write_text(
+        "# Onboarding\n\n## Bring\n\n| Required | Why |\n|---|---|\n"
+        "| The docker image tag | builds differ |\n| Your power supply rating | brownouts |\n"
+        "| Driver version | a |\n| Kernel | b |\n| BIOS | c |\n| Riser cables | d |\n",
+        "utf-8",
+    )
+    wiki = load_wiki(tmp_path)
+    form = build_form(load_checklist(wiki, None, TRIAGE_T), T)
+    assert form.keys[:4] == ("text", "actual", "expected", "image")
+    assert form.field("other_1").label == "Your power supply rating"
+    # Never more than a modal holds per step.
+    assert all(len(form.step(n)) <= MAX_STEP_FIELDS for n in range(1, form.steps + 1))
+    assert form.steps == 2
+
+
+def test_without_an_onboarding_page_the_built_in_list_makes_the_form(tmp_path):
+    (tmp_path / "README.md").write_text("# Wiki\n\nNo checklist here.\n", "utf-8")
+    wiki = load_wiki(tmp_path)
+    form = build_form(load_checklist(wiki, find_front_page(wiki), TRIAGE_T), T)
+    assert form.source is None
+    assert {"model_page", "image", "command", "log", "client"} <= set(form.keys)
+
+
+# --- cleaning what was typed ---------------------------------------------------------------
+
+
+def test_whitespace_only_required_answers_are_refused(desk):
+    draft = desk.new_draft("discord:1").draft
+    saved = desk.save(draft.id, "discord:1", {"text": " \n\t ", "image": "   "})
+    assert saved.problems == (T("problems.empty", field=T("fields.text.label")),)
+    assert "image" not in saved.draft.values
+    with pytest.raises(IntakeError) as exc:
+        desk.check(draft.id, "discord:1")
+    assert exc.value.code == "empty"
+
+
+def test_a_long_answer_is_cut_and_said_and_a_long_log_keeps_its_end(desk):
+    draft = desk.new_draft("discord:1").draft
+    long_text = ("word " * 2000).strip()
+    log = "\n".join(LOG_LINE.format(i) for i in range(6000))
+    saved = desk.save(draft.id, "discord:1", {"text": long_text, "log": log})
+    assert len(saved.draft.values["text"]) <= MAX_FIELD_CHARS
+    assert saved.draft.values["log"].endswith(LOG_LINE.format(5999))
+    assert len(saved.draft.values["log"]) <= MAX_LOG_CHARS
+    assert not saved.draft.values["log"].startswith(LOG_LINE.format(0))
+    codes = {p.code for p in saved.codes}
+    assert codes == {"cut", "log_cut"}
+    assert len(saved.problems) == 2
+
+
+def test_a_binary_upload_is_refused_and_the_rest_is_kept(desk):
+    draft = fill(desk)
+    binary = b"\x1f\x8b\x08\x00" + bytes(range(256)) * 40
+    saved = desk.save(
+        draft.id, "discord:1", {"client": "curl localhost"}, uploads={"log": Upload(binary, 10)}
+    )
+    assert saved.draft.values["client"] == "curl localhost"
+    assert saved.draft.values["log"] == draft.values["log"]  # the pasted log is kept
+    assert [p.code for p in saved.codes] == ["upload_binary"]
+
+
+def test_a_25_mb_upload_is_refused_without_reading_it(desk):
+    draft = fill(desk)
+    saved = desk.save(draft.id, "discord:1", {}, uploads={"log": Upload(None, 25 * 1024 * 1024)})
+    assert [p.code for p in saved.codes] == ["upload_too_big"]
+    assert "25.0 MB" in saved.problems[0]
+    assert saved.draft.values["text"] == draft.values["text"]
+
+
+def test_an_uploaded_log_full_of_secrets_is_stored_redacted(desk, tmp_path):
+    draft = fill(desk)
+    lines = [f"{LOG_LINE.format(i)} HF_TOKEN={HF} auth ghp {GITHUB}" for i in range(300)]
+    data = ("\n".join(lines)).encode()
+    assert len(data) < MAX_UPLOAD_BYTES
+    saved = desk.save(draft.id, "discord:1", {}, uploads={"log": Upload(data, len(data))})
+    assert HF not in saved.draft.values["log"] and GITHUB not in saved.draft.values["log"]
+    kinds = {(kind, field) for kind, field, _ in saved.draft.redactions}
+    assert ("hf-token", "log") in kinds and ("github-token", "log") in kinds
+    assert HF.encode() not in db_bytes(tmp_path) and GITHUB.encode() not in db_bytes(tmp_path)
+
+
+def test_unknown_model_names_are_said_with_the_known_ones(desk):
+    saved = desk.new_draft("discord:1", model="zebra-9000")
+    assert "model_page" not in saved.draft.values
+    assert saved.problems and "zebra" in saved.problems[0]
+    assert "GLM" in saved.problems[0]
+    known = desk.new_draft("discord:2", model="glm")
+    assert known.draft.values["model_page"] == "glm-5" and not known.problems
+
+
+# --- drafts -------------------------------------------------------------------------------
+
+
+def test_a_draft_survives_a_new_desk_and_expires(context, tmp_path, clock):
+    first = SupportDesk(context, SqliteTicketStore.in_folder(tmp_path), clock=clock)
+    draft = first.new_draft("discord:1").draft
+    first.save(draft.id, "discord:1", {"text": "half done"})
+    first.store.close()
+    again = SupportDesk(
+        context,
+        SqliteTicketStore.in_folder(tmp_path),
+        settings=IntakeSettings(draft_ttl=3600),
+        clock=clock,
+    )
+    resumed = again.resumable("discord:1")
+    assert resumed is not None and resumed.id == draft.id
+    assert resumed.values == {"text": "half done"} and resumed.step == 1
+    assert again.resumable("discord:2") is None
+    clock.now += 3601
+    assert again.resumable("discord:1") is None
+    with pytest.raises(IntakeError):
+        again.save(draft.id, "discord:1", {"text": "late"})
+    again.store.close()
+
+
+def test_someone_elses_draft_cannot_be_touched(desk):
+    draft = fill(desk)
+    with pytest.raises(IntakeError) as exc:
+        desk.save(draft.id, "discord:2", {"text": "mine now"})
+    assert exc.value.code == "not_yours"
+    with pytest.raises(IntakeError):
+        desk.file(draft.id, "discord:2", post=True)
+
+
+# --- checking and filing --------------------------------------------------------------------
+
+
+def test_the_check_shows_redactions_suggestions_and_missing_items(desk):
+    command = V3_LAUNCH.replace("-e NCCL_GRAPH_FILE=/etc/nccl/graph.xml", f"-e HF_TOKEN={HF}")
+    draft = fill(desk, command=command)
+    _, result, reply = desk.check(draft.id, "discord:1")
+    names = [f.name for f in reply.fields]
+    assert T("deflection.redactions") in names
+    redactions = reply.fields[names.index(T("deflection.redactions"))].value
+    assert "hf-token" in redactions and "command" in redactions and HF not in redactions
+    assert reply.pages and result.suggestions
+    missing = reply.fields[names.index(T("deflection.missing"))].value
+    assert "client" in missing.casefold()  # no client command was given
+    assert reply.ephemeral
+
+
+def test_deflection_is_recorded_and_files_nothing(desk, store):
+    draft = fill(desk)
+    desk.deflect(draft.id, "discord:1")
+    assert store.get_draft(draft.id).state == "deflected"
+    assert [e.kind for e in store.draft_events(draft.id)] == ["deflected"]
+    assert store.list_tickets() == []
+    assert desk.resumable("discord:1") is None
+
+
+def test_filing_twice_makes_one_ticket(desk, store):
+    draft = fill(desk)
+    first = desk.file(draft.id, "discord:1", post=True)
+    second = desk.file(draft.id, "discord:1", post=True)
+    assert first.created and not second.created
+    assert first.ticket.id == second.ticket.id
+    assert len(store.list_tickets()) == 1
+    ticket = store.get_ticket(first.ticket.id)
+    assert ticket.family == "glm-5" and ticket.status == "open" and ticket.post_state == "pending"
+    assert ticket.title.startswith("GLM-5 crashes under load")
+    assert [(e.kind, e.actor) for e in ticket.events] == [("created", "discord:1")]
+
+
+def test_a_user_filing_ten_a_minute_is_told_to_wait(desk, clock):
+    filed = []
+    refused = []
+    for _ in range(10):
+        draft = fill(desk)
+        try:
+            filed.append(desk.file(draft.id, "discord:1", post=False))
+        except IntakeError as exc:
+            refused.append(exc)
+        clock.now += 6
+    assert len(filed) == 3 and len(refused) == 7
+    assert refused[0].code == "rate_limited"
+    assert "3 tickets in the last 10 min" in str(refused[0])
+    assert refused[0].retry_after > 0
+    # Someone else is not affected.
+    assert desk.file(fill(desk, user="discord:2").id, "discord:2", post=False).created
+    clock.now += 600
+    assert desk.file(fill(desk).id, "discord:1", post=False).created
+
+
+def test_lifecycle_by_asker_and_staff_with_events(desk, store, clock):
+    ticket = desk.file(fill(desk).id, "discord:1", post=False).ticket
+    with pytest.raises(IntakeError) as exc:
+        desk.set_status(ticket.id, "closed", actor="discord:9", staff=False)
+    assert exc.value.code == "not_allowed"
+    clock.now += 10
+    desk.set_status(ticket.id, "solved", actor="discord:1", staff=False)
+    clock.now += 10
+    desk.set_status(ticket.id, "open", actor="discord:7", staff=True)
+    clock.now += 10
+    done = desk.set_status(ticket.id, "closed", actor="discord:7", staff=True)
+    with pytest.raises(IntakeError):
+        desk.set_status(ticket.id, "closed", actor="discord:7", staff=True)
+    assert done.status == "closed"
+    events = [(e.kind, e.actor) for e in done.events]
+    assert events == [
+        ("created", "discord:1"),
+        ("solved", "discord:1"),
+        ("reopened", "discord:7"),
+        ("closed", "discord:7"),
+    ]
+    assert [e.at for e in done.events] == sorted(e.at for e in done.events)
+
+
+def test_a_failed_post_stays_pending_and_is_retried_with_backoff(desk, store, clock):
+    ticket = desk.file(fill(desk).id, "discord:1", post=True).ticket
+    assert desk.due_posts() == []  # leased to the filer for a while
+    clock.now += 61
+    due = desk.due_posts()
+    assert [t.id for t in due] == [ticket.id]
+    assert desk.due_posts() == []  # claimed: no second poster
+    failed = desk.post_failed(due[0], "403 Missing Permissions")
+    assert failed.post_attempts == 1 and failed.post_error == "403 Missing Permissions"
+    assert store.pending_count() == 1
+    clock.now += 29
+    assert desk.due_posts() == []
+    clock.now += 2
+    again = desk.due_posts()
+    assert [t.id for t in again] == [ticket.id]
+    second = desk.post_failed(again[0], "503")
+    assert second.next_attempt_at - clock.now == pytest.approx(60)  # doubled
+    clock.now += 61
+    posted = desk.posted(desk.due_posts()[0].id, 4242)
+    assert posted.post_state == "posted" and posted.thread_id == 4242
+    assert store.pending_count() == 0
+    assert store.ticket_for_thread(4242).id == ticket.id
+    kinds = [e.kind for e in posted.events]
+    assert kinds == ["created", "post_failed", "post_failed", "posted"]
+
+
+def test_the_post_fits_discord_and_attaches_the_command_and_log_tail(desk):
+    log = "\n".join(LOG_LINE.format(i) for i in range(900))
+    ticket = desk.file(fill(desk, log=log, text="x" * 3000).id, "discord:1", post=True).ticket
+    post = desk.ticket_post(ticket)
+    assert len(post.title) <= 100 and len(post.content) <= 2000
+    assert post.reply.total_length() <= 6000
+    names = [name for name, _ in post.attachments]
+    assert names == [f"ticket-{ticket.id}-launch.txt", f"ticket-{ticket.id}-log-tail.txt"]
+    tail = post.attachments[1][1].splitlines()
+    assert len(tail) == 300 and tail[-1] == LOG_LINE.format(899)
+    assert post.tags == ("glm-5", "open")
+    assert "<@" not in post.content and "@everyone" not in post.content
+
+
+# --- the store ------------------------------------------------------------------------------
+
+
+def test_an_old_database_is_migrated_forward_and_a_newer_one_refused(tmp_path):
+    path = tmp_path / "tickets.sqlite3"
+    db = sqlite3.connect(path)
+    db.executescript(MIGRATIONS[0])
+    db.execute("PRAGMA user_version = 1")
+    db.execute(
+        "INSERT INTO drafts VALUES ('d1', 'discord:1', 'open', 1, 1.0, 1.0, "
+        '\'{"values": {"text": "kept"}}\')'
+    )
+    db.commit()
+    db.close()
+    store = SqliteTicketStore(path)
+    assert store.version == len(MIGRATIONS)
+    assert store.get_draft("d1").values == {"text": "kept"}
+    store.close()
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    db.commit()
+    db.close()
+    with pytest.raises(StoreTooNew):
+        SqliteTicketStore(path)
+
+
+def test_the_database_is_in_wal_mode_and_private(store):
+    assert store._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert store.path.stat().st_mode & 0o077 == 0
+
+
+# --- secrets never reach the disk -----------------------------------------------------------
+
+SECRETS = st.one_of(
+    st.from_regex(r"hf_[A-Za-z0-9]{34,40}", fullmatch=True),
+    st.from_regex(r"ghp_[A-Za-z0-9]{36}", fullmatch=True),
+    st.from_regex(r"github_pat_[A-Za-z0-9_]{82}", fullmatch=True),
+    st.from_regex(r"AKIA[A-Z0-9]{16}", fullmatch=True),
+    st.from_regex(r"[a-zA-Z0-9]{24,40}", fullmatch=True).map(lambda s: "Zx" + s),
+)
+WRAPPERS = st.sampled_from(
+    [
+        "{}",
+        "HF_TOKEN={}",
+        "export MY_API_KEY={}",
+        "docker run -e SECRET_KEY={} img",
+        "Authorization: Bearer {}",
+        '{{"token": "{}"}}',
+        "--api-key {}",
+        "https://user:{}@example.org/x",
+    ]
+)
+TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=300)
+FIELDS = ("text", "actual", "expected", "model_page", "image", "command", "gpus", "settings")
+
+
+def _wrapped(secret: str, wrapper: str) -> bool:
+    """Bare random strings are not secrets by their shape; only wrapped ones are."""
+    return not (secret.startswith("Zx") and wrapper == "{}")
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    st.lists(st.tuples(SECRETS, WRAPPERS).filter(lambda p: _wrapped(*p)), min_size=12, max_size=12),
+    TEXT,
+    st.integers(min_value=0, max_value=400),
+)
+def test_secrets_in_every_field_and_log_never_reach_the_database_file(
+    context, tmp_path_factory, pairs, noise, log_lines
+):
+    folder = tmp_path_factory.mktemp("secrets")
+    store = SqliteTicketStore.in_folder(folder)
+    desk = SupportDesk(context, store, settings=IntakeSettings(rate=RateLimit(0, 1)))
+    try:
+        keys = [*FIELDS, "client"]
+        secrets = [wrapper.format(secret) for secret, wrapper in pairs]
+        values = {key: f"{noise}\n{secrets[i]}\n{noise}" for i, key in enumerate(keys)}
+        values["text"] = "my server fails\n" + values["text"]
+        log = [LOG_LINE.format(i) for i in range(log_lines)]
+        log.insert(len(log) // 2, secrets[-3])
+        log.append(secrets[-2])
+        upload = "\n".join([*log, secrets[-1]]).encode()
+        draft = desk.new_draft("discord:1").draft
+        desk.save(draft.id, "discord:1", values)
+        desk.save(draft.id, "discord:1", {"log": "\n".join(log)})
+        desk.save(draft.id, "discord:1", {}, uploads={"log": Upload(upload, len(upload))})
+        filed = desk.file(draft.id, "discord:1", post=True)
+        desk.post_failed(filed.ticket, f"error quoting {secrets[0]}")
+        desk.set_status(filed.ticket.id, "closed", actor="discord:1", staff=False)
+        raw = db_bytes(folder)
+        for secret, _ in pairs:
+            assert secret.encode() not in raw
+    finally:
+        store.close()
+
+
+# --- durability -----------------------------------------------------------------------------
+
+_FILER = """
+import sys
+from pathlib import Path
+from knowledge.intake.records import Draft
+from knowledge.intake.sqlite import SqliteTicketStore
+from knowledge.intake.store import RateLimit
+
+store = SqliteTicketStore.in_folder(Path(sys.argv[1]))
+n = 0
+while True:
+    n += 1
+    draft = Draft(id=f"d{n}", user="discord:1", created_at=n, updated_at=n,
+                  values={"text": f"request {n}", "log": "line\\n" * 300})
+    store.save_draft(draft)
+    ticket, _ = store.file_ticket(draft, title=f"request {n}", family="glm-5",
+                                  triage={}, post=True, at=float(n), limit=RateLimit(0, 1))
+    print(ticket.id, draft.id, flush=True)
+"""
+
+
+def test_acknowledged_tickets_survive_kill_9_mid_filing(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.support import ROOT, hang_guard
+
+    child = subprocess.Popen(
+        [sys.executable, "-c", _FILER, str(tmp_path)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    acked: list[tuple[int, str]] = []
+    try:
+        with hang_guard(120, "the filing child"):
+            for line in child.stdout:
+                ticket_id, draft_id = line.split()
+                acked.append((int(ticket_id), draft_id))
+                if len(acked) == 40:
+                    break
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        child.stdout.close()
+    assert child.returncode == -signal.SIGKILL
+    store = SqliteTicketStore.in_folder(tmp_path)
+    try:
+        assert store._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        for ticket_id, draft_id in acked:
+            ticket = store.get_ticket(ticket_id)
+            assert ticket is not None and ticket.draft_id == draft_id
+            assert ticket.post_state == "pending" and ticket.values["text"].startswith("request")
+            assert [e.kind for e in ticket.events] == ["created"]
+        # The store keeps working after the crash: no lock or half-written row left.
+        ids = [t.id for t in store.list_tickets(limit=10_000)]
+        assert ids == sorted(set(ids), reverse=True) and len(ids) >= len(acked)
+        draft = Draft(id="after", user="discord:2", created_at=1.0, updated_at=1.0)
+        ticket, created = store.file_ticket(
+            draft, title="after", family="", triage={}, post=False, at=1.0, limit=RateLimit(0, 1)
+        )
+        assert created and ticket.id > max(ids)
+    finally:
+        store.close()
