@@ -139,6 +139,11 @@ def run_console(kb: KnowledgeBase, history: str) -> None:
             if line.lstrip("/").casefold() in _QUIT:
                 break
             try:
+                if line.lstrip("/").split()[0].casefold() == "support":
+                    from knowledge.cli.tickets import support_flow  # asks item by item
+
+                    support_flow(kb, render=lambda reply: render_text(reply, t))
+                    continue
                 print(render_text(dispatch(kb, line), t))
             except Exception:  # keep the console alive whatever one command does
                 log.exception("command failed: %s", line[:200])

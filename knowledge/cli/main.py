@@ -1,9 +1,9 @@
-"""The knowledge commands of ``wikibot``: console, ask, index and triage.
+"""The knowledge commands of ``wikibot``: console, ask, index, triage and tickets.
 
 ``bot.cli`` builds the ``wikibot`` parser, adds these with
 :func:`add_knowledge_commands` and its own ``serve``/``sync``/``health``;
 nothing here imports discord. The modules of this package import one way
-(``main`` -> ``console``, ``triage`` -> ``options``), never each other back.
+(``main`` -> ``console``, ``triage``/``tickets`` -> ``options``), never each other back.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import time
 
 from knowledge.cli.console import dispatch, render_text, run_console
 from knowledge.cli.options import add_wiki_options, open_knowledge, progress_bar, wiki_folders
+from knowledge.cli.tickets import add_tickets_command
 from knowledge.cli.triage import add_triage_command
 from knowledge.service import KnowledgeBase
 from knowledge.templates import load_templates
@@ -95,3 +96,4 @@ def add_knowledge_commands(sub: argparse._SubParsersAction) -> None:
     index.set_defaults(func=_index)
 
     add_triage_command(sub)
+    add_tickets_command(sub)

@@ -1,0 +1,308 @@
+"""``wikibot tickets``: file, list and show support tickets; the console's ``/support``.
+
+    wikibot tickets file [--wiki DIR] [--data DIR] REQUEST.yaml   # prints the new id
+    wikibot tickets list [--data DIR] [--json] [--status S] [--family F]
+    wikibot tickets show [--data DIR] [--json] ID
+
+The request file holds the same fields as ``wikibot triage`` (or the labels of the
+wiki's question template). Tickets live in ``tickets.sqlite3`` in the data folder,
+the same store the Discord bot uses; tickets filed here are not posted to Discord.
+Only redacted text is ever stored or printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from knowledge.cli.options import add_wiki_options, open_knowledge
+from knowledge.cli.triage import RequestError, read_request
+from knowledge.intake.desk import IntakeError, SupportDesk
+from knowledge.intake.records import Ticket, iso
+from knowledge.intake.sqlite import SqliteTicketStore
+from knowledge.intake.store import StoreError, StoreTooNew
+from knowledge.service import KnowledgeBase, default_data_dir, demo_wiki_dir
+from knowledge.templates import load_templates
+from knowledge.triage.engine import FIELDS, TriageContext, TriageRequest
+
+__all__ = ["add_tickets_command", "local_user", "open_desk", "support_flow"]
+
+
+def local_user() -> str:
+    try:
+        return f"local:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return "local:unknown"
+
+
+def _data_dir(args: argparse.Namespace) -> Path:
+    if args.data is not None:
+        return args.data
+    return default_data_dir(args.wiki if args.wiki is not None else demo_wiki_dir())
+
+
+def _store(args: argparse.Namespace) -> SqliteTicketStore:
+    return SqliteTicketStore.in_folder(_data_dir(args))
+
+
+def open_desk(kb: KnowledgeBase) -> SupportDesk:
+    """A desk over ``kb``'s wiki and the ticket store in its data folder."""
+    return SupportDesk(TriageContext.from_kb(kb), SqliteTicketStore.in_folder(kb.data_dir))
+
+
+def _fail(message: str, code: int = 2) -> int:
+    print(f"wikibot tickets: {message}", file=sys.stderr)
+    return code
+
+
+def _file(args: argparse.Namespace) -> int:
+    try:
+        data = read_request(args)
+    except RequestError as exc:
+        return _fail(str(exc))
+    request, _ = TriageRequest.from_mapping(data)
+    kb = open_knowledge(args, load_templates())
+    try:
+        desk = open_desk(kb)
+    except StoreTooNew as exc:
+        kb.close()
+        return _fail(str(exc))
+    try:
+        user = local_user()
+        draft = desk.new_draft(user).draft
+        values = {k: v for k, v in request.as_mapping().items() if v.strip()}
+        extra = [name for name in FIELDS if values.get(name) and desk.form.field(name) is None]
+        if extra:  # fields the wiki's checklist does not ask for go into the text
+            values["text"] = "\n".join(
+                [values.get("text", ""), *(f"{n}: {values.pop(n)}" for n in extra)]
+            ).strip()
+        saved = desk.save(draft.id, user, values)
+        for problem in saved.problems:
+            print(problem, file=sys.stderr)
+        filed = desk.file(draft.id, user, post=False)
+    except IntakeError as exc:
+        return _fail(str(exc), 1)
+    finally:
+        desk.store.close()
+        kb.close()
+    print(filed.ticket.id)
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    try:
+        store = _store(args)
+    except StoreError as exc:
+        return _fail(str(exc))
+    try:
+        tickets = store.list_tickets(status=args.status, family=args.family, limit=args.limit)
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps([_summary_json(t) for t in tickets], ensure_ascii=False, indent=2))
+        return 0
+    if not tickets:
+        print("no tickets")
+        return 0
+    for t in tickets:
+        print(
+            f"#{t.id:<5} {t.status:<7} {t.family or '-':<16} {iso(t.created_at)} "
+            f"{t.post_state:<8} {t.title}"
+        )
+    return 0
+
+
+def _summary_json(ticket: Ticket) -> dict[str, Any]:
+    data = ticket.to_json()
+    return {k: data[k] for k in ("id", "status", "title", "family", "created_at", "post")}
+
+
+def _show(args: argparse.Namespace) -> int:
+    try:
+        store = _store(args)
+    except StoreError as exc:
+        return _fail(str(exc))
+    try:
+        ticket = store.get_ticket(args.id)
+    finally:
+        store.close()
+    t = load_templates("intake.yaml")
+    if ticket is None:
+        return _fail(t("errors.unknown_ticket", id=args.id), 1)
+    if args.json:
+        print(json.dumps(ticket.to_json(), ensure_ascii=False, indent=2))
+        return 0
+    print(_ticket_text(ticket, t))
+    return 0
+
+
+def _ticket_text(ticket: Ticket, t: Callable[..., str]) -> str:
+    out = [
+        f"#{ticket.id} {ticket.title}",
+        t(
+            "ticket.status_line",
+            id=ticket.id,
+            status=t(f"ticket.statuses.{ticket.status}"),
+            family=ticket.family or t("ticket.no_family"),
+        ),
+        f"{ticket.user}, {iso(ticket.created_at)}",
+    ]
+    post = {"none": "post.none", "pending": "post.pending", "posted": "post.posted"}
+    out.append(
+        t(
+            f"ticket.{post[ticket.post_state]}",
+            attempts=ticket.post_attempts,
+            error=ticket.post_error or "-",
+            thread=ticket.thread_id or "-",
+        )
+    )
+    for key, value in ticket.values.items():
+        out.append("")
+        out.append(f"{key}:")
+        lines = value.splitlines()
+        shown = lines if key != "log" else lines[-20:]
+        out.extend("  " + line for line in shown)
+    summary = ticket.triage
+    for section, rows in (
+        (
+            "suggestions",
+            [f"{s['title']} ({s['page']}): {s['why']}" for s in summary.get("suggestions", [])],
+        ),
+        ("findings", [f"[{f['severity']}] {f['message']}" for f in summary.get("findings", [])]),
+        ("missing", [m["label"] for m in summary.get("missing", [])]),
+        ("redactions", [f"{k} in {f}" for k, f, _ in ticket.redactions]),
+    ):
+        if rows:
+            out.append("")
+            out.append(t(f"ticket.sections.{section}") + ":")
+            out.extend(f"  - {row}" for row in rows)
+    if ticket.events:
+        out.append("")
+        out.extend(f"{iso(e.at)} {e.kind} by {e.actor}" for e in ticket.events)
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------- the console
+
+
+def _ask_multiline(ask: Callable[[str], str]) -> str | None:
+    lines: list[str] = []
+    while True:
+        line = ask("... ")
+        if line.strip() == "/cancel":
+            return None
+        if line.strip() == ".":
+            return "\n".join(lines)
+        lines.append(line)
+
+
+def support_flow(
+    kb: KnowledgeBase,
+    ask: Callable[[str], str] = input,
+    say: Callable[[str], None] = print,
+    *,
+    user: str | None = None,
+    render: Callable[[Any], str] | None = None,
+) -> Ticket | None:
+    """The console's ``/support``: ask item by item, show the check, then file or not.
+
+    ``ask`` reads one line (``input``); EOF or ``/cancel`` stops, keeping the draft.
+    Returns the ticket filed, or None.
+    """
+    user = user or local_user()
+    desk = open_desk(kb)
+    t = desk.t
+    try:
+        draft = desk.resumable(user)
+        if draft is not None:
+            answer = ask(t("console.resume", when=iso(draft.updated_at))).strip().casefold()
+            if answer not in ("", "y", "yes"):
+                draft = None
+        if draft is None:
+            draft = desk.new_draft(user).draft
+        say(t("console.intro"))
+        while True:
+            for spec in desk.form.fields:
+                if draft.values.get(spec.key):
+                    continue
+                say("")
+                say(t("console.ask", label=spec.label))
+                if spec.description:
+                    say(t("console.why", why=spec.description))
+                if spec.paragraph:
+                    say(t("console.multiline"))
+                    value = _ask_multiline(ask)
+                else:
+                    value = ask("> ")
+                    value = None if value.strip() == "/cancel" else value
+                if value is None:
+                    say(t("console.cancelled", draft=draft.id))
+                    return None
+                saved = desk.save(draft.id, user, {spec.key: value})
+                draft = saved.draft
+                for problem in saved.problems:
+                    say(problem)
+            missing = desk.blocking(draft)
+            if missing:
+                for line in missing:
+                    say(line)
+                continue
+            say(t("console.checking"))
+            _, _, reply = desk.check(draft.id, user)
+            say(render(reply) if render else reply.title)
+            choice = ask(t("console.choice")).strip().casefold()
+            if choice == "solved":
+                desk.deflect(draft.id, user)
+                say(t("console.deflected"))
+                return None
+            if choice == "file":
+                try:
+                    ticket = desk.file(draft.id, user, post=False).ticket
+                except IntakeError as exc:
+                    say(str(exc))
+                    return None
+                say(t("console.filed", id=ticket.id, title=ticket.title))
+                return ticket
+            if choice == "edit":
+                draft = desk.save(draft.id, user, {k: "" for k in draft.values}).draft
+                continue
+            say(t("console.cancelled", draft=draft.id))
+            return None
+    except EOFError:
+        say(t("console.cancelled", draft=draft.id if draft else "-"))
+        return None
+    finally:
+        desk.store.close()
+
+
+# --------------------------------------------------------------------- parser
+
+
+def add_tickets_command(sub: argparse._SubParsersAction) -> None:
+    """Register ``wikibot tickets file|list|show``."""
+    parser = sub.add_parser("tickets", help="file, list and show support tickets")
+    inner = parser.add_subparsers(dest="tickets_cmd", metavar="ACTION", required=True)
+
+    file_ = inner.add_parser("file", help="file a ticket from a request file; prints its id")
+    add_wiki_options(file_)
+    file_.add_argument("request", help="request file (YAML or JSON, fields as for triage)")
+    file_.set_defaults(func=_file)
+
+    list_ = inner.add_parser("list", help="list tickets, newest first")
+    add_wiki_options(list_)
+    list_.add_argument("--json", action="store_true", help="print JSON")
+    list_.add_argument("--status", choices=("open", "solved", "closed"))
+    list_.add_argument("--family", help="family key")
+    list_.add_argument("--limit", type=int, default=50)
+    list_.set_defaults(func=_list)
+
+    show = inner.add_parser("show", help="show one ticket")
+    add_wiki_options(show)
+    show.add_argument("--json", action="store_true", help="print JSON")
+    show.add_argument("id", type=int, help="ticket number")
+    show.set_defaults(func=_show)
