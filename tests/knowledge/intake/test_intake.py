@@ -19,8 +19,7 @@ from knowledge.service import KnowledgeBase
 from knowledge.templates import load_templates
 from knowledge.triage.engine import TriageContext
 from knowledge.triage.onboarding import load_checklist
-from knowledge.wiki.catalogue import find_front_page
-from knowledge.wiki.parse import load_wiki
+from knowledge.wiki import find_front_page, load_wiki
 from tests.support import DEMO, SNAPSHOT, needs_snapshot
 
 T = load_templates("intake.yaml")
