@@ -57,3 +57,32 @@ def test_swapped_letters_suggest_the_term_first(typo, term):
     found = glossary.lookup(typo)
     assert found.entry is None
     assert found.suggestions and found.suggestions[0].term == term
+
+
+def _glm(catalogue: Catalogue):
+    return next(f for f in catalogue.families if f.current_page == "models/glm5_v4.md")
+
+
+def test_a_higher_version_than_the_current_page_is_reported(tmp_path):
+    wiki = tmp_path / "wiki"
+    shutil.copytree(DEMO, wiki)
+    assert _catalogue(wiki).newer_pages(_glm(_catalogue(wiki))) == ()
+    (wiki / "models" / "glm5_v5.md").write_text("# GLM-5 v5\n\nA newer run.\n")
+    (wiki / "models" / "glm5_v12b.md").write_text("# not a version of the same series\n")
+    (wiki / "models" / "glm5-v6.md").write_text("# other separator: another series\n")
+    catalogue = _catalogue(wiki)
+    assert [v.path for v in catalogue.newer_pages(_glm(catalogue))] == ["models/glm5_v5.md"]
+
+
+def test_a_page_that_supersedes_the_current_one_is_reported(tmp_path):
+    wiki = tmp_path / "wiki"
+    shutil.copytree(DEMO, wiki)
+    (wiki / "models" / "glm-next.md").write_text(
+        "# GLM next\n\n## Status\n\nThis page supersedes [v4](glm5_v4.md) for new installs.\n"
+    )
+    (wiki / "models" / "glm-notes.md").write_text(
+        "# GLM notes\n\n## Links\n\nSee [v4](glm5_v4.md) for the current launch.\n"
+    )
+    catalogue = _catalogue(wiki)
+    newer = catalogue.newer_pages(_glm(catalogue))
+    assert [(v.path, v.anchor) for v in newer] == [("models/glm-next.md", "status")]

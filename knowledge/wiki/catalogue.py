@@ -41,6 +41,12 @@ _COMPOSE_IMAGE = re.compile(r"^\s*image:\s*[\"']?(.+?)[\"']?\s*$")
 _ENV_IMAGE = re.compile(r"^\s*(?:export\s+)?[A-Z_]*IMAGE[A-Z_]*=[\"']?([^\s\"']+)")
 _DEFAULT_REF = re.compile(r"^\$\{[A-Za-z_]+:?-(.+)\}$")
 #: A version number in a family name; "27B"-style parameter counts are sizes, not versions.
+#: A page name ending in a version number: ``glm5.2_v15`` -> (``glm5.2_v``, 15, ``""``).
+#: Only ``v`` numbers count: ``qwen35-27b`` and ``glm47`` name models, not versions.
+_SERIES = re.compile(r"^(.*?(?:^|[_\-.])v)(\d+)([^\d]*)$", re.IGNORECASE)
+#: A page saying that it takes another page's place.
+_SUPERSEDES = re.compile(r"\b(?:supersedes|replaces|takes over from)\b", re.IGNORECASE)
+_OLD_KINDS = frozenset({PageStatus.HISTORICAL, PageStatus.ARCHIVE})
 _VERSION_NUMBER = re.compile(r"\d+(?:\.\d+)*(?![\d.]|\s*[BbMmKkTt]\b)")
 
 _LAUNCH_MARKERS = (
@@ -333,6 +339,42 @@ class Catalogue:
 
     # --- runbooks --------------------------------------------------------------
 
+    def newer_pages(self, family: Family) -> tuple[Version, ...]:
+        """Pages newer than the one the family's version map calls current.
+
+        A page is newer when it continues the current page's series with a higher
+        number (``name_v15.md`` -> ``name_v16.md`` in the same folder) and the map
+        does not list it as historical or archived, or when it links to the current
+        page saying that it supersedes or replaces it. The hub may simply not have
+        been updated yet: the reply says so with both links.
+        """
+        current = family.current[0] if family.current else None
+        if current is None or current.path not in self.wiki.pages:
+            return ()
+        listed = {v.path: v.kind for v in family.versions}
+        found: dict[str, Version] = {}
+        series = _series(current.path)
+        if series is not None:
+            folder, before, number, after = series
+            for path, page in self.wiki.pages.items():
+                other = _series(path)
+                if other is None or path == current.path or listed.get(path) in _OLD_KINDS:
+                    continue
+                same = other[0] == folder and other[1] == before and other[3] == after
+                if same and other[2] > number:
+                    found[path] = Version(page.title, path, None, "", PageStatus.OTHER)
+        for path, page in self.wiki.pages.items():
+            if path == current.path or path in found or listed.get(path) in _OLD_KINDS:
+                continue
+            for section in page.sections:
+                if not _SUPERSEDES.search(section.text):
+                    continue
+                if any(link.path == current.path for link in section.links):
+                    found[path] = Version(page.title, path, section.anchor, "", PageStatus.OTHER)
+                    break
+        return tuple(sorted(found.values(), key=lambda v: _series_number(v.path), reverse=True))
+
+
     def runbook(self, family: Family) -> Runbook:
         cached = self._runbooks.get(family.key)
         if cached is not None:
@@ -356,6 +398,20 @@ class Catalogue:
             )
         self._runbooks[family.key] = runbook
         return runbook
+
+
+def _series(path: str) -> tuple[str, str, int, str] | None:
+    """(folder, name before the number, the number, name after it) of a page path."""
+    folder, _, name = path.rpartition("/")
+    match = _SERIES.match(name.removesuffix(".md"))
+    if match is None or len(match.group(2)) > 6:
+        return None
+    return folder, match.group(1), int(match.group(2)), match.group(3)
+
+
+def _series_number(path: str) -> int:
+    series = _series(path)
+    return series[2] if series is not None else -1
 
 
 def _version_of(name: str) -> tuple[int, ...]:
