@@ -9,6 +9,7 @@ these rules so commands, buttons and the error handler all answer the same way.
 
 from __future__ import annotations
 
+import io
 import logging
 
 import discord
@@ -19,7 +20,7 @@ from knowledge.service import KnowledgeBase
 
 from . import render
 
-__all__ = ["defer", "send", "send_reply", "was_answered"]
+__all__ = ["defer", "files_of", "send", "send_reply", "was_answered"]
 
 log = logging.getLogger(__name__)
 
@@ -40,12 +41,21 @@ def was_answered(interaction: discord.Interaction) -> bool:
     return bool(interaction.extras.get(_ANSWERED))
 
 
+def files_of(reply: Reply) -> list[discord.File]:
+    """A reply's attachments (launch commands sent whole) as Discord files."""
+    return [
+        discord.File(io.BytesIO(f.text.encode("utf-8")), filename=f.name)
+        for f in reply.fitted().files
+    ]
+
+
 async def send(
     interaction: discord.Interaction,
     *,
     embed: discord.Embed,
     ephemeral: bool,
     view: discord.ui.View = MISSING,
+    files: list[discord.File] | None = None,
 ) -> Message | None:
     """Deliver ``embed`` as the answer to ``interaction`` and return the message if known.
 
@@ -56,7 +66,9 @@ async def send(
     """
     response = interaction.response
     if not response.is_done():
-        callback = await response.send_message(embed=embed, ephemeral=ephemeral, view=view)
+        callback = await response.send_message(
+            embed=embed, ephemeral=ephemeral, view=view, files=files or MISSING
+        )
         interaction.extras[_ANSWERED] = True
         resource = callback.resource
         return resource if isinstance(resource, discord.InteractionMessage) else None
@@ -65,12 +77,14 @@ async def send(
         placeholder_private = interaction.extras.get(_DEFERRED_PRIVATE, False)
         if placeholder_private or not ephemeral:
             # content=None: a progress line shown meanwhile must not stay above the answer.
-            message = await interaction.edit_original_response(content=None, embed=embed, view=view)
+            message = await interaction.edit_original_response(
+                content=None, embed=embed, view=view, attachments=files or MISSING
+            )
             interaction.extras[_ANSWERED] = True
             return message
         await interaction.delete_original_response()
     message = await interaction.followup.send(
-        embed=embed, ephemeral=ephemeral, view=view, wait=True
+        embed=embed, ephemeral=ephemeral, view=view, wait=True, files=files or MISSING
     )
     interaction.extras[_ANSWERED] = True
     return message
@@ -87,4 +101,6 @@ async def send_reply(
     """Send a knowledge reply as an embed: ephemeral if asked or if it is an error."""
     ephemeral = private or reply.ephemeral or not reply.ok
     embed = render.embed(reply, url=render.page_url(reply, kb))
-    return await send(interaction, embed=embed, ephemeral=ephemeral, view=view or MISSING)
+    return await send(
+        interaction, embed=embed, ephemeral=ephemeral, view=view or MISSING, files=files_of(reply)
+    )

@@ -12,7 +12,7 @@ from typing import Any
 
 from knowledge.text import truncate
 
-__all__ = ["LIMITS", "Field", "PageRef", "Reply"]
+__all__ = ["LIMITS", "Attachment", "Field", "PageRef", "Reply"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +26,9 @@ class _Limits:
     total: int = 6000
     #: Our own cap for a code block shown inside the description.
     code: int = 1800
+    #: Attached files per message, and the size of one (Discord's limits for bots).
+    files: int = 10
+    file_bytes: int = 8 * 1024 * 1024
     suggestions: int = 10
     pages: int = 10
 
@@ -44,6 +47,14 @@ class PageRef:
     @property
     def ref(self) -> str:
         return f"{self.path}#{self.anchor}" if self.anchor else self.path
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """A text sent whole beside the reply (a launch command too long for an embed)."""
+
+    name: str
+    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +80,8 @@ class Reply:
     ephemeral: bool = False
     #: Extra data for interactive renderers (family key, page number, ...). Never shown.
     meta: dict[str, Any] = field(default_factory=dict)
+    #: Texts sent whole as files: never cut, unlike everything above.
+    files: tuple[Attachment, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -103,6 +116,9 @@ class Reply:
             footer=footer,
             suggestions=self.suggestions[: LIMITS.suggestions],
             pages=self.pages[: LIMITS.pages],
+            files=tuple(
+                f for f in self.files if len(f.text.encode()) <= LIMITS.file_bytes
+            )[: LIMITS.files],
         )
 
     def total_length(self) -> int:

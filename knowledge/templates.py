@@ -43,6 +43,10 @@ class Templates:
             raise TypeError(f"template {key!r} is not a string")
         return string.Formatter().vformat(text, (), values).rstrip()
 
+    def plural(self, key: str, count: int, /, **values: Any) -> str:
+        """``key.one`` when ``count`` is 1, else ``key.other``; ``count`` is passed on."""
+        return self(f"{key}.{'one' if count == 1 else 'other'}", count=count, **values)
+
     def lines(self, key: str, rows: Iterable[Mapping[str, Any]]) -> str:
         """``key`` filled in once per row, one line each (a list inside a reply)."""
         return "\n".join(self(key, **row) for row in rows)

@@ -147,7 +147,7 @@ def explain(state: WikiState, t: Templates, text: str) -> Reply:
     return Reply(
         "explain",
         t("explain.title"),
-        t("explain.found", count=len(mentions), lines="\n".join(lines)),
+        t.plural("explain.found", len(mentions), lines="\n".join(lines)),
         pages=tuple(
             dict.fromkeys(PageRef(page, m.entry.anchor, m.entry.section) for m in mentions)
         ),

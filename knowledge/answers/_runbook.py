@@ -6,11 +6,11 @@ from dataclasses import replace
 
 from knowledge.answers._format import link, names
 from knowledge.answers._state import WikiState
-from knowledge.reply import LIMITS, Field, PageRef, Reply
+from knowledge.reply import LIMITS, Attachment, Field, PageRef, Reply
 from knowledge.search.query import MAX_QUERY_CHARS
 from knowledge.templates import Templates
 from knowledge.text import clean_user_text, code_block, escape_markdown, inline_code
-from knowledge.wiki import Family
+from knowledge.wiki import Family, Runbook
 
 __all__ = ["launch", "runbook", "versions"]
 
@@ -121,17 +121,34 @@ def launch(state: WikiState, t: Templates, family_key: str) -> Reply:
         ),
     )
     budget = LIMITS.description - len(head) - 10
+    code, files = _launch_code(t, family, rb, budget)
     return Reply(
         "launch",
         title,
-        t("runbook.launch_body", head=head, code=_code(rb.launch.text, rb.launch.lang, budget)),
+        t("runbook.launch_body", head=head, code=code),
         pages=(PageRef(rb.page, rb.launch_anchor, rb.page_title),),
         meta={"family": family.key, "command": rb.launch.text},
+        files=files,
     )
 
 
-def _code(text: str, lang: str | None, budget: int) -> str:
-    return code_block(text, lang or "bash", budget)
+_EXTENSIONS = {"yaml": "yaml", "yml": "yaml", "json": "json", "toml": "toml", "python": "py"}
+
+
+def _launch_code(
+    t: Templates, family: Family, rb: Runbook, budget: int
+) -> tuple[str, tuple[Attachment, ...]]:
+    """The launch command as a code block when it fits ``budget``; else a note and the
+    command whole as a file. A launch command is never cut: a cut one runs wrongly."""
+    assert rb.launch is not None
+    lang = rb.launch.lang or "bash"
+    block = code_block(rb.launch.text, lang, budget + 1000)
+    if len(block) <= budget:
+        return block, ()
+    name = f"launch-{family.key}.{_EXTENSIONS.get(lang.casefold(), 'sh')}"
+    lines = rb.launch.text.count("\n") + 1
+    note = t("runbook.launch_attached", name=inline_code(name), lines=lines)
+    return note, (Attachment(name, rb.launch.text.rstrip("\n") + "\n"),)
 
 
 def _family_lines(
@@ -176,9 +193,22 @@ def _runbook_reply(state: WikiState, t: Templates, family: Family) -> Reply:
             )
     rb = catalogue.runbook(family)
     page = state.wiki.pages.get(rb.page)
+    if page is None:
+        return _missing_current(state, t, family, rb)
     parts = [
         t("runbook.intro", page=escape_markdown(rb.page_title), family=escape_markdown(family.name))
     ]
+    newer = catalogue.newer_pages(family)
+    if newer:
+        parts.append(
+            t(
+                "runbook.newer",
+                current=link(t, state.links, rb.page_title, rb.page),
+                pages=t.raw("common.separator").join(
+                    link(t, state.links, v.title, v.path, v.anchor) for v in newer[:4]
+                ),
+            )
+        )
     if family.focus:
         parts.append(t("runbook.focus", focus=escape_markdown(family.focus)))
     fields: list[Field] = []
@@ -196,19 +226,22 @@ def _runbook_reply(state: WikiState, t: Templates, family: Family) -> Reply:
         )
     older = [v for v in family.versions if v.path != rb.page]
     if older:
-        fields.append(
-            Field(
-                t("runbook.older"),
-                t("runbook.older_count", count=len(older), family=escape_markdown(family.name)),
-            )
+        shown = t.lines(
+            "runbook.older_line",
+            ({"link": link(t, state.links, v.title, v.path, v.anchor)} for v in older[:5]),
         )
-    if rb.launch is not None and page is not None:
+        if len(older) > 5:
+            shown = t("runbook.older_more", lines=shown, count=len(older) - 5)
+        fields.append(Field(t("runbook.older", count=len(older)), shown))
+    files: tuple[Attachment, ...] = ()
+    if rb.launch is not None:
         section = page.section(rb.launch_anchor or "")
+        code, files = _launch_code(t, family, rb, LIMITS.code)
         parts.append(
             t(
                 "runbook.launch",
                 section=escape_markdown(section.title if section else rb.page_title),
-                code=_code(rb.launch.text, rb.launch.lang, LIMITS.code),
+                code=code,
             )
         )
     else:
@@ -231,5 +264,25 @@ def _runbook_reply(state: WikiState, t: Templates, family: Family) -> Reply:
             "url": state.links.url(rb.page),
             "has_launch": rb.launch is not None,
             "older": len(older),
+            "newer": [v.path for v in newer],
         },
+        files=files,
+    )
+
+
+def _missing_current(state: WikiState, t: Templates, family: Family, rb: Runbook) -> Reply:
+    """The hub names a current page that is not in the wiki: say so, offer the hub."""
+    pages = [PageRef(family.hub, None, family.hub_title)] if family.hub else []
+    hub = link(t, state.links, family.hub_title, family.hub) if family.hub else ""
+    return Reply(
+        "unavailable",
+        t("runbook.title", family=family.name),
+        t(
+            "runbook.current_missing",
+            family=escape_markdown(family.name),
+            page=inline_code(rb.page or "?"),
+            hub=t("runbook.current_missing_hub", hub=hub) if hub else "",
+        ),
+        pages=tuple(pages),
+        meta={"family": family.key, "page": rb.page, "missing": True},
     )

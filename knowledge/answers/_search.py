@@ -70,7 +70,7 @@ def search(
     fields = tuple(
         _hit_field(state, t, rank, hit) for rank, hit in enumerate(results.hits, start=first)
     )
-    summary = t("search.hits", total=results.total, first=first, last=last)
+    summary = t.plural("search.hits", results.total, first=first, last=last)
     if category:
         summary = t("search.hits_in", hits=summary, category=escape_markdown(category))
     return Reply(

@@ -67,12 +67,24 @@ COMMANDS: dict[str, Callable[[KnowledgeBase, str], Reply]] = {
 
 
 def dispatch(kb: KnowledgeBase, line: str) -> Reply:
-    """Run one console line such as ``/acronym DCP`` and return its reply."""
+    """Run one console line such as ``/acronym DCP`` and return its reply.
+
+    A line without a leading slash is a search (a pasted question works too).
+    """
     line = line.strip()
+    commands = ", ".join(f"/{c}" for c in COMMANDS)
+    if not line.lstrip("/").strip():
+        return Reply(
+            "not_found",
+            kb.t("cli.empty_title"),
+            kb.t("cli.empty", commands=commands),
+            ephemeral=True,
+        )
+    if not line.startswith("/"):
+        return _search(kb, line)
     name, _, arg = line.lstrip("/").partition(" ")
     handler = COMMANDS.get(name.casefold())
     if handler is None:
-        commands = ", ".join(f"/{c}" for c in COMMANDS)
         return Reply(
             "error",
             kb.t("common.unknown_command_title"),
@@ -99,6 +111,10 @@ def render_text(reply: Reply, t: Templates | None = None) -> str:
     if reply.footer:
         out.append("")
         out.append(_plain(reply.footer))
+    for attached in reply.files:
+        out.append("")
+        out.append(t("cli.attachment", name=attached.name))
+        out.append(attached.text.rstrip("\n"))
     return "\n".join(out)
 
 

@@ -438,16 +438,24 @@ def _versions(table: Table, wiki: Wiki) -> list[Version]:
     for row in table.rows:
         status = row[status_col].text if status_col is not None else ""
         cells = [row[page_col]] if page_col is not None else list(row)
+        kind = _status_kind(status)
         for cell in cells:
             for link in cell.links:
-                if link.path and link.path in wiki.pages:
+                if not link.path:
+                    continue
+                # A current page the wiki lacks is kept, so the reply can say it is
+                # missing instead of presenting another version as current.
+                if link.path in wiki.pages or (
+                    kind is PageStatus.CURRENT and link.path.endswith(".md")
+                ):
+                    page = wiki.pages.get(link.path)
                     found.append(
                         Version(
-                            title=link.text or wiki.pages[link.path].title,
+                            title=link.text or (page.title if page else link.path),
                             path=link.path,
                             anchor=link.anchor,
                             status=status,
-                            kind=_status_kind(status),
+                            kind=kind,
                             note=row[note_col].text if note_col is not None else "",
                         )
                     )
