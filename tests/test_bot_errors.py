@@ -141,9 +141,9 @@ def test_huge_sections_and_headings_stay_within_every_embed_limit(discord_standi
             launch.response.message,
             older.response.message,
             explain.original,
-        ]
+        ], launch.response.files
 
-    messages = discord_standin.run(bot_factory(make_config(wiki), kb=kb), scenario)
+    messages, launch_files = discord_standin.run(bot_factory(make_config(wiki), kb=kb), scenario)
     for message in messages:
         embeds = message["embeds"]
         errors = FormErrors()
@@ -161,7 +161,9 @@ def test_huge_sections_and_headings_stay_within_every_embed_limit(discord_standi
     assert search_embed["fields"][0]["name"].endswith("…"), "the 300-char heading was cut"
     assert "hugeword" in search_embed["fields"][0]["value"]
     launch_text = embed_of(messages[2])["description"]
-    assert launch_text.count("```") == 2, "a cut code block is still closed"
+    assert "```" not in launch_text, "no cut copy of the command is shown"
+    assert len(launch_files) == 1, "the command is attached whole instead"
+    assert launch_files[0].data.decode() == kb.launch(family).meta["command"].rstrip("\n") + "\n"
     assert any(b.get("label") == "Open page" for b in buttons(messages[1]))
     kb.close()
 

@@ -40,11 +40,14 @@ def test_every_key_the_code_names_exists(replies):
         s for s in _string_literals(_files(*USERS)) if _KEY.match(s) and s.split(".")[0] in sections
     }
     assert named, "no template keys found: the scan is broken"
-    assert sorted(named - replies.entries.keys()) == []
+    plurals = {k.rsplit(".", 1)[0] for k in replies.entries if k.endswith((".one", ".other"))}
+    assert sorted(named - replies.entries.keys() - plurals) == []
 
 
 def test_no_key_is_dead(replies):
     used = _string_literals(_files(ROOT / "knowledge", ROOT / "bot"))
+    # a plural form is used when its base key is (Templates.plural picks one or other)
+    used |= {f"{key}.{form}" for key in used for form in ("one", "other")}
     assert sorted(replies.entries.keys() - used) == []
 
 
@@ -54,3 +57,10 @@ def test_lines_fills_one_line_per_row():
         "- a: 1\n- b: 2"
     )
     assert t.lines("x.line", []) == ""
+
+
+def test_plural_picks_one_or_other():
+    t = Templates({"x.hits.one": "1 hit", "x.hits.other": "{count} hits in {where}"})
+    assert t.plural("x.hits", 1, where="a") == "1 hit"
+    assert t.plural("x.hits", 0, where="a") == "0 hits in a"
+    assert t.plural("x.hits", 7, where="b") == "7 hits in b"
