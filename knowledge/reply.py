@@ -2,7 +2,7 @@
 
 The console prints a :class:`Reply` as text, ``--json`` dumps it, and the
 Discord layer turns the same object into an embed. ``Reply.fitted()`` cuts every
-part to Discord's embed limits (hazards.md) so no renderer has to.
+part to Discord's embed limits (:data:`LIMITS`) so no renderer has to.
 """
 
 from __future__ import annotations

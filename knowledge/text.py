@@ -1,7 +1,8 @@
 """Small, linear-time text helpers shared by every reply: normalising, escaping, cutting.
 
 Everything here runs on hostile user text, so nothing backtracks and every
-function is O(n) (``discord.utils.escape_markdown`` is not: see hazards.md).
+function is O(n). ``discord.utils.escape_markdown`` is not: on ``"[a]("`` repeated
+it takes seconds at 8,000 characters and over a minute at 20,000.
 """
 
 from __future__ import annotations
