@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from knowledge.search.index import SearchIndex
+from knowledge.search import SearchIndex
 from knowledge.wiki import Wiki, load_wiki
 
 __all__ = ["BAD_QUERIES", "QUERIES", "main", "run"]

@@ -23,7 +23,7 @@ from pathlib import Path
 from knowledge import answers
 from knowledge.answers import Links, WikiState
 from knowledge.reply import Reply
-from knowledge.search.index import BuildStats, SearchIndex, SearchResults
+from knowledge.search import BuildStats, SearchIndex, SearchResults
 from knowledge.templates import Templates, load_templates
 from knowledge.wiki import Catalogue, Glossary, PageCache, Wiki, find_front_page, load_wiki
 

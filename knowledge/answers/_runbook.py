@@ -7,7 +7,7 @@ from dataclasses import replace
 from knowledge.answers._format import link, names
 from knowledge.answers._state import WikiState
 from knowledge.reply import LIMITS, Attachment, Field, PageRef, Reply
-from knowledge.search.query import MAX_QUERY_CHARS
+from knowledge.search import MAX_QUERY_CHARS
 from knowledge.templates import Templates
 from knowledge.text import clean_user_text, code_block, escape_markdown, inline_code
 from knowledge.wiki import Family, Runbook

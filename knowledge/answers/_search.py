@@ -5,8 +5,7 @@ from __future__ import annotations
 from knowledge.answers._format import link, names
 from knowledge.answers._state import WikiState
 from knowledge.reply import Field, PageRef, Reply
-from knowledge.search.index import Hit
-from knowledge.search.query import MAX_QUERY_CHARS
+from knowledge.search import MAX_QUERY_CHARS, Hit
 from knowledge.templates import Templates
 from knowledge.text import clean_user_text, escape_markdown, truncate
 from knowledge.wiki import status_of

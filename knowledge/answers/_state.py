@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from knowledge.search.index import BuildStats, SearchIndex, SearchResults
+from knowledge.search import BuildStats, SearchIndex, SearchResults
 from knowledge.wiki import Catalogue, Glossary, Wiki
 
 __all__ = ["Links", "WikiState"]

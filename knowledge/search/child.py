@@ -1,39 +1,224 @@
-"""Entry point of the process that writes a full build of the search index.
+"""Full builds in a child process: both ends of the protocol, and its entry point.
 
-:func:`knowledge.search.index._write_in_child` starts it with the parent's interpreter as
-``python -P -m knowledge.search.child --fd N GEN_DIR``, where ``N`` is this end of a
-socket pair and ``GEN_DIR`` the empty generation directory to fill. Nothing of
-the calling program is imported here (a multiprocessing "spawn" child would
+:func:`write_in_child` starts ``python -P -m knowledge.search.child --fd N GEN_DIR``
+with the parent's interpreter, where ``N`` is the child's end of a socket pair
+and ``GEN_DIR`` the empty generation directory to fill. Nothing of the calling
+program is imported in the child (a multiprocessing "spawn" child would
 re-import the caller's ``__main__``), so scripts that build a big index need no
-``if __name__ == "__main__":`` guard. The messages both ways are described at
-:func:`knowledge.search.index._child_build`, which does the work.
+``if __name__ == "__main__":`` guard; and it is a fresh interpreter, never a
+fork (the bot has threads).
+
+Messages, pickled over the socket: the parent sends ("engine", engine), then
+("page", documents) for each page, then ("write", None); the child reads them
+all, then writes and commits, sending ("progress", done) after each page and
+("done", count) at the end, or ("error", message, traceback). While it reads it
+sends nothing and while it writes it reads nothing, so neither side can block
+the other on a full socket. A child whose parent goes away (end of file, broken
+pipe) exits.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import os
+import signal
+import site
+import socket
+import subprocess
+import sys
+import traceback
+from collections.abc import Callable, Iterable, Sequence
 from multiprocessing.connection import Connection
+from pathlib import Path
 
-from knowledge.search.index import _child_build
+from knowledge.search.engine import Document, Engine, IndexBuildError
 
-__all__ = ["main"]
+__all__ = ["main", "serve", "write_in_child"]
 
 log = logging.getLogger(__name__)
+
+#: Seconds a build process may take to exit once it has reported its commit.
+_EXIT_TIMEOUT = 30.0
+#: Seconds without a word from a build process before it counts as hung.
+_IDLE_TIMEOUT = 600.0
+
+
+def write_in_child(
+    engine: Engine,
+    gen_dir: Path,
+    pages: Iterable[Sequence[Document]],
+    sections: int,
+    on_page: Callable[[int], None] | None,
+) -> None:
+    """``engine.write(gen_dir, pages, on_page)`` in a child process.
+
+    This process only sends the documents (pickled a page at a time: no long GIL
+    hold here) and waits, so an event loop in another of its threads keeps
+    running. Any failure kills the child and waits for it before returning, so
+    the caller may remove ``gen_dir``; a child that fails or dies raises
+    :class:`IndexBuildError`.
+    """
+    here_socket, there_socket = socket.socketpair()
+    here = Connection(here_socket.detach())
+    there = there_socket.detach()
+    proc: subprocess.Popen[bytes] | None = None
+    try:
+        try:
+            proc = subprocess.Popen(
+                _command(there, gen_dir),
+                stdin=subprocess.DEVNULL,
+                env=_env(),
+                pass_fds=(there,),
+            )
+        except OSError as exc:
+            raise IndexBuildError(
+                f"search index build process could not be started ({exc}); "
+                "the previous index is still in use"
+            ) from exc
+        finally:
+            os.close(there)  # the child has its own copy: EOF here once it is gone
+        try:
+            here.send(("engine", engine))
+            for docs in pages:
+                here.send(("page", docs))
+            here.send(("write", None))
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the child is gone; recv() says so below
+        while True:
+            if not here.poll(_IDLE_TIMEOUT):
+                raise IndexBuildError(
+                    f"search index build process sent nothing for {_IDLE_TIMEOUT:g} s; "
+                    "stopped it, the previous index is still in use"
+                )
+            try:
+                message = here.recv()
+            except (EOFError, ConnectionResetError):
+                proc.wait()
+                raise IndexBuildError(
+                    f"search index build process {_exit_reason(proc.returncode)} "
+                    "before finishing; the previous index is still in use"
+                ) from None
+            kind = message[0]
+            if kind == "progress":
+                if on_page is not None:
+                    on_page(message[1])
+            elif kind == "done":
+                count = message[1]
+                break
+            else:
+                log.error("search index build process failed:\n%s", message[2])
+                raise IndexBuildError(
+                    f"search index build process failed: {message[1]}; "
+                    "the previous index is still in use"
+                )
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(_EXIT_TIMEOUT)
+        if proc.returncode != 0:
+            raise IndexBuildError(
+                f"search index build process {_exit_reason(proc.returncode)} after writing; "
+                "the previous index is still in use"
+            )
+        if count != sections:
+            raise IndexBuildError(
+                f"search index build process wrote {count} sections, expected {sections}"
+            )
+    except BaseException:
+        if proc is not None:  # started: make sure it is gone before gen_dir is
+            if proc.returncode is None:
+                proc.kill()
+            proc.wait()
+        raise
+    finally:
+        here.close()
+
+
+def _command(fd: int, gen_dir: Path) -> list[str]:
+    """Command line of a build process talking over ``fd`` (no shell is involved).
+
+    ``-P``: the working directory does not go on the child's ``sys.path``, where a
+    folder of its own called ``knowledge`` would win over this package.
+    """
+    return [
+        sys.executable,
+        "-P",
+        "-m",
+        "knowledge.search.child",
+        "--fd",
+        str(fd),
+        os.path.abspath(gen_dir),
+    ]
+
+
+def _env() -> dict[str, str]:
+    """This process's environment, with the folder holding this package on PYTHONPATH.
+
+    So the child imports the very copy of ``knowledge`` that this process runs, from
+    whatever working directory and however this one found it (an install, an
+    editable install, a checkout on ``sys.path``). A site-packages folder is left
+    out: the child finds it anyway, and on PYTHONPATH it would come before the
+    standard library.
+    """
+    env = dict(os.environ)
+    root = Path(__file__).resolve().parents[2]
+    sites = [*getattr(site, "getsitepackages", list)(), site.getusersitepackages()]
+    if all(Path(folder).resolve() != root for folder in sites if folder):
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(root), env.get("PYTHONPATH"))))
+    return env
+
+
+def _exit_reason(code: int | None) -> str:
+    if code is None:
+        return "did not exit"
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-code).name}"
+        return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+def serve(conn: Connection, gen_dir: str) -> int:
+    """The build process's side of the protocol; returns its exit code."""
+    try:
+        kind, engine = conn.recv()
+        if kind != "engine":
+            raise ValueError(f"expected the engine first, got {kind!r}")
+        pages: list[Sequence[Document]] = []
+        while True:
+            kind, docs = conn.recv()
+            if kind != "page":
+                break
+            pages.append(docs)
+
+        def on_page(done: int) -> None:
+            conn.send(("progress", done))
+
+        count = engine.write(Path(gen_dir), pages, on_page)
+        conn.send(("done", count))
+    except EOFError:
+        return 1  # the parent gave up on us
+    except BaseException as exc:
+        with contextlib.suppress(Exception):
+            conn.send(("error", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
+        return 1
+    finally:
+        conn.close()
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     """Build one generation as told over ``--fd``; 0 once the commit is reported, else 1."""
     parser = argparse.ArgumentParser(
         prog="python -m knowledge.search.child",
-        description="Write a full index build sent by knowledge.search.index (internal).",
+        description="Write a full index build sent by knowledge.search (internal).",
     )
     parser.add_argument(
         "--fd", type=int, required=True, help="inherited socket connected to the parent"
     )
     parser.add_argument("gen_dir", help="empty generation directory to fill")
     args = parser.parse_args(argv)
-    return _child_build(Connection(args.fd), args.gen_dir)
+    return serve(Connection(args.fd), args.gen_dir)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """Turn untrusted user text into a bounded list of index terms.
 
-User text never reaches a Whoosh query parser: it is cleaned here (NFKC, format
+User text never reaches a query parser: it is cleaned here (NFKC, format
 characters dropped, length capped) and cut into terms with the same analyzer the
-index uses, and the index builds ``Term`` query objects from those terms. So
+index uses, and the engine builds its query objects from those terms alone. So
 ``*``, ``body:*``, ``[a TO z]``, ``(((`` or ``AND OR NOT`` are only words (or
 nothing) and can never expand into a slow wildcard, range or field query.
 """
@@ -10,34 +10,17 @@ nothing) and can never expand into a slow wildcard, range or field query.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from whoosh.analysis import (
-    STOP_WORDS,
-    Analyzer,
-    Filter,
-    LowercaseFilter,
-    RegexTokenizer,
-    StemFilter,
-    StopFilter,
-    Token,
-)
-
-from knowledge.text import cap_user_text, clean_user_text
+from knowledge.text import cap_user_text
 
 __all__ = [
     "MAX_QUERY_CHARS",
     "MAX_QUERY_TERMS",
-    "MAX_TERM_CHARS",
     "PROBLEM_EMPTY",
     "PROBLEM_NO_WORDS",
-    "STOP",
-    "TOKEN_PATTERN",
     "PreparedQuery",
-    "VersionHeadFilter",
-    "clean_text",
-    "make_analyzer",
     "prepare_query",
 ]
 
@@ -47,61 +30,9 @@ log = logging.getLogger(__name__)
 MAX_QUERY_CHARS = 200
 #: Most distinct terms one query may hold; later ones are ignored.
 MAX_QUERY_TERMS = 16
-#: Longer tokens are dropped, both when indexing and when querying.
-MAX_TERM_CHARS = 64
-
-#: Versions stay whole (``2.28.9``, ``K2.7``, ``Qwen3.5``); everything else is split on
-#: anything that is not a letter or digit, underscores included (``_zero_fill`` ->
-#: ``zero fill``, ``torch.AcceleratorError`` -> ``torch acceleratorerror``).
-TOKEN_PATTERN = r"[^\W_]*\d+(?:\.\d+)+|[^\W_]+"
-
-#: Whoosh's English stop words plus auxiliaries, pronouns and question words, which
-#: otherwise survive as stems that match nearly every section ("was" -> "wa").
-_MORE_STOP = """
-    was were been being has had having do does did doing done am i me my mine our ours
-    they them their theirs he him his she her hers its what which who whom whose how
-    why where there here so than then too very just also about into onto any all some
-    but these those would should could shall might must please use used uses using
-"""
-STOP = frozenset(STOP_WORDS) | frozenset(_MORE_STOP.split())
-
 
 PROBLEM_EMPTY = "empty query"
 PROBLEM_NO_WORDS = "no searchable words in the query"
-
-
-class VersionHeadFilter(Filter):
-    """After a versioned name also emit its name part: ``qwen3.5`` -> ``qwen3.5 qwen3``.
-
-    So "qwen3" finds pages about Qwen3.5, while "qwen3.5" (both terms required)
-    does not find pages that only know Qwen3. Bare numbers (``2.28.9``) are left.
-    """
-
-    def __call__(self, tokens: Iterator[Token]) -> Iterator[Token]:
-        for token in tokens:
-            text = token.text
-            yield token
-            head, dot, _ = text.partition(".")
-            if dot and head and not head.isdigit():
-                extra = token.copy()
-                extra.text = head
-                yield extra
-
-
-def make_analyzer() -> Analyzer:
-    """The analyzer shared by every text field of the index and by queries."""
-    return (
-        RegexTokenizer(TOKEN_PATTERN)
-        | LowercaseFilter()
-        | VersionHeadFilter()
-        | StopFilter(stoplist=STOP, minsize=2, maxsize=MAX_TERM_CHARS)
-        | StemFilter(cachesize=50000)
-    )
-
-
-def clean_text(raw: str, max_chars: int = MAX_QUERY_CHARS) -> str:
-    """The query text as searched: :func:`knowledge.text.clean_user_text` at our cap."""
-    return clean_user_text(raw, max_chars)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,20 +49,19 @@ class PreparedQuery:
 
 def prepare_query(
     raw: str,
-    analyzer: Analyzer,
+    analyze: Callable[[str], Iterable[str]],
     *,
     max_chars: int = MAX_QUERY_CHARS,
     max_terms: int = MAX_QUERY_TERMS,
 ) -> PreparedQuery:
-    """Clean ``raw`` and cut it into at most ``max_terms`` distinct index terms."""
+    """Clean ``raw`` and cut it with ``analyze`` into at most ``max_terms`` distinct terms."""
     text, truncated = cap_user_text(raw or "", max_chars)
     if not text:
         return PreparedQuery(text="", terms=(), problem=PROBLEM_EMPTY)
     terms: list[str] = []
     seen: set[str] = set()
     try:
-        for token in analyzer(text):
-            term = token.text
+        for term in analyze(text):
             if term in seen:
                 continue
             if len(terms) >= max_terms:

@@ -32,8 +32,7 @@ from typing import Any, Final, Protocol
 
 from knowledge.jsonable import to_jsonable
 from knowledge.launch.parse import ImageRef, Launch, parse_image, parse_launch
-from knowledge.search.index import SearchResults
-from knowledge.search.query import STOP, make_analyzer
+from knowledge.search import STOP, SearchResults, make_term_analyzer
 from knowledge.templates import Templates, load_templates
 from knowledge.text import fold_key
 from knowledge.triage.known_errors import KnownErrorMatch, KnownErrors
@@ -811,8 +810,8 @@ def _hit_title(page: str, section: str) -> str:
 
 
 def _terms(text: str) -> list[str]:
-    analyzer = make_analyzer()
-    return list(dict.fromkeys(t.text for t in analyzer(text)))[:MAX_TERMS]
+    analyze = make_term_analyzer()
+    return list(dict.fromkeys(analyze(text)))[:MAX_TERMS]
 
 
 def _coverage(terms: Sequence[str], wiki: Wiki, path: str, anchor: str) -> tuple[float, list[str]]:
@@ -822,9 +821,9 @@ def _coverage(terms: Sequence[str], wiki: Wiki, path: str, anchor: str) -> tuple
     section = page.section(anchor) if page is not None else None
     if section is None:
         return 0.0, []
-    analyzer = make_analyzer()
+    analyze = make_term_analyzer()
     text = " ".join((page.title if page else "", section.title, section.text[:20_000]))
-    present = {t.text for t in analyzer(text)}
+    present = set(analyze(text))
     shared = [t for t in terms if t in present and t not in STOP]
     return len(shared) / len(terms), shared
 
@@ -832,10 +831,10 @@ def _coverage(terms: Sequence[str], wiki: Wiki, path: str, anchor: str) -> tuple
 def _words_for(query: str, stems: Sequence[str]) -> list[str]:
     """The user's own words behind analysed ``stems``, in query order."""
     wanted = set(stems)
-    analyzer = make_analyzer()
+    analyze = make_term_analyzer()
     words: list[str] = []
     for word in re.findall(r"[^\W_]+", query)[:200]:
-        if any(t.text in wanted for t in analyzer(word)) and word.casefold() not in words:
+        if any(t in wanted for t in analyze(word)) and word.casefold() not in words:
             words.append(word.casefold())
     return words
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from discord.ext import commands, tasks
 
 from bot.heartbeat import HEARTBEAT_EVERY, Heartbeat, heartbeat_path, write_heartbeat
-from knowledge.search.index import BuildStats
+from knowledge.search import BuildStats
 
 from ._changes import PageChanges
 

@@ -2,27 +2,31 @@
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from knowledge.search._whoosh import MAX_TERM_CHARS, make_term_analyzer
 from knowledge.search.query import (
     MAX_QUERY_CHARS,
     MAX_QUERY_TERMS,
-    MAX_TERM_CHARS,
     PROBLEM_EMPTY,
     PROBLEM_NO_WORDS,
-    clean_text,
-    make_analyzer,
     prepare_query,
 )
+from knowledge.text import clean_user_text
+from tests.knowledge.search.helpers import ids
+
+#: The query text as searched: cleaned and cut at the query cap.
+clean_text = functools.partial(clean_user_text, limit=MAX_QUERY_CHARS)
 
 
 @pytest.fixture(scope="module")
 def analyzer():
-    return make_analyzer()
+    return make_term_analyzer()
 
 
 def terms(analyzer, text: str) -> tuple[str, ...]:
@@ -111,9 +115,60 @@ def test_overlong_tokens_are_not_terms(analyzer):
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=3000))
 def test_any_text_gives_bounded_clean_output(raw):
-    prepared = prepare_query(raw, make_analyzer())
+    prepared = prepare_query(raw, make_term_analyzer())
     assert len(prepared.text) <= MAX_QUERY_CHARS
     assert len(prepared.terms) <= MAX_QUERY_TERMS
     assert all(0 < len(t) <= MAX_TERM_CHARS for t in prepared.terms)
     assert not any(unicodedata.category(c) == "Cf" for c in prepared.text)
     assert (prepared.problem is None) == bool(prepared.terms)
+
+
+# --- through the index ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [
+        ("", PROBLEM_EMPTY),
+        ("   ", PROBLEM_EMPTY),
+        ("\u200b", PROBLEM_EMPTY),
+        ("*", PROBLEM_NO_WORDS),
+        ("(((", PROBLEM_NO_WORDS),
+        ("[a TO z]", PROBLEM_NO_WORDS),
+        ("x" * 5000, PROBLEM_NO_WORDS),
+    ],
+)
+def test_queries_with_nothing_to_search_say_why(index, raw, problem):
+    results = index.search(raw)
+    assert results.hits == ()
+    assert results.total == 0
+    assert results.problem == problem
+    assert len(results.query) <= MAX_QUERY_CHARS
+
+
+def test_field_and_wildcard_syntax_is_searched_as_words(index):
+    # "body:*" is the word "body", which the wiki does not have: nothing, not everything.
+    results = index.search("body:*")
+    assert results.total == 0
+    assert results.problem is None
+    assert index.search("text:zeppelin*").total == index.search("text zeppelin").total
+    assert index.search("path:guides").total == index.search("guides").total
+
+
+def test_fullwidth_and_zero_width_queries_find_the_plain_words(index):
+    plain = ids(index.search("zeppelin mooring"))
+    assert ids(index.search("ｚｅｐｐｅｌｉｎ ｍｏｏｒｉｎｇ")) == plain
+    assert ids(index.search("zep\u200bpelin moor\u200bing")) == plain
+
+
+def test_long_query_runs_on_its_first_words(index):
+    results = index.search("frobnicator " + "word " * 1000)
+    assert results.problem is None
+    assert len(results.query) <= MAX_QUERY_CHARS
+    assert results.total >= 1
+
+
+def test_limit_and_offset_are_clamped(index):
+    assert len(index.search("sprocket", limit=0).hits) == 1
+    assert len(index.search("sprocket", limit=10_000).hits) == 13
+    assert index.search("sprocket", offset=-5).hits == index.search("sprocket").hits

@@ -1,0 +1,409 @@
+"""The Whoosh engine: schema, analyzer, status-weighted BM25F, query objects, merges.
+
+One Whoosh document per section. The only module that imports Whoosh; the rest
+of :mod:`knowledge.search` talks to it through :class:`~knowledge.search.engine.Engine`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import whoosh
+from whoosh import collectors, scoring
+from whoosh import index as whoosh_index
+from whoosh.analysis import (
+    STOP_WORDS,
+    Analyzer,
+    Filter,
+    LowercaseFilter,
+    RegexTokenizer,
+    StemFilter,
+    StopFilter,
+    Token,
+)
+from whoosh.fields import ID, STORED, TEXT, Schema
+from whoosh.query import And, Or, Query, Term
+from whoosh.searching import Searcher
+
+from knowledge.search import ranking
+from knowledge.search.engine import (
+    Document,
+    Engine,
+    Found,
+    Generation,
+    IndexLockedError,
+    WouldRewrite,
+)
+
+__all__ = [
+    "MAX_TERM_CHARS",
+    "SCHEMA_VERSION",
+    "STOP",
+    "TOKEN_PATTERN",
+    "VersionHeadFilter",
+    "WhooshEngine",
+    "make_analyzer",
+    "make_schema",
+    "make_term_analyzer",
+]
+
+log = logging.getLogger(__name__)
+
+#: Bump whenever the schema, the analyzer or what goes into a field changes.
+SCHEMA_VERSION = 2
+#: Longer tokens are dropped, both when indexing and when querying.
+MAX_TERM_CHARS = 64
+#: Versions stay whole (``2.28.9``, ``K2.7``, ``Qwen3.5``); everything else is split on
+#: anything that is not a letter or digit, underscores included (``_zero_fill`` ->
+#: ``zero fill``, ``torch.AcceleratorError`` -> ``torch acceleratorerror``).
+TOKEN_PATTERN = r"[^\W_]*\d+(?:\.\d+)+|[^\W_]+"
+
+#: Whoosh's English stop words plus auxiliaries, pronouns and question words, which
+#: otherwise survive as stems that match nearly every section ("was" -> "wa").
+_MORE_STOP = """
+    was were been being has had having do does did doing done am i me my mine our ours
+    they them their theirs he him his she her hers its what which who whom whose how
+    why where there here so than then too very just also about into onto any all some
+    but these those would should could shall might must please use used uses using
+"""
+STOP = frozenset(STOP_WORDS) | frozenset(_MORE_STOP.split())
+
+#: Whoosh's in-memory buffer for a full build: one segment, sorted once at commit.
+_FULL_LIMITMB = 256
+#: Whoosh's in-memory buffer for an update of a few pages.
+_UPDATE_LIMITMB = 64
+
+
+class VersionHeadFilter(Filter):
+    """After a versioned name also emit its name part: ``qwen3.5`` -> ``qwen3.5 qwen3``.
+
+    So "qwen3" finds pages about Qwen3.5, while "qwen3.5" (both terms required)
+    does not find pages that only know Qwen3. Bare numbers (``2.28.9``) are left.
+    """
+
+    def __call__(self, tokens: Iterator[Token]) -> Iterator[Token]:
+        for token in tokens:
+            text = token.text
+            yield token
+            head, dot, _ = text.partition(".")
+            if dot and head and not head.isdigit():
+                extra = token.copy()
+                extra.text = head
+                yield extra
+
+
+def make_analyzer() -> Analyzer:
+    """The analyzer shared by every text field of the index and by queries."""
+    return (
+        RegexTokenizer(TOKEN_PATTERN)
+        | LowercaseFilter()
+        | VersionHeadFilter()
+        | StopFilter(stoplist=STOP, minsize=2, maxsize=MAX_TERM_CHARS)
+        | StemFilter(cachesize=50000)
+    )
+
+
+def make_term_analyzer() -> Callable[[str], list[str]]:
+    """The index's analyzer as a plain function: text -> its index terms, in order."""
+    analyzer = make_analyzer()
+
+    def analyze(text: str) -> list[str]:
+        return [token.text for token in analyzer(text)]
+
+    return analyze
+
+
+def make_schema(analyzer: Analyzer | None = None) -> Schema:
+    analyzer = analyzer or make_analyzer()
+
+    def text(stored: bool) -> TEXT:
+        # No positions: queries are built from single terms and snippets are our own.
+        return TEXT(analyzer=analyzer, phrase=False, stored=stored)
+
+    return Schema(
+        id=ID(stored=True, unique=True),
+        path=ID(stored=True),
+        anchor=STORED(),
+        page_title=text(True),
+        section_title=text(True),
+        headings=text(False),
+        text=text(True),
+        code=text(True),
+        symptom=text(False),
+        category=ID(stored=True),
+        status=ID(stored=True, sortable=True),
+    )
+
+
+def _fields(doc: Document) -> dict[str, Any]:
+    return {
+        "id": doc.id,
+        "path": doc.path,
+        "anchor": doc.anchor,
+        "page_title": doc.page_title,
+        "section_title": doc.section_title,
+        "headings": doc.headings,
+        "text": doc.text,
+        "code": doc.code,
+        "symptom": doc.symptom,
+        "category": doc.category,
+        "status": doc.status,
+    }
+
+
+class WhooshEngine(Engine):
+    """Sections in a Whoosh index, ranked by BM25F times the page status factor."""
+
+    schema_version = SCHEMA_VERSION
+
+    def __init__(self) -> None:
+        self.analyzer = make_analyzer()
+        self.schema = make_schema(self.analyzer)
+
+    def __reduce__(self) -> tuple[type[WhooshEngine], tuple[()]]:
+        # The build process makes its own (empty stem cache, same schema).
+        return (WhooshEngine, ())
+
+    @property
+    def version(self) -> str:
+        return whoosh.versionstring()
+
+    def analyze(self, text: str) -> list[str]:
+        return [token.text for token in self.analyzer(text)]
+
+    def write(
+        self,
+        gen_dir: Path,
+        pages: Iterable[Sequence[Document]],
+        on_page: Callable[[int], None] | None = None,
+    ) -> int:
+        ix = whoosh_index.create_in(str(gen_dir), self.schema)
+        try:
+            try:
+                writer = ix.writer(limitmb=_FULL_LIMITMB)
+            except whoosh_index.LockError as exc:
+                raise IndexLockedError(f"search index in {gen_dir} is locked") from exc
+            count = 0
+            try:
+                for done, docs in enumerate(pages, start=1):
+                    for doc in docs:
+                        writer.add_document(**_fields(doc))
+                    count += len(docs)
+                    if on_page is not None:
+                        on_page(done)
+                writer.commit()
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    writer.cancel()
+                raise
+        finally:
+            ix.close()
+        return count
+
+    def open(self, gen_dir: Path) -> Generation:
+        return _WhooshGeneration(gen_dir, whoosh_index.open_dir(str(gen_dir), schema=self.schema))
+
+
+class _WhooshGeneration(Generation):
+    def __init__(self, gen_dir: Path, ix: Any) -> None:
+        self.gen_dir = gen_dir
+        self.ix = ix
+        self._searcher: Searcher | None = None
+
+    def doc_count(self) -> int:
+        return int(self.ix.doc_count())
+
+    @property
+    def searching(self) -> bool:
+        return self._searcher is not None
+
+    def search(
+        self, terms: Sequence[str], *, limit: int, offset: int, category: str | None
+    ) -> tuple[int, list[Found]]:
+        if self._searcher is None:
+            self._searcher = _new_searcher(self.ix)
+        searcher = self._searcher
+        filter_q = Term("category", category) if category else None
+        ranked, total = _rank(searcher, terms, offset + limit, filter_q)
+        page = ranked[offset : offset + limit]
+        return total, [_found(score, searcher.stored_fields(doc)) for score, doc in page]
+
+    def update(
+        self,
+        changes: Iterable[tuple[str, Sequence[Document]]],
+        *,
+        rewrite_ok: bool,
+        timeout: float,
+    ) -> None:
+        merge = functools.partial(_merge_into_delta, whole=rewrite_ok)
+        try:
+            writer = self.ix.writer(limitmb=_UPDATE_LIMITMB, timeout=timeout)
+        except whoosh_index.LockError as exc:
+            raise IndexLockedError(
+                f"search index in {self.gen_dir} is locked by another writer"
+            ) from exc
+        try:
+            for path, docs in changes:
+                writer.delete_by_term("path", path)
+                for doc in docs:
+                    writer.add_document(**_fields(doc))
+            writer.commit(mergetype=merge)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                writer.cancel()
+            raise
+
+    def close(self) -> None:
+        searcher, self._searcher = self._searcher, None
+        if searcher is not None:
+            with contextlib.suppress(Exception):
+                searcher.close()
+        with contextlib.suppress(Exception):
+            self.ix.close()
+
+
+def _found(score: float, fields: dict[str, Any]) -> Found:
+    return Found(
+        score=float(score or 0.0),
+        path=fields.get("path", ""),
+        anchor=fields.get("anchor", ""),
+        page_title=fields.get("page_title", ""),
+        section_title=fields.get("section_title", ""),
+        category=fields.get("category", ""),
+        status=fields.get("status", "other"),
+        text=fields.get("text") or "",
+        code=fields.get("code") or "",
+    )
+
+
+class _StatusWeighting(scoring.BM25F):
+    """BM25F whose final score is multiplied by the page status factor of each doc."""
+
+    use_final = True
+
+    def __init__(self, factors: list[float]) -> None:
+        super().__init__(B=0.75, K1=1.2, symptom_B=ranking.SYMPTOM_B)
+        self._factors = factors
+
+    def final(self, searcher: Any, docnum: int, score: float) -> float:
+        if docnum < len(self._factors):
+            return score * self._factors[docnum]
+        return score
+
+
+def _new_searcher(ix: Any) -> Searcher:
+    reader = ix.reader()
+    factors: list[float] = []
+    try:
+        count = reader.doc_count_all()
+        if count and reader.has_column("status"):
+            column = reader.column_reader("status")
+            factors = [ranking.status_factor(column[i]) for i in range(count)]
+    except Exception:
+        log.exception("could not read page statuses; ranking without them")
+    return Searcher(reader, weighting=_StatusWeighting(factors), fromindex=ix)
+
+
+def _rank(
+    searcher: Searcher, terms: Sequence[str], need: int, filter_q: Query | None
+) -> tuple[list[tuple[float, int]], int]:
+    """(score, docnum) of the best ``need`` sections, and how many matched in all.
+
+    Terms found nowhere in the index are dropped first. Sections holding every
+    remaining term come first; if there are none, the OR of the terms is ranked
+    by :func:`knowledge.search.ranking.coordinated`.
+    """
+    reader = searcher.reader()
+    groups: list[Query] = []
+    for term in terms:
+        # Only fields that hold the term: absent terms would still cost a matcher.
+        parts = [
+            Term(field, term, boost=boost)
+            for field, boost in ranking.FIELD_BOOSTS.items()
+            if reader.doc_frequency(field, term)
+        ]
+        if parts:
+            groups.append(parts[0] if len(parts) == 1 else _union(parts))
+    if not groups:
+        return [], 0
+    if len(groups) == 1:
+        results = _collect(searcher, groups[0], need, filter_q)
+        return [(hit.score or 0.0, hit.docnum) for hit in results], len(results)
+    results = _collect(searcher, And(groups), need, filter_q)
+    if len(results):
+        return [(hit.score or 0.0, hit.docnum) for hit in results], len(results)
+    depth = max(need, ranking.RERANK_DEPTH)
+    results = _collect(searcher, _union(groups), depth, filter_q, terms=True)
+    scored = (
+        (hit.score or 0.0, hit.docnum, len({text for _, text in hit.matched_terms()}))
+        for hit in results
+    )
+    return ranking.coordinated(scored, len(groups), need), len(results)
+
+
+def _collect(
+    searcher: Searcher, query: Query, limit: int, filter_q: Query | None, terms: bool = False
+) -> Any:
+    """Score every matching section and keep the best ``limit``.
+
+    Whoosh's default top-N collector prunes with score bounds ("replace" and
+    block quality) computed before :meth:`_StatusWeighting.final`, which could
+    drop a section that a status factor above 1 would have lifted into the top
+    N, and its total is then only an estimate. Scoring everything is exact, and
+    at a few thousand sections it measured no slower.
+    """
+    collector: Any = collectors.TopCollector(limit=limit, usequality=False, replace=0)
+    if terms:
+        collector = collectors.TermsCollector(collector)
+    if filter_q is not None:
+        collector = collectors.FilterCollector(collector, filter_q)
+    searcher.search_with_collector(query, collector)
+    return collector.results()
+
+
+def _union(queries: list[Query]) -> Or:
+    """An Or that merges its parts lazily.
+
+    Whoosh's automatic choice for small indexes preloads and scores every posting
+    of every part, which made two- and three-word searches 2-3x slower here; the
+    binary tree of union matchers lets an enclosing And skip what cannot match.
+    """
+    query = Or(queries)
+    query.matcher_type = Or.DEFAULT_MATCHER
+    return query
+
+
+def _merge_into_delta(writer: Any, segments: list[Any], *, whole: bool = True) -> list[Any]:
+    """Whoosh merge policy for updates: the big segment plus at most one small one.
+
+    Each update writes a segment and every extra segment costs each search about
+    1.5 ms, so all but the biggest segment are merged into the one being written
+    (a few hundred sections at most: milliseconds). Once the small side or the
+    deleted sections reach a quarter of the big segment, everything is merged;
+    unless ``whole`` is false: then it raises :class:`WouldRewrite` before touching
+    anything (merging the real wiki's segments took ~1.4 s in process, holding
+    the GIL for up to ~175 ms at a time), and the caller rebuilds in a child.
+    """
+    from whoosh.reading import SegmentReader
+
+    if not segments:
+        return segments
+    biggest = max(segments, key=lambda seg: seg.doc_count_all())
+    rest = [seg for seg in segments if seg is not biggest]
+    churn = biggest.deleted_count() + sum(seg.doc_count_all() for seg in rest)
+    if churn * 4 > biggest.doc_count_all():
+        if not whole:
+            raise WouldRewrite
+        merge, keep = segments, []
+    else:
+        merge, keep = rest, [biggest]
+    for segment in merge:
+        reader = SegmentReader(writer.storage, writer.schema, segment)
+        writer.add_reader(reader)
+        reader.close()
+    return keep

@@ -1,0 +1,199 @@
+"""What a search backend must do, and the plain types that cross its boundary.
+
+:class:`~knowledge.search.index.SearchIndex` keeps the generations on disk, the
+locks, the child build process and the snippets; an :class:`Engine` only writes,
+opens, updates and searches one generation directory. The types here hold
+nothing of the backend, so callers of the index never see it (the shape of
+httpx's ``_transports/base.py``: a small base class, an implementation beside it).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+__all__ = [
+    "BuildMode",
+    "BuildStats",
+    "Document",
+    "Engine",
+    "Found",
+    "Generation",
+    "Hit",
+    "IndexBuildError",
+    "IndexLockedError",
+    "Progress",
+    "SearchResults",
+    "Snippet",
+    "WouldRewrite",
+]
+
+#: A plain-text excerpt as (text, is_match) parts; no Markdown.
+Snippet = tuple[tuple[str, bool], ...]
+BuildMode = Literal["reused", "incremental", "full"]
+#: Called with (done, total) as pages are written.
+Progress = Callable[[int, int], None]
+
+
+class IndexLockedError(RuntimeError):
+    """Another process (or writer) holds the index's build lock."""
+
+
+class IndexBuildError(RuntimeError):
+    """The process building a new generation failed or died; the old one still serves."""
+
+
+class WouldRewrite(Exception):
+    """An update would rewrite the whole generation, and the caller would rather rebuild."""
+
+
+@dataclass(frozen=True, slots=True)
+class BuildStats:
+    mode: BuildMode
+    pages: int
+    sections: int
+    changed_pages: int
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    path: str
+    anchor: str
+    page_title: str
+    section_title: str
+    category: str
+    status: str
+    score: float
+    #: A short plain-text excerpt as (text, is_match) parts; no Markdown.
+    snippet: Snippet = ()
+
+    @property
+    def id(self) -> str:
+        return f"{self.path}#{self.anchor}"
+
+    @property
+    def snippet_text(self) -> str:
+        return "".join(text for text, _ in self.snippet)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResults:
+    #: The cleaned query that was actually run.
+    query: str
+    total: int
+    hits: tuple[Hit, ...]
+    #: Short user-facing reason when nothing could be searched, else None.
+    problem: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """What is indexed of one section (see :mod:`knowledge.search.documents`)."""
+
+    path: str
+    anchor: str
+    page_title: str
+    section_title: str
+    #: Parent headings below the page title, joined with " / ".
+    headings: str
+    text: str
+    #: The section's code blocks, joined.
+    code: str
+    #: Text and code of paragraphs quoting what a failure looks like.
+    symptom: str
+    category: str
+    status: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.path}#{self.anchor}"
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """One section a search returned: its score and stored fields (not yet a :class:`Hit`)."""
+
+    score: float
+    path: str
+    anchor: str
+    page_title: str
+    section_title: str
+    category: str
+    status: str
+    text: str
+    code: str
+
+
+class Generation(ABC):
+    """One opened generation directory. Not thread-safe: the index serialises calls."""
+
+    @abstractmethod
+    def doc_count(self) -> int:
+        """Sections held."""
+
+    @property
+    @abstractmethod
+    def searching(self) -> bool:
+        """True once a search opened its reader (which keeps working on removed files)."""
+
+    @abstractmethod
+    def search(
+        self, terms: Sequence[str], *, limit: int, offset: int, category: str | None
+    ) -> tuple[int, list[Found]]:
+        """(sections matching in all, one page of them best first) for analysed ``terms``."""
+
+    @abstractmethod
+    def update(
+        self,
+        changes: Iterable[tuple[str, Sequence[Document]]],
+        *,
+        rewrite_ok: bool,
+        timeout: float,
+    ) -> None:
+        """Replace each page's sections, as (path, documents; none for a removed page).
+
+        All-or-nothing. Raises :class:`WouldRewrite` before committing anything if
+        the commit would rewrite the whole generation and ``rewrite_ok`` is false,
+        and :class:`IndexLockedError` if another writer holds the generation for
+        ``timeout`` seconds.
+        """
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+
+class Engine(ABC):
+    """A search backend: writes, opens and analyses. Must pickle (sent to the build process)."""
+
+    #: Bump whenever what a generation holds changes: a stored one is then rebuilt.
+    schema_version: int
+
+    @property
+    @abstractmethod
+    def version(self) -> str:
+        """Version of the backend's on-disk format; a generation written by another is rebuilt."""
+
+    @abstractmethod
+    def analyze(self, text: str) -> list[str]:
+        """The index terms of ``text``, in order (repeats kept)."""
+
+    @abstractmethod
+    def write(
+        self,
+        gen_dir: Path,
+        pages: Iterable[Sequence[Document]],
+        on_page: Callable[[int], None] | None = None,
+    ) -> int:
+        """Fill the empty ``gen_dir`` with every page's documents; the number written.
+
+        All-or-nothing: on an exception ``gen_dir`` is left to the caller to remove.
+        ``on_page`` is called with the number of pages written so far.
+        """
+
+    @abstractmethod
+    def open(self, gen_dir: Path) -> Generation:
+        """Open a generation that :meth:`write` filled. Raises if it is unreadable."""

@@ -1,0 +1,218 @@
+"""The index's folder on disk: generations, their manifests, the ``current`` pointer, the lock.
+
+::
+
+    data_dir/
+      build.lock            held by whoever writes (filelock); readers never take it
+      current -> gen-...    symlink to the live generation, swapped with os.replace
+      gen-.../              engine files + manifest.json (page hashes, statuses, versions)
+
+A new generation is filled, its manifest written, every file fsynced, and only
+then does ``current`` point at it, so a crash or an exception mid-build leaves
+the previous generation serving. Updates in place rewrite the manifest
+afterwards (temp file + os.replace).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import secrets
+import shutil
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from knowledge.files import fsync_dir, write_atomic
+from knowledge.search.engine import IndexLockedError
+
+__all__ = ["Manifest", "PageEntry", "Store", "changed_pages", "fsync_tree"]
+
+log = logging.getLogger(__name__)
+
+#: (sha, status, number of sections) of one page.
+PageEntry = tuple[str, str, int]
+
+_MANIFEST = "manifest.json"
+_CURRENT = "current"
+_LOCK = "build.lock"
+_GEN_PREFIX = "gen-"
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """What a generation holds: the engine that wrote it and each page's entry."""
+
+    schema_version: int
+    engine_version: str
+    #: path -> (sha, status, number of sections)
+    pages: dict[str, PageEntry]
+
+    @property
+    def sections(self) -> int:
+        return sum(n for _, _, n in self.pages.values())
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "schema_version": self.schema_version,
+                "engine_version": self.engine_version,
+                "pages": {p: list(v) for p, v in sorted(self.pages.items())},
+            },
+            indent=0,
+        )
+
+    @classmethod
+    def from_json(cls, raw: str) -> Manifest:
+        data = json.loads(raw)
+        if not isinstance(data, dict) or not isinstance(data.get("pages"), dict):
+            raise ValueError("manifest is not an object with pages")
+        pages: dict[str, PageEntry] = {}
+        for path, value in data["pages"].items():
+            sha, status, count = value
+            if not (isinstance(sha, str) and isinstance(status, str) and isinstance(count, int)):
+                raise ValueError(f"bad manifest entry for {path!r}")
+            pages[str(path)] = (sha, status, count)
+        return cls(
+            schema_version=int(data["schema_version"]),
+            engine_version=str(data["engine_version"]),
+            pages=pages,
+        )
+
+
+def changed_pages(have: Mapping[str, PageEntry], wanted: Mapping[str, PageEntry]) -> list[str]:
+    """Paths added, removed or changed (content or status), sorted."""
+    paths = set(have) | set(wanted)
+    return sorted(p for p in paths if have.get(p) != wanted.get(p))
+
+
+def fsync_tree(path: Path) -> None:
+    """Flush every file of the folder ``path``, then the folder itself."""
+    for file in path.iterdir():
+        if file.is_file():
+            with open(file, "rb") as handle:
+                os.fsync(handle.fileno())
+    fsync_dir(path)
+
+
+class Store:
+    """The generations kept in ``data_dir``. Methods that change it need :meth:`lock`."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = Path(data_dir)
+
+    # -- the build lock ------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def lock(self, timeout: float) -> Iterator[None]:
+        """Hold the build lock, waiting up to ``timeout`` seconds for it (0: try once).
+
+        Raises :class:`IndexLockedError` naming the holder's pid when it can.
+        """
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        path = self.data_dir / _LOCK
+        lock = FileLock(path, timeout=max(0.0, timeout))
+        try:
+            lock.acquire()
+        except Timeout:
+            holder = ""
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                holder = path.read_text(encoding="ascii").strip()[:16]
+            who = f" (pid {holder})" if holder else ""
+            raise IndexLockedError(
+                f"search index in {self.data_dir} is being written by another "
+                f"process{who}; gave up after {timeout:g} s"
+            ) from None
+        try:
+            with contextlib.suppress(OSError):
+                path.write_text(str(os.getpid()), encoding="ascii")
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                os.truncate(path, 0)
+            lock.release()
+
+    # -- reading -------------------------------------------------------------------
+
+    def read_current(self) -> tuple[Path, Manifest] | None:
+        """The generation ``current`` points at and its manifest; None if absent or unusable."""
+        link = self.data_dir / _CURRENT
+        if not link.is_symlink() and not link.exists():
+            return None
+        try:
+            gen_dir = (self.data_dir / os.readlink(link)).resolve()
+            return gen_dir, self.read_manifest(gen_dir)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("search index in %s has no usable manifest (%s); rebuilding", link, exc)
+            return None
+
+    def read_manifest(self, gen_dir: Path) -> Manifest:
+        return Manifest.from_json((gen_dir / _MANIFEST).read_text(encoding="utf-8"))
+
+    def holds_manifest(self, gen_dir: Path) -> bool:
+        """False once ``gen_dir`` was removed (by a newer build, perhaps in another process)."""
+        return (gen_dir / _MANIFEST).exists()
+
+    # -- writing (with the lock held) ----------------------------------------------
+
+    def new_generation(self) -> Path:
+        """A new empty generation folder (not yet current)."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y%m%dT%H%M%S")
+        gen_dir = self.data_dir / f"{_GEN_PREFIX}{stamp}-{os.getpid()}-{secrets.token_hex(3)}"
+        gen_dir.mkdir()
+        return gen_dir
+
+    def write_manifest(self, gen_dir: Path, manifest: Manifest) -> None:
+        write_atomic(gen_dir / _MANIFEST, manifest.to_json())
+
+    def publish(self, gen_dir: Path, manifest: Manifest) -> None:
+        """Write ``gen_dir``'s manifest, flush it all to disk, then make it current."""
+        self.write_manifest(gen_dir, manifest)
+        fsync_tree(gen_dir)
+        self._swap(gen_dir)
+
+    def discard(self, gen_dir: Path) -> None:
+        shutil.rmtree(gen_dir, ignore_errors=True)
+
+    def _swap(self, gen_dir: Path) -> None:
+        link = self.data_dir / _CURRENT
+        if link.exists() and not link.is_symlink():
+            # Not ours to replace in one step (os.replace cannot overwrite a folder).
+            aside = self.data_dir / f"{_GEN_PREFIX}stale-{secrets.token_hex(3)}"
+            os.replace(link, aside)
+        tmp = self.data_dir / f".{_CURRENT}.{secrets.token_hex(4)}"
+        os.symlink(gen_dir.name, tmp)
+        try:
+            os.replace(tmp, link)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
+        fsync_dir(self.data_dir)
+
+    def clean_old(self) -> None:
+        """Remove generations other than the current one (call with the build lock)."""
+        try:
+            keep = Path(os.readlink(self.data_dir / _CURRENT)).name
+        except OSError:
+            return
+        for child in self.data_dir.iterdir():
+            if child.name.startswith(_GEN_PREFIX) and child.name != keep:
+                shutil.rmtree(child, ignore_errors=True)
+            elif child.name.startswith(f".{_CURRENT}.") and child.is_symlink():
+                with contextlib.suppress(OSError):
+                    child.unlink()
+
+    def clean_if_idle(self) -> None:
+        """Clean up after crashed builds, unless someone is building right now."""
+        try:
+            with self.lock(0):
+                self.clean_old()
+        except (IndexLockedError, OSError) as exc:
+            log.debug("left old index generations alone: %s", exc)

@@ -1,0 +1,90 @@
+"""Who may import what: Whoosh stays inside knowledge/search, knowledge/ stays off Discord."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+from tests.support import ROOT
+
+#: Folders of the repository whose modules are checked.
+SOURCES = ("bot", "knowledge", "benchmarks", "templates", "tests")
+#: The only places that may import Whoosh (or the private module wrapping it).
+WHOOSH_HOMES = (ROOT / "knowledge" / "search", ROOT / "tests" / "knowledge" / "search")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imported(source: str, module: str, is_package: bool = False) -> set[str]:
+    """Absolute names of every module ``source`` imports, wherever the import statement is."""
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                target = ".".join([*base, *filter(None, [node.module])])
+            else:
+                target = node.module or ""
+            names.add(target)
+            names.update(f"{target}.{alias.name}" for alias in node.names)
+    return names
+
+
+def modules() -> Iterator[tuple[Path, set[str]]]:
+    for folder in SOURCES:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            name = module_name(path)
+            source = path.read_text(encoding="utf-8")
+            yield path, imported(source, name, is_package=path.name == "__init__.py")
+
+
+def starts(name: str, *prefixes: str) -> bool:
+    return any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes)
+
+
+def test_the_import_reader_sees_plain_relative_and_nested_imports():
+    source = (
+        "import whoosh.index\n"
+        "from .._whoosh import WhooshEngine\n"
+        "def f():\n"
+        "    from discord import Embed\n"
+    )
+    names = imported(source, "knowledge.search.sub.mod")
+    assert "whoosh.index" in names
+    assert "knowledge.search._whoosh" in names
+    assert "discord" in names
+    assert "knowledge.search.child" in imported(
+        "from . import child", "knowledge.search", is_package=True
+    )
+
+
+def test_only_knowledge_search_imports_whoosh():
+    offenders = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path, names in modules()
+        if not any(path.is_relative_to(home) for home in WHOOSH_HOMES)
+        for name in sorted(names)
+        if starts(name, "whoosh", "knowledge.search._whoosh")
+    ]
+    assert offenders == []
+
+
+def test_knowledge_imports_no_discord_and_no_bot():
+    offenders = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path, names in modules()
+        if path.is_relative_to(ROOT / "knowledge")
+        for name in sorted(names)
+        if starts(name, "discord", "bot")
+    ]
+    assert offenders == []
+    assert any(path.is_relative_to(ROOT / "knowledge") for path, _ in modules())
