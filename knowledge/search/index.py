@@ -297,7 +297,11 @@ class SearchIndex:
         )
 
     def _manifest(self, wanted: Mapping[str, PageEntry]) -> Manifest:
-        return Manifest(self.engine.schema_version, self.engine.version, dict(wanted))
+        return Manifest(
+            schema_version=self.engine.schema_version,
+            engine_version=self.engine.version,
+            pages=dict(sorted(wanted.items())),
+        )
 
     def _load_live(self) -> _Live | None:
         """Open the generation ``current`` points at, or None if absent or unusable."""

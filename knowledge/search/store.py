@@ -16,17 +16,16 @@ afterwards (temp file + os.replace).
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import secrets
 import shutil
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from filelock import FileLock, Timeout
+from pydantic import BaseModel, ConfigDict
 
 from knowledge.files import fsync_dir, write_atomic
 from knowledge.search.engine import IndexLockedError
@@ -44,9 +43,10 @@ _LOCK = "build.lock"
 _GEN_PREFIX = "gen-"
 
 
-@dataclass(frozen=True, slots=True)
-class Manifest:
+class Manifest(BaseModel):
     """What a generation holds: the engine that wrote it and each page's entry."""
+
+    model_config = ConfigDict(frozen=True, strict=True)
 
     schema_version: int
     engine_version: str
@@ -58,31 +58,12 @@ class Manifest:
         return sum(n for _, _, n in self.pages.values())
 
     def to_json(self) -> str:
-        return json.dumps(
-            {
-                "schema_version": self.schema_version,
-                "engine_version": self.engine_version,
-                "pages": {p: list(v) for p, v in sorted(self.pages.items())},
-            },
-            indent=0,
-        )
+        return self.model_dump_json()
 
     @classmethod
     def from_json(cls, raw: str) -> Manifest:
-        data = json.loads(raw)
-        if not isinstance(data, dict) or not isinstance(data.get("pages"), dict):
-            raise ValueError("manifest is not an object with pages")
-        pages: dict[str, PageEntry] = {}
-        for path, value in data["pages"].items():
-            sha, status, count = value
-            if not (isinstance(sha, str) and isinstance(status, str) and isinstance(count, int)):
-                raise ValueError(f"bad manifest entry for {path!r}")
-            pages[str(path)] = (sha, status, count)
-        return cls(
-            schema_version=int(data["schema_version"]),
-            engine_version=str(data["engine_version"]),
-            pages=pages,
-        )
+        """Raises ValueError (pydantic's ValidationError) for anything but a whole manifest."""
+        return cls.model_validate_json(raw)
 
 
 def changed_pages(have: Mapping[str, PageEntry], wanted: Mapping[str, PageEntry]) -> list[str]:
