@@ -37,6 +37,7 @@ from discord.ext import commands
 from knowledge.service import KnowledgeBase, default_data_dir
 from knowledge.templates import Templates, load_templates
 
+from .components import DeleteButton
 from .config import BotConfig
 from .cooldowns import Cooldowns
 from .errors import WikiTree
@@ -60,6 +61,7 @@ EXTENSIONS = (
     "bot.exts.admin",
     "bot.exts.help",
     "bot.exts.upkeep",
+    "bot.exts.welcome",
 )
 
 
@@ -141,6 +143,10 @@ class WikiBot(commands.Bot):
         self.reload_lock = asyncio.Lock()
         self._pool = ThreadPoolExecutor(KNOWLEDGE_THREADS, thread_name_prefix="wikibot-knowledge")
         self._heap = FrozenHeap()
+        #: Guilds whose last command sync failed, and why (shown by /wiki status).
+        self.sync_failures: dict[int, str] = {}
+        #: Registered command ids by scope (guild id, None: global) and name, for mentions.
+        self.command_ids: dict[int | None, dict[str, int]] = {}
 
     @property
     def kb(self) -> KnowledgeBase:
@@ -172,23 +178,80 @@ class WikiBot(commands.Bot):
             # Parsing the wiki and opening the index take seconds: never on the event loop.
             self._kb = await asyncio.to_thread(self._load_knowledge)
         self.settle_memory()
+        self.add_dynamic_items(DeleteButton)  # under public answers of several commands
         for extension in EXTENSIONS:
             await self.load_extension(extension)
         if self._sync_on_start:
             for guild_id in self.config.guild_ids:
-                await self.sync_commands(guild_id)
+                # One guild refusing (the app is not installed there) must not stop the bot.
+                await self.try_sync(guild_id)
 
     async def sync_commands(self, guild_id: int | None) -> int:
         """Register the commands with Discord in one guild, or globally when ``None``."""
         if guild_id is None:
             synced = await self.tree.sync()
             log.info("synced %d commands globally", len(synced))
-            return len(synced)
-        guild = discord.Object(id=guild_id)
-        self.tree.copy_global_to(guild=guild)
-        synced = await self.tree.sync(guild=guild)
-        log.info("synced %d commands to guild %s", len(synced), guild_id)
+        else:
+            guild = discord.Object(id=guild_id)
+            self.tree.copy_global_to(guild=guild)
+            synced = await self.tree.sync(guild=guild)
+            log.info("synced %d commands to guild %s", len(synced), guild_id)
+            self.sync_failures.pop(guild_id, None)
+        self.command_ids[guild_id] = {command.name: command.id for command in synced}
         return len(synced)
+
+    async def try_sync(self, guild_id: int) -> int | None:
+        """:meth:`sync_commands` for one guild; a refusal is logged, kept in
+        :attr:`sync_failures` and answered with None instead of raised."""
+        try:
+            return await self.sync_commands(guild_id)
+        except discord.HTTPException as exc:
+            why = self.t("sync.failure", status=exc.status, code=exc.code, text=exc.text)
+            hint = self.t("sync.failure_hint") if exc.code == 50001 else ""
+            self.sync_failures[guild_id] = f"{why} {hint}".strip()
+            log.warning("could not sync the commands to guild %s: %s", guild_id, why)
+            return None
+
+    async def guilds_with_copies(self, guild_ids: list[int]) -> list[int]:
+        """Which of ``guild_ids`` still hold per-guild copies of the commands."""
+        found = []
+        for guild_id in guild_ids:
+            try:
+                registered = await self.http.get_guild_commands(self.application_id, guild_id)
+            except discord.HTTPException as exc:  # not in that guild any more: nothing to clear
+                log.info("cannot read the commands of guild %s: %s", guild_id, exc)
+                continue
+            if registered:
+                found.append(guild_id)
+        return found
+
+    async def clear_guild_copies(self, guild_ids: list[int]) -> list[int]:
+        """Remove the per-guild copies (after a global sync they show every command twice)."""
+        cleared = []
+        for guild_id in guild_ids:
+            try:
+                await self.http.bulk_upsert_guild_commands(self.application_id, guild_id, [])
+            except discord.HTTPException as exc:
+                log.warning("could not clear the commands of guild %s: %s", guild_id, exc)
+                continue
+            self.tree.clear_commands(guild=discord.Object(id=guild_id))
+            self.command_ids.pop(guild_id, None)
+            cleared.append(guild_id)
+        return cleared
+
+    async def registered_commands(self, guild_id: int | None) -> dict[str, int]:
+        """Command ids Discord holds for a guild (None: globally), read once then kept."""
+        if guild_id not in self.command_ids:
+            try:
+                if guild_id is None:
+                    data = await self.http.get_global_commands(self.application_id)
+                else:
+                    data = await self.http.get_guild_commands(self.application_id, guild_id)
+            except discord.HTTPException as exc:
+                log.info("cannot read the registered commands of %s: %s", guild_id, exc)
+                return {}
+            self.command_ids[guild_id] = {c["name"]: int(c["id"]) for c in data}
+        return self.command_ids[guild_id]
 
     def is_admin(self, interaction: discord.Interaction) -> bool:
         """Manage Server, or a role the config names as admin. Never true in a DM."""

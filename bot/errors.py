@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
+from typing import Any
 
 import discord
 from discord import app_commands
@@ -23,7 +24,22 @@ from knowledge.templates import Templates, load_templates
 from . import render
 from .respond import send
 
-__all__ = ["Refused", "WikiTree", "describe", "report_failure", "safe_choices"]
+__all__ = [
+    "STALE_COMMAND_ERRORS",
+    "Refused",
+    "WikiTree",
+    "describe",
+    "report_failure",
+    "safe_choices",
+]
+
+#: What discord.py raises when Discord's copy of a command differs from the code's: a
+#: deploy without a sync, or old global commands left over. Not a bug: a sync fixes it.
+STALE_COMMAND_ERRORS = (
+    app_commands.CommandNotFound,
+    app_commands.CommandSignatureMismatch,
+    app_commands.TransformerError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +98,39 @@ def safe_choices(
 
 
 class WikiTree(app_commands.CommandTree):
-    """The command tree with the bot's single error handler."""
+    """The command tree with the bot's single error handler.
+
+    Its ``sync`` sends what discord.py's does minus ``dm_permission``, which Discord
+    deprecated for ``contexts`` (every command here declares its contexts).
+    """
+
+    def payload(self, *, guild: discord.abc.Snowflake | None = None) -> list[dict[str, Any]]:
+        """The commands as registered with Discord (for a sync, or to compare with one)."""
+        payload = [command.to_dict(self) for command in self._get_all_commands(guild=guild)]
+        for command in payload:
+            command.pop("dm_permission", None)
+        return payload
+
+    async def sync(
+        self, *, guild: discord.abc.Snowflake | None = None
+    ) -> list[app_commands.AppCommand]:
+        application_id = self.client.application_id
+        if application_id is None:
+            raise app_commands.MissingApplicationID
+        payload = self.payload(guild=guild)
+        try:
+            if guild is None:
+                data = await self._http.bulk_upsert_global_commands(application_id, payload)
+            else:
+                data = await self._http.bulk_upsert_guild_commands(
+                    application_id, guild.id, payload
+                )
+        except discord.HTTPException as exc:
+            if exc.status == 400 and exc.code == 50035:
+                commands = self._get_all_commands(guild=guild)
+                raise app_commands.CommandSyncFailure(exc, commands) from exc
+            raise
+        return [app_commands.AppCommand(data=d, state=self._state) for d in data]
 
     async def on_error(
         self, interaction: discord.Interaction, error: app_commands.AppCommandError
@@ -96,6 +144,10 @@ class WikiTree(app_commands.CommandTree):
         elif isinstance(error, Refused):
             log.info("refused: %s", describe(interaction))
             await _answer(interaction, t("errors.refused_title"), error.text, "not_found")
+        elif isinstance(error, STALE_COMMAND_ERRORS):
+            # Not a bug in the bot: Discord offered a command the code no longer has as such.
+            log.warning("out-of-date commands: %s: %s", describe(interaction), error)
+            await _answer(interaction, t("errors.stale_title"), t("errors.stale"), "unavailable")
         elif isinstance(error, app_commands.NoPrivateMessage):
             await _answer(
                 interaction, t("errors.refused_title"), t("errors.guild_only"), "not_found"

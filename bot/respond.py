@@ -19,6 +19,7 @@ from knowledge.reply import Reply
 from knowledge.service import KnowledgeBase
 
 from . import render
+from .components import with_delete
 
 __all__ = ["defer", "files_of", "send", "send_reply", "was_answered"]
 
@@ -56,6 +57,8 @@ async def send(
     ephemeral: bool,
     view: discord.ui.View = MISSING,
     files: list[discord.File] | None = None,
+    content: str | None = None,
+    allowed_mentions: discord.AllowedMentions = MISSING,
 ) -> Message | None:
     """Deliver ``embed`` as the answer to ``interaction`` and return the message if known.
 
@@ -67,7 +70,12 @@ async def send(
     response = interaction.response
     if not response.is_done():
         callback = await response.send_message(
-            embed=embed, ephemeral=ephemeral, view=view, files=files or MISSING
+            content,
+            embed=embed,
+            ephemeral=ephemeral,
+            view=view,
+            files=files or MISSING,
+            allowed_mentions=allowed_mentions,
         )
         interaction.extras[_ANSWERED] = True
         resource = callback.resource
@@ -78,13 +86,23 @@ async def send(
         if placeholder_private or not ephemeral:
             # content=None: a progress line shown meanwhile must not stay above the answer.
             message = await interaction.edit_original_response(
-                content=None, embed=embed, view=view, attachments=files or MISSING
+                content=content,
+                embed=embed,
+                view=view,
+                attachments=files or MISSING,
+                allowed_mentions=allowed_mentions,
             )
             interaction.extras[_ANSWERED] = True
             return message
         await interaction.delete_original_response()
     message = await interaction.followup.send(
-        embed=embed, ephemeral=ephemeral, view=view, wait=True, files=files or MISSING
+        content or MISSING,
+        embed=embed,
+        ephemeral=ephemeral,
+        view=view,
+        wait=True,
+        files=files or MISSING,
+        allowed_mentions=allowed_mentions,
     )
     interaction.extras[_ANSWERED] = True
     return message
@@ -97,10 +115,33 @@ async def send_reply(
     *,
     private: bool = False,
     view: discord.ui.View | None = None,
+    for_user: discord.abc.User | None = None,
+    deletable: bool = False,
 ) -> Message | None:
-    """Send a knowledge reply as an embed: ephemeral if asked or if it is an error."""
+    """Send a knowledge reply as an embed: ephemeral if asked or if it is an error.
+
+    A public answer may be pointed at ``for_user``: they are mentioned above it, and
+    they alone may be pinged. ``deletable`` adds the invoker's Delete button to a
+    public answer.
+    """
     ephemeral = private or reply.ephemeral or not reply.ok
     embed = render.embed(reply, url=render.page_url(reply, kb))
+    t = interaction.client.t  # type: ignore[attr-defined]
+    content = None
+    mentions = MISSING
+    if for_user is not None and not ephemeral:
+        content = t("answers.for_user", mention=for_user.mention)
+        mentions = discord.AllowedMentions(
+            everyone=False, roles=False, users=[for_user], replied_user=False
+        )
+    if deletable and not ephemeral:
+        view = with_delete(view, interaction.user.id, t("answers.delete"))
     return await send(
-        interaction, embed=embed, ephemeral=ephemeral, view=view or MISSING, files=files_of(reply)
+        interaction,
+        embed=embed,
+        ephemeral=ephemeral,
+        view=view or MISSING,
+        files=files_of(reply),
+        content=content,
+        allowed_mentions=mentions,
     )

@@ -1,4 +1,4 @@
-"""``wikibot serve``, ``wikibot sync`` and ``wikibot health``: the Discord side of the CLI.
+"""``wikibot serve``, ``sync``, ``doctor`` and ``health``: the Discord side of the CLI.
 
 discord.py is imported inside the command functions only, so ``wikibot console``,
 ``wikibot ask`` and ``wikibot health`` never load it. The token is read from
@@ -15,6 +15,7 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from knowledge.service import default_data_dir
 from knowledge.templates import load_templates
@@ -22,7 +23,7 @@ from knowledge.templates import load_templates
 from .config import BotConfig, ConfigError, load_config
 from .heartbeat import DEFAULT_MAX_AGE, check_heartbeat, heartbeat_path
 
-__all__ = ["DEFAULT_CONFIG", "add_commands", "health", "serve", "sync"]
+__all__ = ["DEFAULT_CONFIG", "add_commands", "doctor", "health", "serve", "sync"]
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,19 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="sync to every server the bot is in, not only the configured guild_ids",
     )
+    sync_parser.add_argument(
+        "--clear-guild-copies",
+        dest="clear_copies",
+        action="store_true",
+        default=None,
+        help="with --global: remove the per-server copies without asking",
+    )
+    sync_parser.add_argument(
+        "--keep-guild-copies",
+        dest="clear_copies",
+        action="store_false",
+        help="with --global: keep the per-server copies without asking",
+    )
     sync_parser.set_defaults(func=sync)
 
     health_parser = sub.add_parser(
@@ -66,6 +80,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         help=f"oldest heartbeat that still counts as healthy (default: {DEFAULT_MAX_AGE:.0f})",
     )
     health_parser.set_defaults(func=health)
+
+    doctor_parser = sub.add_parser(
+        "doctor",
+        help="check the config, token, servers, commands, wiki and index; exit 0 if all pass",
+    )
+    _config_option(doctor_parser)
+    doctor_parser.set_defaults(func=doctor)
 
 
 def _positive_seconds(text: str) -> float:
@@ -146,20 +167,59 @@ def sync(args: argparse.Namespace) -> int:
         print(t("serve.no_guilds", config=config.source), file=sys.stderr)
         return 2
 
-    async def run() -> list[tuple[int | None, int]]:
+    async def run() -> int:
         async with WikiBot(config, open_knowledge=False, sync_on_start=False) as bot:
             await bot.login(token)  # REST only: no gateway connection is needed to sync
-            return [(target, await bot.sync_commands(target)) for target in targets]
+            failed = 0
+            for target in targets:
+                where = t("admin.sync_global") if target is None else t("serve.guild", id=target)
+                count = (
+                    await bot.sync_commands(None) if target is None else await bot.try_sync(target)
+                )
+                if count is None:  # one server refusing does not stop the others
+                    failed += 1
+                    why = bot.sync_failures.get(target or 0, "")
+                    print(t("serve.sync_failed", where=where, why=why), file=sys.stderr)
+                else:
+                    print(t("serve.synced", count=count, where=where))
+            if args.global_sync:
+                await _offer_to_clear_copies(bot, config, args.clear_copies, t)
+            return 1 if failed else 0
 
     try:
-        done = asyncio.run(run())
+        return asyncio.run(run())
     except discord.LoginFailure:
         print(t("serve.login_failed"), file=sys.stderr)
         return 1
-    for target, count in done:
-        where = t("admin.sync_global") if target is None else t("serve.guild", id=target)
-        print(t("serve.synced", count=count, where=where))
-    return 0
+
+
+async def _offer_to_clear_copies(bot: Any, config: BotConfig, clear: bool | None, t: Any) -> None:
+    """After a global sync: the servers still holding their own copies of the commands
+    list every command twice; offer to remove those copies (asked on stdin unless
+    ``--clear-guild-copies`` / ``--keep-guild-copies`` decided)."""
+    joined = [guild.id async for guild in bot.fetch_guilds(limit=200)]
+    copies = await bot.guilds_with_copies(sorted({*config.guild_ids, *joined}))
+    if not copies:
+        return
+    ids = ", ".join(str(g) for g in copies)
+    if clear is None:
+        try:
+            answer = input(t("serve.clear_copies_prompt", count=len(copies), ids=ids) + " ")
+        except EOFError:  # not interactive
+            answer = ""
+        clear = answer.strip().casefold() in ("y", "yes")
+    if not clear:
+        print(t("serve.copies_kept", count=len(copies), ids=ids))
+        return
+    cleared = await bot.clear_guild_copies(copies)
+    print(t("serve.copies_cleared", count=len(cleared), total=len(copies)))
+
+
+def doctor(args: argparse.Namespace) -> int:
+    """``wikibot doctor``: the deployment checklist (see :mod:`bot.doctor`)."""
+    from .doctor import doctor as run_doctor
+
+    return run_doctor(args, _config_path(args))
 
 
 def health(args: argparse.Namespace) -> int:

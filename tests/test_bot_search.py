@@ -1,11 +1,11 @@
-"""/search: deferred, answered in a thread, paged by its invoker only, disabled on timeout."""
+"""/search: deferred, answered in a thread, paged by its invoker only, across restarts."""
 
 from __future__ import annotations
 
 import copy
 
 from tests.discord_standin import DEFAULT_IDS
-from tests.test_bot_fixtures import EPHEMERAL, bot_factory, buttons, demo_kb, embed_of, make_config
+from tests.test_bot_fixtures import EPHEMERAL, bot_factory, buttons, demo_kb, embed_of
 
 
 def by_label(message):
@@ -50,20 +50,56 @@ def test_search_is_deferred_then_pages_for_its_invoker_only(discord_standin):
     assert embed_of(after_refusal) == embed_of(page_two), "the refused press changed nothing"
 
 
-def test_pager_buttons_are_disabled_when_it_times_out(discord_standin):
-    config = make_config(search={"pager_timeout": 0.2})
+def test_the_pager_survives_a_restart_and_turning_back_does_not_search_again(
+    discord_standin, monkeypatch
+):
+    kb = demo_kb()
+    searches = []
+    search = kb.search
 
+    def counting_search(*args, **kwargs):
+        searches.append(kwargs.get("page", 1))
+        return search(*args, **kwargs)
+
+    monkeypatch.setattr(kb, "search", counting_search)
+
+    async def before(standin):
+        record = await standin.slash("search", query="nccl")
+        await record.followup()
+        ids = {label: b["custom_id"] for label, b in by_label(record.original).items()}
+        await (await standin.press(record.original, ids["Next"])).followup()
+        page_two = copy.deepcopy(record.original)
+        back = await standin.press(record.original, by_label(page_two)["Previous"]["custom_id"])
+        await back.followup()
+        return copy.deepcopy(record.original), page_two
+
+    page_one, page_two = discord_standin.run(bot_factory(kb=kb), before)
+    assert searches == [1, 2], "page 1 again came from memory, not from a second search"
+    assert {"Previous", "Next", "Delete"} <= set(by_label(page_one)), "public: deletable"
+
+    async def after_restart(standin):  # a new bot process; the message is still on Discord
+        standin.messages[int(page_two["id"])] = copy.deepcopy(page_two)
+        turn = await standin.press(page_two, by_label(page_two)["Previous"]["custom_id"])
+        await turn.followup()
+        return turn, standin.messages[int(page_two["id"])]
+
+    turn, restored = discord_standin.run(bot_factory(kb=kb), after_restart)
+    assert turn.response.callback_type == 6
+    assert embed_of(restored)["fields"] == embed_of(page_one)["fields"]
+    assert by_label(restored)["Previous"]["disabled"], "back on page 1"
+    assert "Delete" in by_label(restored)
+
+
+def test_a_private_search_has_no_delete_button(discord_standin):
     async def scenario(standin):
         record = await standin.slash("search", query="nccl", private=True)
         await record.followup()
-        edit = await record.followup(timeout=3)
-        return record, edit
+        return record
 
-    record, edit = discord_standin.run(bot_factory(config), scenario)
+    record = discord_standin.run(bot_factory(), scenario)
     assert record.response.json["data"]["flags"] & EPHEMERAL, "private: true"
-    assert edit.method == "PATCH"
-    assert all(b.get("disabled") for b in buttons(record.original))
-    assert embed_of(record.original)["fields"], "the results stay readable"
+    assert {"Previous", "Next"} <= set(by_label(record.original))
+    assert "Delete" not in by_label(record.original)
 
 
 def test_search_with_a_section_and_nothing_found(discord_standin):

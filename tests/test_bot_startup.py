@@ -47,7 +47,16 @@ def test_startup_syncs_the_command_schema_to_the_configured_guild(discord_standi
     assert search["section"]["autocomplete"] and not search["section"].get("required")
     wiki = options(slash["wiki"])
     assert {name: o["type"] for name, o in wiki.items()} == {"status": 1, "reindex": 1, "sync": 1}
-    assert slash["wiki"]["dm_permission"] is False  # admin commands need a server
+    # Contexts and installs declared on every command; no deprecated dm_permission.
+    assert all("dm_permission" not in c for c in synced)
+    wiki = slash["wiki"]
+    assert (wiki["contexts"], wiki["integration_types"]) == ([0], [0]), "servers only"
+    assert wiki["default_member_permissions"] == str(1 << 5), "Manage Server sees it"
+    for name in ("runbook", "acronym", "search", "help"):
+        assert (slash[name]["contexts"], slash[name]["integration_types"]) == ([0, 1, 2], [0, 1])
+        assert slash[name]["default_member_permissions"] is None
+    (menu,) = [c for c in synced if c.get("type") == 3]
+    assert (menu["contexts"], menu["integration_types"]) == ([0, 1, 2], [0, 1])
 
 
 def test_no_guild_configured_means_no_sync_at_startup(discord_standin):

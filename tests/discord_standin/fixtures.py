@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import Iterator
 
 import pytest
 
-from .runner import StandinRunner
+from .runner import StandinRunner, pointed_at
+from .server import Standin
 
-__all__ = ["discord_standin"]
+__all__ = ["discord_standin", "threaded_standin"]
 
 
 @pytest.fixture
@@ -27,3 +30,27 @@ def discord_standin() -> Iterator[StandinRunner]:
             "discord stand-in problems nobody reported:\n"
             + "\n".join(f"- [{p.kind}] {p.text}" for p in leftovers)
         )
+
+
+@pytest.fixture
+def threaded_standin() -> Iterator[Standin]:
+    """A stand-in served from its own thread, discord.py pointed at it: for code that
+    runs its own event loop (``wikibot sync``, ``wikibot doctor``) and uses REST only."""
+    loop = asyncio.new_event_loop()
+    server = Standin()
+    ready = threading.Event()
+
+    def serve() -> None:
+        asyncio.set_event_loop(loop)
+        loop.run_until_complete(server.start())
+        ready.set()
+        loop.run_forever()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    assert ready.wait(10)
+    with pointed_at(server):
+        yield server
+    asyncio.run_coroutine_threadsafe(server.close(), loop).result(10)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(10)

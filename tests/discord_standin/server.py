@@ -798,7 +798,9 @@ class Standin:
         """The bot is added to the guild: GUILD_CREATE for a guild it was not in."""
         await self.wait_connected()
         self.joined = True
-        await self._send_dispatch("GUILD_CREATE", self._guild_create())
+        guild = self._guild_create()
+        del guild["unavailable"]  # a join, not a guild coming back from an outage
+        await self._send_dispatch("GUILD_CREATE", guild)
 
     def _guild_create(self) -> dict[str, Any]:
         intents = int((self.identify or {}).get("intents") or 0)
@@ -937,7 +939,9 @@ class Standin:
                 type=kind,
             )
             item.setdefault("description", "")
-            item.setdefault("default_member_permissions", None)
+            permissions = item.get("default_member_permissions")
+            # Sent as a number or a string; Discord answers a string (or null).
+            item["default_member_permissions"] = None if permissions is None else str(permissions)
             item.setdefault("nsfw", False)
             # Discord echoes these with its defaults: installed to guilds, contexts unset.
             if not item.get("integration_types"):

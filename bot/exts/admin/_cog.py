@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from typing import TYPE_CHECKING, Literal
@@ -15,9 +16,10 @@ from discord.ext import commands
 from bot.cooldowns import cooldown
 from bot.errors import Refused, describe
 from bot.respond import defer, send_reply
-from knowledge.reply import Reply
+from knowledge.reply import Field, Reply
 
 from ._checks import admin_only
+from ._views import ClearCopiesView
 
 if TYPE_CHECKING:
     from bot.client import WikiBot
@@ -34,7 +36,11 @@ class AdminCog(commands.Cog):
     wiki = app_commands.Group(
         name="wiki",
         description="The wiki behind the bot: its status, and admin actions",
-        guild_only=True,
+        # Server admins only see it (each server can change that in its settings; the
+        # checks below still apply); never in DMs, never as a user-installed app.
+        default_permissions=discord.Permissions(manage_guild=True),
+        allowed_contexts=app_commands.AppCommandContext(guild=True),
+        allowed_installs=app_commands.AppInstallationType(guild=True),
     )
 
     def __init__(self, bot: WikiBot) -> None:
@@ -48,7 +54,17 @@ class AdminCog(commands.Cog):
         Counts come from the loaded wiki in memory: answered at once.
         """
         kb = self.bot.kb
-        await send_reply(interaction, kb.status(), kb, private=True)
+        reply = kb.status()
+        failures = self.bot.sync_failures
+        if failures:
+            t = self.bot.t
+            lines = "\n".join(
+                t("admin.sync_failure_line", id=guild_id, why=why)
+                for guild_id, why in sorted(failures.items())
+            )
+            field = Field(t("admin.sync_failures_title"), lines[:1024])
+            reply = dataclasses.replace(reply, fields=(*reply.fields, field))
+        await send_reply(interaction, reply, kb, private=True)
 
     @wiki.command(name="reindex")
     @admin_only("admin.reindex_action")
@@ -131,7 +147,15 @@ class AdminCog(commands.Cog):
         guild_id = None if scope == "global" else interaction.guild_id
         count = await self.bot.sync_commands(guild_id)
         where = t("admin.sync_global") if guild_id is None else t("admin.sync_here")
-        reply = Reply(
-            "sync", t("admin.sync_title"), t("admin.sync_result", count=count, where=where)
-        )
-        await send_reply(interaction, reply, self.bot.kb, private=True)
+        text = t("admin.sync_result", count=count, where=where)
+        view = None
+        if guild_id is None:
+            candidates = sorted({*self.bot.config.guild_ids, *(g.id for g in self.bot.guilds)})
+            copies = await self.bot.guilds_with_copies(candidates)
+            if copies:
+                text += "\n" + t("admin.copies_found", count=len(copies))
+                view = ClearCopiesView(self.bot, interaction.user.id, copies)
+        reply = Reply("sync", t("admin.sync_title"), text)
+        message = await send_reply(interaction, reply, self.bot.kb, private=True, view=view)
+        if view is not None:
+            view.message = message

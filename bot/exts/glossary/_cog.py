@@ -26,7 +26,12 @@ class GlossaryCog(commands.Cog):
         self.bot = bot
         # Context menus cannot be declared inside a cog with a decorator (discord.py #7823).
         self.explain_menu = app_commands.ContextMenu(
-            name="Explain acronyms", callback=self.explain_message
+            name="Explain acronyms",
+            callback=self.explain_message,
+            allowed_contexts=app_commands.AppCommandContext(
+                guild=True, dm_channel=True, private_channel=True
+            ),
+            allowed_installs=app_commands.AppInstallationType(guild=True, user=True),
         )
 
     async def cog_load(self) -> None:
@@ -39,10 +44,18 @@ class GlossaryCog(commands.Cog):
     @app_commands.describe(
         term="A term from the glossary, e.g. TP, DCP4 or a meaning like tensor parallel",
         private="Show the answer only to you (default: everyone in the channel sees it)",
+        for_="Point the answer at someone in the channel (only they are mentioned)",
     )
+    @app_commands.rename(for_="for")
+    @app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)
+    @app_commands.allowed_installs(guilds=True, users=True)
     @cooldown()
     async def acronym(
-        self, interaction: discord.Interaction, term: str, private: bool = False
+        self,
+        interaction: discord.Interaction,
+        term: str,
+        private: bool = False,
+        for_: discord.User | None = None,
     ) -> None:
         """Expand a term from the wiki's glossary (DCP4, TP8 and meanings work too).
 
@@ -56,7 +69,7 @@ class GlossaryCog(commands.Cog):
             reply = await self.bot.in_thread(kb.acronym, term)
         else:
             reply = kb.acronym(term)
-        await send_reply(interaction, reply, kb, private=private)
+        await send_reply(interaction, reply, kb, private=private, for_user=for_, deletable=True)
 
     @acronym.autocomplete("term")
     async def term_autocomplete(

@@ -38,10 +38,18 @@ class RunbookCog(commands.Cog):
     @app_commands.describe(
         model="A model family or alias, e.g. GLM-5 or DeepSeek (pick from the list)",
         private="Show the answer only to you (default: everyone in the channel sees it)",
+        for_="Point the answer at someone in the channel (only they are mentioned)",
     )
+    @app_commands.rename(for_="for")
+    @app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)
+    @app_commands.allowed_installs(guilds=True, users=True)
     @cooldown()
     async def runbook(
-        self, interaction: discord.Interaction, model: str, private: bool = False
+        self,
+        interaction: discord.Interaction,
+        model: str,
+        private: bool = False,
+        for_: discord.User | None = None,
     ) -> None:
         """Current runbook of a model family: Docker image, launch command and older versions.
 
@@ -51,7 +59,9 @@ class RunbookCog(commands.Cog):
         kb = self.bot.kb
         reply = kb.runbook(model)
         view = runbook_view(reply, kb, self.bot.t) if reply.ok else None
-        await send_reply(interaction, reply, kb, private=private, view=view)
+        await send_reply(
+            interaction, reply, kb, private=private, view=view, for_user=for_, deletable=True
+        )
 
     @runbook.autocomplete("model")
     async def model_autocomplete(

@@ -13,7 +13,7 @@ from bot.cooldowns import cooldown
 from bot.errors import safe_choices
 from bot.respond import defer, send_reply
 
-from ._views import SearchPager
+from ._views import PageButton, SearchMemory, remember, search_view
 
 if TYPE_CHECKING:
     from bot.client import WikiBot
@@ -27,7 +27,18 @@ class SearchCog(commands.Cog):
     def __init__(self, bot: WikiBot) -> None:
         self.bot = bot
 
+    async def cog_load(self) -> None:
+        # The folder is the knowledge base's data folder, known once the wiki is open.
+        self.memory = SearchMemory(lambda: self.bot.kb.data_dir)
+        # Persistent buttons: the pager of any /search message, however old, turns.
+        self.bot.add_dynamic_items(PageButton)
+
+    async def cog_unload(self) -> None:
+        self.bot.remove_dynamic_items(PageButton)
+
     @app_commands.command(name="search")
+    @app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)
+    @app_commands.allowed_installs(guilds=True, users=True)
     @app_commands.describe(
         query="Words to look for, e.g. nccl p2p hang",
         section="Only search one part of the wiki, e.g. models or troubleshooting",
@@ -48,14 +59,12 @@ class SearchCog(commands.Cog):
         await defer(interaction, ephemeral=private)
         kb = self.bot.kb
         reply = await self.bot.in_thread(kb.search, query, category=section or None)
-        pager = None
-        if reply.ok and reply.meta.get("pages", 1) > 1:
-            pager = SearchPager(
-                self.bot, interaction.user.id, reply, timeout=self.bot.config.pager_timeout
-            )
-        message = await send_reply(interaction, reply, kb, private=private, view=pager)
-        if pager is not None:
-            pager.message = message
+        view = None
+        public = not (private or reply.ephemeral or not reply.ok)
+        if reply.ok:
+            key = await remember(self.bot, reply)
+            view = search_view(self.bot, reply, interaction.user.id, key, deletable=public)
+        await send_reply(interaction, reply, kb, private=private, view=view)
 
     @search.autocomplete("section")
     async def section_autocomplete(

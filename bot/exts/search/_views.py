@@ -1,102 +1,227 @@
-"""The /search pager: Previous / Next, for the person who searched, until it times out.
+"""The /search pager: Previous / Next buttons that survive a restart.
 
-A short-lived view: an explicit timeout (``search.pager_timeout``), an
-``interaction_check`` that politely refuses anyone but the invoker, and an
-``on_timeout`` that disables the buttons by editing the message.
+Each button is a :class:`discord.ui.DynamicItem` whose ``custom_id`` carries the
+page it turns to, the person who searched and a short key of the search
+(``wikibot:sp:<page>:<user id>:<key>``), so any old message dispatches to it
+after a restart. The key stands for the query and section, kept by
+:class:`SearchMemory` in the data folder (a custom_id holds 100 characters; a
+query may hold more). Pages already shown are kept in memory, per wiki
+revision, so turning back does not search again. Only the person who searched
+may turn the pages; anyone else is answered privately.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import json
 import logging
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import discord
 
 from bot import render
-from bot.errors import describe, report_failure
+from bot.errors import report_failure
+from knowledge.files import write_atomic
 
 if TYPE_CHECKING:
     from bot.client import WikiBot
     from knowledge.reply import Reply
 
-__all__ = ["SearchPager"]
+__all__ = ["PageButton", "SearchMemory", "search_view"]
 
 log = logging.getLogger(__name__)
 
+#: Searches whose key is remembered on disk (oldest forgotten first).
+KEYS_KEPT = 2000
+#: Result pages kept in memory.
+PAGES_KEPT = 256
+KEYS_FILE = "search-keys.json"
 
-class SearchPager(discord.ui.View):
-    """Pages of one search; ``reply`` is the page shown now."""
 
-    def __init__(self, bot: WikiBot, owner_id: int, reply: Reply, *, timeout: float) -> None:
-        super().__init__(timeout=timeout)
-        self.bot = bot
-        self.owner_id = owner_id
-        self.query: str = reply.meta["query"]
-        self.category: str | None = reply.meta.get("category")
-        self.message: discord.InteractionMessage | discord.WebhookMessage | None = None
-        self.previous.label = bot.t("search.previous")
-        self.next.label = bot.t("search.next")
-        self._show(reply)
+class SearchMemory:
+    """Search keys (on disk, so pagers work after a restart) and shown pages (in memory)."""
 
-    def _show(self, reply: Reply) -> None:
-        self.page = int(reply.meta.get("page", 1))
-        self.pages = int(reply.meta.get("pages", 1))
-        self.previous.disabled = self.page <= 1
-        self.next.disabled = self.page >= self.pages
-        self.counter.label = self.bot.t("search.page", page=self.page, pages=self.pages)
+    def __init__(self, folder: Callable[[], Path]) -> None:
+        self._folder = folder
+        self._keys: OrderedDict[str, tuple[str, str | None]] | None = None
+        self._pages: OrderedDict[tuple[str, int, str], Reply] = OrderedDict()
 
-    async def interaction_check(self, interaction: discord.Interaction) -> bool:
-        if interaction.user.id == self.owner_id:
-            return True
-        await interaction.response.send_message(
-            embed=render.message_embed(
-                self.bot.t("errors.refused_title"), self.bot.t("search.not_yours"), kind="not_found"
-            ),
-            ephemeral=True,
-        )
-        return False
+    @staticmethod
+    def key_of(query: str, category: str | None) -> str:
+        text = json.dumps([query, category or None])
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
 
-    async def _turn(self, interaction: discord.Interaction, page: int) -> None:
-        await interaction.response.defer()  # the search runs in a thread: acknowledge first
-        kb = self.bot.kb
-        reply = await self.bot.in_thread(kb.search, self.query, category=self.category, page=page)
-        if reply.ok:
-            self._show(reply)
-        else:  # the wiki changed under us (reindex) and this search has no results any more
-            self._disable()
-            self.stop()
-        await interaction.edit_original_response(
-            embed=render.embed(reply, url=render.page_url(reply, kb)), view=self
-        )
+    @property
+    def path(self) -> Path:
+        return self._folder() / KEYS_FILE
 
-    @discord.ui.button(style=discord.ButtonStyle.secondary, label="<")
-    async def previous(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
-        await self._turn(interaction, self.page - 1)
+    def _loaded(self) -> OrderedDict[str, tuple[str, str | None]]:
+        if self._keys is None:
+            self._keys = OrderedDict()
+            if self.path.is_file():
+                try:
+                    stored = json.loads(self.path.read_text(encoding="utf-8"))
+                    for key, (query, category) in stored.items():
+                        self._keys[str(key)] = (str(query), category or None)
+                except (OSError, ValueError, TypeError) as exc:
+                    log.warning("ignoring unreadable %s: %s", self.path, exc)
+        return self._keys
 
-    @discord.ui.button(style=discord.ButtonStyle.secondary, label="-", disabled=True)
-    async def counter(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
-        await interaction.response.defer()  # a disabled label: Discord never sends a press
+    def remember(self, query: str, category: str | None) -> tuple[str, bool]:
+        """The key of a search, and whether it is new (then :meth:`save`)."""
+        keys = self._loaded()
+        key = self.key_of(query, category)
+        new = key not in keys
+        keys[key] = (query, category or None)
+        keys.move_to_end(key)
+        while len(keys) > KEYS_KEPT:
+            keys.popitem(last=False)
+        return key, new
 
-    @discord.ui.button(style=discord.ButtonStyle.primary, label=">")
-    async def next(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
-        await self._turn(interaction, self.page + 1)
-
-    def _disable(self) -> None:
-        for item in self.children:
-            if isinstance(item, discord.ui.Button):
-                item.disabled = True
-
-    async def on_timeout(self) -> None:
-        self._disable()
-        if self.message is None:
-            return
+    def save(self) -> None:
+        """Write the keys to disk (call in a thread)."""
+        data = {key: list(value) for key, value in self._loaded().items()}
         try:
-            await self.message.edit(view=self)
-        except discord.HTTPException as exc:  # deleted meanwhile, or the token expired
-            log.info("could not disable the pager of message %s: %s", self.message.id, exc)
+            write_atomic(self.path, json.dumps(data))
+        except OSError as exc:
+            log.warning("could not save the search keys to %s: %s", self.path, exc)
 
-    async def on_error(
-        self, interaction: discord.Interaction, error: Exception, item: discord.ui.Item[Any]
-    ) -> None:
-        log.debug("pager item %r failed for %s", item, describe(interaction))
-        await report_failure(interaction, error)
+    def search_of(self, key: str) -> tuple[str, str | None] | None:
+        return self._loaded().get(key)
+
+    def page(self, key: str, page: int, revision: str) -> Reply | None:
+        reply = self._pages.get((key, page, revision))
+        if reply is not None:
+            self._pages.move_to_end((key, page, revision))
+        return reply
+
+    def keep(self, key: str, page: int, revision: str, reply: Reply) -> None:
+        self._pages[(key, page, revision)] = reply
+        while len(self._pages) > PAGES_KEPT:
+            self._pages.popitem(last=False)
+
+
+class PageButton(
+    discord.ui.DynamicItem[discord.ui.Button],
+    template=r"wikibot:sp:(?P<page>\d{1,4}):(?P<owner>\d{1,20}):(?P<key>[0-9a-f]{12})",
+):
+    """Turns a /search answer to ``page``, for the person who searched."""
+
+    def __init__(self, page: int, owner_id: int, key: str, label: str, *, primary: bool) -> None:
+        style = discord.ButtonStyle.primary if primary else discord.ButtonStyle.secondary
+        super().__init__(
+            discord.ui.Button(
+                label=label, style=style, custom_id=f"wikibot:sp:{page}:{owner_id}:{key}"
+            )
+        )
+        self.page, self.owner_id, self.key = page, owner_id, key
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Button, match: Any, /
+    ) -> PageButton:
+        primary = item.style is discord.ButtonStyle.primary
+        return cls(
+            int(match["page"]), int(match["owner"]), match["key"], item.label or "", primary=primary
+        )
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        try:
+            await self._turn(interaction)
+        except Exception as exc:
+            await report_failure(interaction, exc)
+
+    async def _turn(self, interaction: discord.Interaction) -> None:
+        bot: WikiBot = interaction.client  # type: ignore[assignment]
+        t = bot.t
+        if interaction.user.id != self.owner_id:
+            embed = render.message_embed(
+                t("errors.refused_title"), t("search.not_yours"), kind="not_found"
+            )
+            await interaction.response.send_message(embed=embed, ephemeral=True)
+            return
+        search = memory_of(bot).search_of(self.key)
+        if search is None:  # the key file was lost: nothing to page through any more
+            embed = render.message_embed(
+                t("search.expired_title"), t("search.expired"), kind="unavailable"
+            )
+            await interaction.response.send_message(embed=embed, ephemeral=True)
+            return
+        await interaction.response.defer()  # the search may run in a thread: acknowledge first
+        reply = await page_of(bot, self.key, search, self.page)
+        message = interaction.message
+        deletable = _has_delete(message)
+        view = search_view(bot, reply, self.owner_id, self.key, deletable=deletable)
+        await interaction.edit_original_response(
+            embed=render.embed(reply, url=render.page_url(reply, bot.kb)),
+            view=view or discord.ui.View(),
+        )
+
+
+def memory_of(bot: WikiBot) -> SearchMemory:
+    """The search cog's memory (the cog is loaded whenever a pager can be pressed)."""
+    return bot.get_cog("SearchCog").memory  # type: ignore[union-attr]
+
+
+async def page_of(bot: WikiBot, key: str, search: tuple[str, str | None], page: int) -> Reply:
+    """One page of a search: from memory when already shown on this revision."""
+    kb = bot.kb
+    revision = kb.state.wiki.revision
+    reply = memory_of(bot).page(key, page, revision)
+    if reply is None:
+        query, category = search
+        reply = await bot.in_thread(kb.search, query, category=category, page=page)
+        if reply.ok:
+            memory_of(bot).keep(key, int(reply.meta.get("page", page)), revision, reply)
+    return reply
+
+
+async def remember(bot: WikiBot, reply: Reply) -> str:
+    """The key of the search ``reply`` answers (saved to disk when new); its page kept."""
+    query, category = reply.meta["query"], reply.meta.get("category")
+    key, new = memory_of(bot).remember(query, category)
+    memory_of(bot).keep(key, int(reply.meta.get("page", 1)), bot.kb.state.wiki.revision, reply)
+    if new:
+        await asyncio.to_thread(memory_of(bot).save)
+    return key
+
+
+def _has_delete(message: discord.Message | None) -> bool:
+    if message is None:
+        return False
+    return any(
+        getattr(child, "custom_id", "").startswith("wikibot:del:")
+        for row in message.components
+        for child in getattr(row, "children", ())
+    )
+
+
+def search_view(
+    bot: WikiBot, reply: Reply, owner_id: int, key: str, *, deletable: bool
+) -> discord.ui.View | None:
+    """Previous / page n of m / Next (when there is more than one page), and Delete."""
+    from bot.components import DeleteButton
+
+    view = discord.ui.View(timeout=None)
+    page, pages = int(reply.meta.get("page", 1)), int(reply.meta.get("pages", 1))
+    t = bot.t
+    if reply.ok and pages > 1:
+        previous = PageButton(max(1, page - 1), owner_id, key, t("search.previous"), primary=False)
+        previous.item.disabled = page <= 1
+        counter = discord.ui.Button(
+            label=t("search.page", page=page, pages=pages),
+            custom_id=f"wikibot:sp:at:{key}",
+            disabled=True,
+        )
+        following = PageButton(min(pages, page + 1), owner_id, key, t("search.next"), primary=True)
+        following.item.disabled = page >= pages
+        view.add_item(previous)
+        view.add_item(counter)
+        view.add_item(following)
+    if deletable:
+        view.add_item(DeleteButton(owner_id, t("answers.delete")))
+    return view if view.children else None

@@ -1,0 +1,348 @@
+"""``wikibot doctor``: everything a deployment needs, checked, with the fix for each failure.
+
+The checks, in order: the config file; the token (``GET /users/@me``); that the
+app is in each configured server; the bot's permissions in the channels it needs
+(:func:`channel_needs`: none yet; the help forum joins once the support intake
+exists); that the commands registered with Discord match the code (per server,
+or globally when no server is configured); the wiki folder; and whether the
+search index is newer than every page. REST only: no gateway connection. The
+exit code is 0 only when every check passed (skipped ones do not count).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from knowledge.service import default_data_dir
+from knowledge.templates import Templates, load_templates
+
+from .config import BotConfig, ConfigError, load_config
+
+if TYPE_CHECKING:
+    from .client import WikiBot
+
+__all__ = [
+    "ChannelNeed",
+    "Check",
+    "channel_needs",
+    "command_differences",
+    "doctor",
+    "format_report",
+    "invite_url",
+    "run_checks",
+]
+
+#: View Channel, Send Messages, Embed Links: what posting an answer in a channel takes.
+_POST = (1 << 10) | (1 << 11) | (1 << 14)
+#: Send Messages, Embed Links, Attach Files, Create Public Threads, Send Messages in
+#: Threads, Manage Threads: what the install link asks for.
+INVITE_PERMISSIONS = (1 << 11) | (1 << 14) | (1 << 15) | (1 << 35) | (1 << 38) | (1 << 34)
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One line of the checklist. ``ok`` None: skipped (nothing to check)."""
+
+    text: str
+    ok: bool | None
+    fix: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelNeed:
+    """A channel the bot must be able to use, the permission bits it needs there, and why."""
+
+    channel_id: int
+    permissions: int
+    purpose: str
+
+
+def channel_needs(config: BotConfig) -> list[ChannelNeed]:
+    """The channels the configured features post in. Answers to slash commands need
+    none (they go through the interaction's webhook); the support intake's help
+    forum will be listed here once it exists."""
+    return []
+
+
+def invite_url(application_id: int) -> str:
+    return (
+        "https://discord.com/oauth2/authorize"
+        f"?client_id={application_id}&scope=bot+applications.commands"
+        f"&permissions={INVITE_PERMISSIONS}"
+    )
+
+
+# --- commands ----------------------------------------------------------------------
+
+_OPTION_KEYS = (
+    "type",
+    "description",
+    "choices",
+    "min_value",
+    "max_value",
+    "min_length",
+    "max_length",
+    "channel_types",
+)
+
+
+def _option_shape(option: dict[str, Any]) -> dict[str, Any]:
+    shape = {key: option.get(key) for key in _OPTION_KEYS if option.get(key) is not None}
+    shape["required"] = bool(option.get("required"))
+    shape["autocomplete"] = bool(option.get("autocomplete"))
+    if "choices" in shape:
+        shape["choices"] = [(c["name"], c["value"]) for c in shape["choices"]]
+    shape["options"] = {o["name"]: _option_shape(o) for o in option.get("options") or []}
+    return shape
+
+
+def _command_shape(command: dict[str, Any]) -> dict[str, Any]:
+    """What users see of a command, with Discord's defaults filled in."""
+    contexts = command.get("contexts")
+    permissions = command.get("default_member_permissions")  # the code says 32, Discord "32"
+    return {
+        "description": command.get("description") or "",
+        "options": {o["name"]: _option_shape(o) for o in command.get("options") or []},
+        "default_member_permissions": None if permissions is None else str(permissions),
+        "contexts": sorted(contexts) if contexts is not None else None,
+        "integration_types": sorted(command.get("integration_types") or [0]),
+        "nsfw": bool(command.get("nsfw")),
+    }
+
+
+def command_differences(
+    expected: Iterable[dict[str, Any]], registered: Iterable[dict[str, Any]]
+) -> list[str]:
+    """How the registered commands differ from the code's, one phrase per command."""
+
+    def key(command: dict[str, Any]) -> tuple[str, int]:
+        return command["name"], int(command.get("type") or 1)
+
+    def label(name: str, kind: int) -> str:
+        return f"/{name}" if kind == 1 else f"'{name}'"
+
+    want = {key(c): _command_shape(c) for c in expected}
+    have = {key(c): _command_shape(c) for c in registered}
+    out = []
+    for name, kind in sorted(want.keys() - have.keys()):
+        out.append(f"{label(name, kind)} missing")
+    for name, kind in sorted(have.keys() - want.keys()):
+        out.append(f"{label(name, kind)} no longer in the code")
+    for name, kind in sorted(want.keys() & have.keys()):
+        changed = [k for k in want[(name, kind)] if want[(name, kind)][k] != have[(name, kind)][k]]
+        if changed:
+            out.append(f"{label(name, kind)} differs ({', '.join(changed)})")
+    return out
+
+
+# --- the checks ----------------------------------------------------------------------
+
+
+def _wiki_checks(config: BotConfig, t: Templates) -> list[Check]:
+    wiki = config.wiki_dir
+    pages = [p for p in wiki.rglob("*.md") if p.is_file()] if wiki.is_dir() else []
+    if not pages:
+        return [Check(t("doctor.wiki_empty", path=wiki), False, t("doctor.wiki_fix"))]
+    checks = [Check(t("doctor.wiki_ok", pages=len(pages), path=wiki), True)]
+    data = config.data_dir or default_data_dir(wiki)
+    manifests = list(data.rglob("manifest.json")) if data.is_dir() else []
+    fix_args = {"wiki": wiki, "data": data}
+    if not manifests:
+        checks.append(
+            Check(t("doctor.index_missing", path=data), False, t("doctor.index_fix", **fix_args))
+        )
+        return checks
+    written = max(m.stat().st_mtime for m in manifests)
+    changed = [p for p in pages if p.stat().st_mtime > written]
+    age = _age(time.time() - written)
+    if changed:
+        text = t("doctor.index_stale", count=len(changed), age=age, path=data)
+        checks.append(Check(text, False, t("doctor.index_fix", **fix_args)))
+    else:
+        checks.append(Check(t("doctor.index_ok", age=age, path=data), True))
+    return checks
+
+
+def _age(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.0f} h"
+    return f"{seconds / 86400:.0f} days"
+
+
+async def _discord_checks(
+    bot: WikiBot, config: BotConfig, token: str, needs: Sequence[ChannelNeed], t: Templates
+) -> list[Check]:
+    import discord
+
+    try:
+        await bot.login(token)  # GET /users/@me, the application, then setup_hook (no sync)
+    except discord.LoginFailure:
+        return [Check(t("doctor.token_refused"), False, t("doctor.token_refused_fix"))]
+    except (discord.HTTPException, OSError) as exc:
+        return [Check(t("doctor.unreachable", error=exc), False, t("doctor.unreachable_fix"))]
+    app_id = bot.application_id or 0
+    checks = [Check(t("doctor.token_ok", name=bot.user, app_id=app_id), True)]
+    expected = [c.to_dict(bot.tree) for c in bot.tree.get_commands()]
+    config_name = config.source or "config.yaml"
+    joined: list[tuple[int, str]] = []
+    for guild_id in config.guild_ids:
+        try:
+            guild = await bot.fetch_guild(guild_id, with_counts=False)
+        except (discord.Forbidden, discord.NotFound) as exc:
+            checks.append(
+                Check(
+                    t("doctor.guild_missing", id=guild_id, error=_short(exc)),
+                    False,
+                    t("doctor.guild_fix", url=invite_url(app_id), id=guild_id),
+                )
+            )
+            continue
+        joined.append((guild_id, guild.name))
+        checks.append(Check(t("doctor.guild_ok", id=guild_id, name=guild.name), True))
+    scopes: list[tuple[int | None, str]] = [
+        (gid, t("doctor.in_guild", name=name)) for gid, name in joined
+    ]
+    if not config.guild_ids:
+        checks.append(Check(t("doctor.no_guilds"), None))
+        scopes = [(None, t("doctor.globally"))]
+    for guild_id, where in scopes:
+        if guild_id is None:
+            registered = await bot.http.get_global_commands(app_id)
+        else:
+            registered = await bot.http.get_guild_commands(app_id, guild_id)
+        differences = command_differences(expected, registered)
+        if differences:
+            flag = " --global" if guild_id is None else ""
+            checks.append(
+                Check(
+                    t("doctor.commands_stale", where=where, differences="; ".join(differences)),
+                    False,
+                    t("doctor.commands_fix", config=config_name, flag=flag),
+                )
+            )
+        else:
+            text = t("doctor.commands_ok", where=where, count=len(registered))
+            checks.append(Check(text, True))
+    checks += await _channel_checks(bot, needs, t)
+    return checks
+
+
+async def _channel_checks(bot: WikiBot, needs: Sequence[ChannelNeed], t: Templates) -> list[Check]:
+    import discord
+
+    if not needs:
+        return [Check(t("doctor.channels_none"), None)]
+    checks = []
+    for need in needs:
+        try:
+            channel = await bot.fetch_channel(need.channel_id)
+            if not isinstance(channel, discord.abc.GuildChannel):
+                raise TypeError("not a server channel")
+            guild = await bot.fetch_guild(channel.guild.id, with_counts=False)
+            me = await guild.fetch_member(bot.user.id)
+            channel = await guild.fetch_channel(need.channel_id)
+        except (discord.HTTPException, TypeError) as exc:
+            text = t("doctor.channel_unknown", id=need.channel_id, purpose=need.purpose)
+            checks.append(Check(f"{text} ({_short(exc)})", False, t("doctor.channel_unknown_fix")))
+            continue
+        have = channel.permissions_for(me).value
+        missing = discord.Permissions(need.permissions & ~have)
+        names = ", ".join(name.replace("_", " ").title() for name, on in missing if on)
+        if names:
+            text = t(
+                "doctor.channel_missing", name=channel.name, purpose=need.purpose, missing=names
+            )
+            role = me.top_role.name if me.top_role else "@everyone"
+            checks.append(Check(text, False, t("doctor.channel_fix", missing=names, role=role)))
+        else:
+            checks.append(
+                Check(t("doctor.channel_ok", name=channel.name, purpose=need.purpose), True)
+            )
+    return checks
+
+
+def _short(exc: BaseException) -> str:
+    status = getattr(exc, "status", None)
+    text = getattr(exc, "text", None) or str(exc)
+    return f"{status} {text}" if status else text
+
+
+async def run_checks(
+    config_path: Path,
+    token: str | None,
+    *,
+    extra_needs: Sequence[ChannelNeed] = (),
+    **bot_kwargs: Any,
+) -> list[Check]:
+    """Every check, in order. ``extra_needs`` adds channels to check; ``bot_kwargs`` go to
+    the client (tests pass ``http_trace``)."""
+    t = load_templates("bot.yaml")
+    try:
+        config = load_config(config_path)
+    except ConfigError as exc:
+        return [Check(t("doctor.config_fail", error=exc), False, t("doctor.config_fix"))]
+    checks = [
+        Check(
+            t(
+                "doctor.config_ok",
+                path=config_path,
+                guilds=len(config.guild_ids),
+                wiki=config.wiki_dir,
+            ),
+            True,
+        )
+    ]
+    if not token:
+        checks.append(Check(t("doctor.token_missing"), False, t("doctor.token_missing_fix")))
+    else:
+        from .client import WikiBot
+
+        needs = [*channel_needs(config), *extra_needs]
+        bot = WikiBot(config, open_knowledge=False, sync_on_start=False, **bot_kwargs)
+        async with bot:
+            checks += await _discord_checks(bot, config, token, needs, t)
+    checks += await asyncio.to_thread(_wiki_checks, config, t)
+    return checks
+
+
+def format_report(checks: Sequence[Check], config_path: Path) -> str:
+    """The checklist as printed: a mark per line, the fix under each failure, a summary."""
+    t = load_templates("bot.yaml")
+    lines = [t("doctor.header", config=config_path)]
+    for check in checks:
+        mark = {True: "doctor.mark_ok", False: "doctor.mark_fail", None: "doctor.mark_skip"}
+        lines.append(f"{t(mark[check.ok]):<6} {check.text}")
+        if check.ok is False and check.fix:
+            lines.append(t("doctor.fix_line", fix=check.fix))
+    counted = [c for c in checks if c.ok is not None]
+    failed = sum(1 for c in counted if c.ok is False)
+    if failed:
+        lines.append(t("doctor.summary_fail", failed=failed, count=len(counted)))
+    else:
+        lines.append(t("doctor.summary_ok", count=len(counted)))
+    return "\n".join(lines)
+
+
+def doctor(args: argparse.Namespace, config_path: Path) -> int:
+    """``wikibot doctor``: print the checklist; exit 0 only when every check passed."""
+    import discord
+
+    token = os.environ.get("DISCORD_TOKEN", "").strip() or None
+    try:
+        checks = asyncio.run(run_checks(config_path, token))
+    except discord.DiscordException as exc:  # anything unforeseen: one line, not a traceback
+        checks = [Check(str(exc), False, "")]
+    print(format_report(checks, config_path))
+    return 1 if any(c.ok is False for c in checks) else 0

@@ -1,0 +1,123 @@
+"""``wikibot doctor``: the deployment checklist, run against the stand-in over REST."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.cli import main
+from bot.doctor import ChannelNeed, command_differences, run_checks
+from knowledge.service import KnowledgeBase, demo_wiki_dir
+from tests.discord_standin import DEFAULT_IDS, ChannelSpec
+
+MISSING_GUILD = 910000000000000777
+
+
+def _config(tmp_path: Path, guilds: list[int], *, index: bool = True) -> Path:
+    data = tmp_path / "data"
+    if index:
+        KnowledgeBase.open(demo_wiki_dir(), data).close()
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        f"discord:\n  guild_ids: {guilds}\nwiki:\n  path: {demo_wiki_dir()}\n  data_dir: {data}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def _sync(tmp_path: Path) -> None:
+    synced = tmp_path / "sync"
+    synced.mkdir()
+    assert main(["sync", "--config", str(_config(synced, [DEFAULT_IDS.guild], index=False))]) == 0
+
+
+def test_doctor_passes_when_everything_is_in_place(threaded_standin, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("DISCORD_TOKEN", threaded_standin.config.token)
+    _sync(tmp_path)
+    config = _config(tmp_path, [DEFAULT_IDS.guild])
+    capsys.readouterr()
+    assert main(["doctor", "--config", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert "[FAIL]" not in out and out.rstrip().endswith("checks passed.")
+    assert "logged in as WikiBot" in out and "the app is in Stand-in Guild" in out
+    assert "as the code declares them" in out and "Search index: up to date" in out
+    assert [r.method for r in threaded_standin.requests_to("guild_commands")] == ["PUT", "GET"]
+
+
+def test_doctor_names_a_server_the_app_is_not_in_with_the_fix(
+    threaded_standin,
+    tmp_path,
+    monkeypatch,
+    capsys,
+):
+    monkeypatch.setenv("DISCORD_TOKEN", threaded_standin.config.token)
+    _sync(tmp_path)
+    config = _config(tmp_path, [DEFAULT_IDS.guild, MISSING_GUILD])
+    capsys.readouterr()
+    assert main(["doctor", "--config", str(config)]) == 1
+    out = capsys.readouterr().out
+    print(out)  # the transcript, for the record
+    failures = [line for line in out.splitlines() if line.startswith("[FAIL]")]
+    assert failures == [
+        f"[FAIL] Server {MISSING_GUILD}: the app is not in this server (403 Missing Access)"
+    ]
+    fix = out.splitlines()[out.splitlines().index(failures[0]) + 1]
+    assert f"client_id={DEFAULT_IDS.app}" in fix and "scope=bot+applications.commands" in fix
+    assert out.rstrip().endswith("1 of 7 checks failed.")
+
+
+def test_doctor_finds_unsynced_commands_a_refused_token_and_a_missing_index(
+    threaded_standin,
+    tmp_path,
+    monkeypatch,
+    capsys,
+):
+    monkeypatch.setenv("DISCORD_TOKEN", threaded_standin.config.token)
+    config = _config(tmp_path, [DEFAULT_IDS.guild], index=False)
+    assert main(["doctor", "--config", str(config)]) == 1
+    out = capsys.readouterr().out
+    (commands,) = [line for line in out.splitlines() if "Commands in server" in line]
+    assert commands.startswith("[FAIL] Commands in server Stand-in Guild: out of date:")
+    assert "/acronym missing" in commands and "/wiki missing" in commands
+    assert "fix: Run `wikibot sync --config" in out
+    assert "[FAIL] Search index: none yet" in out and "wikibot index --wiki" in out
+    monkeypatch.setenv("DISCORD_TOKEN", "wrong.token.value")
+    assert main(["doctor", "--config", str(config)]) == 1
+    out = capsys.readouterr().out
+    assert "[FAIL] Token: Discord refused the token" in out and "wrong.token.value" not in out
+
+
+def test_doctor_checks_the_bots_permissions_in_a_needed_channel(threaded_standin, tmp_path):
+    import asyncio
+
+    send = 1 << 11
+    locked = 910000000000000398
+    threaded_standin.guild.channels.append(
+        ChannelSpec(locked, "help-desk", 0, 9, overwrites=((DEFAULT_IDS.role_bot, 0, 0, send),))
+    )
+    needs = [
+        ChannelNeed(locked, send | (1 << 14), "the help forum"),
+        ChannelNeed(DEFAULT_IDS.general, send | (1 << 14), "answers"),
+    ]
+    config = _config(tmp_path, [DEFAULT_IDS.guild], index=False)
+    checks = asyncio.run(run_checks(config, threaded_standin.config.token, extra_needs=needs))
+    by_text = {c.text: c for c in checks}
+    # Without Send Messages, Discord drops Embed Links (and Attach Files) too.
+    missing = by_text[
+        "Channel #help-desk (the help forum): the bot lacks Send Messages, Embed Links"
+    ]
+    assert missing.ok is False
+    assert "allow Send Messages, Embed Links for the bot's role WikiBot" in missing.fix
+    assert by_text["Channel #general (answers): the bot has every permission it needs"].ok
+
+
+def test_command_differences_name_what_changed():
+    mine = {"name": "runbook", "type": 1, "description": "Runbook", "options": []}
+    theirs = {**mine, "id": "1", "version": "2", "integration_types": [0], "contexts": None}
+    assert command_differences([mine], [theirs]) == []
+    changed = {**theirs, "description": "Old text"}
+    old = {"name": "legacy", "type": 1, "description": "x"}
+    assert command_differences([mine], [changed, old]) == [
+        "/legacy no longer in the code",
+        "/runbook differs (description)",
+    ]
+    assert command_differences([mine], []) == ["/runbook missing"]
