@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from knowledge.launch.parse import parse_launch
+from knowledge.launch import parse_launch
 from knowledge.triage.logs import normalise_line, summarise_log
 from knowledge.triage.redact import redact
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from knowledge.launch.parse import MAX_LAUNCH_CHARS, ImageRef, Launch, parse_image, parse_launch
+from knowledge.launch import MAX_LAUNCH_CHARS, ImageRef, Launch, parse_image, parse_launch
 from tests.support import hang_guard
 
 SAMPLE_LOGS = Path(__file__).resolve().parents[2] / "shared" / "sample-logs"

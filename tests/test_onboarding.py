@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from knowledge.jsonable import to_jsonable
-from knowledge.launch.parse import parse_image, parse_launch
+from knowledge.launch import parse_image, parse_launch
 from knowledge.service import demo_wiki_dir
 from knowledge.templates import load_templates
 from knowledge.triage.onboarding import (

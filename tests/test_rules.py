@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.launch.parse import parse_image, parse_launch
+from knowledge.launch import parse_image, parse_launch
 from knowledge.service import demo_wiki_dir
 from knowledge.triage.onboarding import Completeness, ItemStatus
 from knowledge.triage.rules import (

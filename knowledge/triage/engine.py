@@ -31,7 +31,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final, Protocol
 
 from knowledge.jsonable import to_jsonable
-from knowledge.launch.parse import ImageRef, Launch, parse_image, parse_launch
+from knowledge.launch import (
+    SHA256_DIGEST_RE,
+    ImageRef,
+    Launch,
+    hf_cache_repo,
+    parse_image,
+    parse_launch,
+)
 from knowledge.search import STOP, SearchResults, make_term_analyzer
 from knowledge.templates import Templates, load_templates
 from knowledge.text import fold_key
@@ -135,7 +142,6 @@ FIELD_ALIASES: Final[Mapping[str, tuple[str, ...]]] = {
     "log": ("log", "logs", "server_log", "server_log_last_100_300_lines"),
 }
 _KEY_RE: Final = re.compile(r"[^a-z0-9]+")
-_DIGEST_RE: Final = re.compile(r"sha256:[0-9a-f]{64}")
 _MD_PATH_RE: Final = re.compile(r"[\w./-]{1,200}\.md\b")
 
 
@@ -379,9 +385,7 @@ def _model_keys(model: str | None) -> set[str]:
     if not model:
         return set()
     text = model.strip().strip("/").casefold()
-    m = re.search(r"models--([^/]+?)--([^/]+)", text)
-    if m:
-        text = f"{m.group(1)}/{m.group(2)}"
+    text = hf_cache_repo(text) or text
     keys = {text}
     if "/" in text:
         keys.add(text.rsplit("/", 1)[-1])
@@ -883,7 +887,7 @@ def _page_code(page: Page | None) -> str:
 
 
 def _image_from_field(text: str) -> ImageRef | None:
-    digest = _DIGEST_RE.search(text[:4096])
+    digest = SHA256_DIGEST_RE.search(text[:4096])
     for word in text[:4096].replace(",", " ").split():
         word = word.strip("`'\"()[]<>")
         if "/" not in word and ":" not in word:

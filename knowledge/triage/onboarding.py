@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from knowledge.launch.parse import ImageRef, Launch
+from knowledge.launch import ImageRef, Launch
 from knowledge.templates import Templates
 from knowledge.wiki import Page, Table, Wiki
 

@@ -50,7 +50,7 @@ from typing import Any, Final
 
 import yaml
 
-from knowledge.launch.parse import ImageRef, Launch, parse_image
+from knowledge.launch import ImageRef, Launch, hf_cache_repo, parse_image
 from knowledge.triage.onboarding import Completeness
 from knowledge.wiki import Catalogue, Family, Page, Runbook, Section, Wiki, status_weight
 
@@ -1027,8 +1027,7 @@ def _check_stated_differs(s: Subject, params: Mapping[str, Any]) -> list[RuleHit
 def _model_name(model: str | None) -> str | None:
     if not model:
         return None
-    m = re.search(r"models--([^/]+?)--([^/]+)", model)
-    text = f"{m.group(1)}/{m.group(2)}" if m else model.rstrip("/")
+    text = hf_cache_repo(model) or model.rstrip("/")
     return text.rsplit("/", 1)[-1].casefold() or None
 
 

@@ -17,7 +17,13 @@ from dataclasses import dataclass, field, replace
 
 from rapidfuzz import fuzz
 
-from knowledge.launch.parse import parse_image
+from knowledge.launch import (
+    SHA256_DIGEST_RE,
+    compose_image_word,
+    env_image_word,
+    image_default,
+    parse_image,
+)
 from knowledge.text import clean_user_text, fold_key
 from knowledge.wiki.glossary import Glossary
 from knowledge.wiki.model import CodeBlock, Link, Page, Section, Table, Wiki
@@ -36,10 +42,6 @@ log = logging.getLogger(__name__)
 
 FRONT_PAGE_NAMES = ("README.md", "readme.md", "index.md", "Home.md", "home.md")
 
-_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-_COMPOSE_IMAGE = re.compile(r"^\s*image:\s*[\"']?(.+?)[\"']?\s*$")
-_ENV_IMAGE = re.compile(r"^\s*(?:export\s+)?[A-Z_]*IMAGE[A-Z_]*=[\"']?([^\s\"']+)")
-_DEFAULT_REF = re.compile(r"^\$\{[A-Za-z_]+:?-(.+)\}$")
 #: A version number in a family name; "27B"-style parameter counts are sizes, not versions.
 #: A page name ending in a version number: ``glm5.2_v15`` -> (``glm5.2_v``, 15, ``""``).
 #: Only ``v`` numbers count: ``qwen35-27b`` and ``glm47`` name models, not versions.
@@ -552,9 +554,9 @@ def _dedupe(versions: list[Version]) -> list[Version]:
 
 def _clean_ref(ref: str) -> str | None:
     ref = ref.strip().strip("\"'")
-    default = _DEFAULT_REF.match(ref)
-    if default:
-        ref = default.group(1).strip().strip("\"'")
+    default = image_default(ref)
+    if default != ref:
+        ref = default.strip().strip("\"'")
     image = parse_image(ref)
     if image is None or "/" not in ref or not (image.tag or image.digest):
         return None  # user/repo with a tag or digest: a bare path is no image
@@ -574,18 +576,18 @@ def _images(page: Page) -> tuple[tuple[str, ...], str | None, str | None]:
             lines = [ln.strip() for ln in block.text.splitlines() if ln.strip()]
             for line in lines:
                 order += 1
-                if digest is None and (found := _DIGEST.search(line)):
+                if digest is None and (found := SHA256_DIGEST_RE.search(line)):
                     digest = found.group(0)
                 ref = _clean_ref(line) if len(lines) <= 3 else None
                 if ref:
                     ranked.append((10 + title_bonus, order, ref, section.anchor))
                     continue
-                compose = _COMPOSE_IMAGE.match(line)
-                if compose and (ref := _clean_ref(compose.group(1))):
+                compose = compose_image_word(line)
+                if compose and (ref := _clean_ref(compose)):
                     ranked.append((6 + title_bonus, order, ref, section.anchor))
                     continue
-                env = _ENV_IMAGE.match(line)
-                if env and (ref := _clean_ref(env.group(1))):
+                env = env_image_word(line)
+                if env and (ref := _clean_ref(env)):
                     ranked.append((5 + title_bonus, order, ref, section.anchor))
                     continue
                 if "docker run" in block.text or line.startswith(("--", "-")):
@@ -594,7 +596,7 @@ def _images(page: Page) -> tuple[tuple[str, ...], str | None, str | None]:
                             ranked.append((3 + title_bonus, order, ref, section.anchor))
         if digest is None:
             for code in _inline_codes(section):
-                if found := _DIGEST.search(code):
+                if found := SHA256_DIGEST_RE.search(code):
                     digest = found.group(0)
                     break
     ranked.sort(key=lambda item: (-item[0], item[1]))
