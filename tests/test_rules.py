@@ -1,4 +1,4 @@
-"""Rules as data and the checks against the wiki, on launches parsed by knowledge.launch.parse.
+"""Rules as data and the checks against the wiki, on launches parsed by knowledge.launch.
 
 Each rule has a positive and a negative case. Generic shapes are tested with rule
 files written here (adding a rule needs no code); coded checks with the demo wiki's

@@ -19,7 +19,7 @@ from knowledge.launch.images import (
     image_default,
     parse_image,
 )
-from knowledge.launch.model import LAUNCH_KINDS, Gpus, Launch, Parallelism
+from knowledge.launch.model import LAUNCH_KINDS, PARALLEL_FIELDS, Gpus, Launch, Parallelism
 from knowledge.launch.parse import MAX_LAUNCH_CHARS, parse_launch
 from knowledge.launch.settings import ENV_ALIASES, FLAG_ALIASES
 
@@ -29,6 +29,7 @@ __all__ = [
     "HF_CACHE_RE",
     "LAUNCH_KINDS",
     "MAX_LAUNCH_CHARS",
+    "PARALLEL_FIELDS",
     "SHA256_DIGEST_RE",
     "Gpus",
     "ImageRef",

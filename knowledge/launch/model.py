@@ -12,7 +12,7 @@ from typing import Final, Literal
 
 from knowledge.launch.images import ImageRef, hf_cache_repo
 
-__all__ = ["LAUNCH_KINDS", "Gpus", "Launch", "Parallelism"]
+__all__ = ["LAUNCH_KINDS", "PARALLEL_FIELDS", "Gpus", "Launch", "Parallelism"]
 
 LAUNCH_KINDS: Final = ("docker-run", "compose", "vllm-serve", "sglang", "env-file", "unknown")
 
@@ -23,9 +23,9 @@ Gpus = tuple[int, ...] | Literal["all"]
 class Parallelism:
     """How a server is split over GPUs and whether it decodes speculatively.
 
-    ``None`` means not stated. Launches, log summaries and a request's stated settings
-    are ``Parallelism`` subclasses, so a field added here is read, compared and shown
-    everywhere.
+    ``None`` means not stated. A launch, a server log's summary and a help request's
+    stated settings are each a ``Parallelism``, so these fields are declared once and
+    compared by name.
     """
 
     tp: int | None = None
@@ -36,14 +36,13 @@ class Parallelism:
     #: Speculative tokens; 0 when speculative decoding is explicitly off.
     spec_tokens: int | None = None
 
-    @classmethod
-    def field_names(cls) -> tuple[str, ...]:
-        """The parallel settings' names, in declaration order."""
-        return tuple(f.name for f in fields(Parallelism))
+    def parallel_settings(self) -> dict[str, int | str | None]:
+        """The parallel settings alone, by field name (``{"tp": 8, "dcp": None, ...}``)."""
+        return {name: getattr(self, name) for name in PARALLEL_FIELDS}
 
-    def parallelism(self) -> Parallelism:
-        """Only the parallel settings of this object."""
-        return Parallelism(**{name: getattr(self, name) for name in self.field_names()})
+
+#: The names of ``Parallelism``'s fields, in order.
+PARALLEL_FIELDS: Final = tuple(f.name for f in fields(Parallelism))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

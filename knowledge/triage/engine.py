@@ -903,14 +903,7 @@ def _image_from_field(text: str) -> ImageRef | None:
 
 
 def _log_settings(summary: LogSummary) -> dict[str, object]:
-    return {
-        "tp": summary.tp,
-        "dcp": summary.dcp,
-        "dp": summary.dp,
-        "pp": summary.pp,
-        "spec_method": summary.spec_method,
-        "spec_tokens": summary.spec_tokens,
-    }
+    return dict(summary.parallel_settings())
 
 
 def _content_lines(text: str) -> int:

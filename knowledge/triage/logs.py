@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
+from knowledge.launch import Parallelism
+
 __all__ = [
     "MAX_CONFIG_LINE_CHARS",
     "MAX_LINE_CHARS",
@@ -159,8 +161,8 @@ class Traceback:
     exception: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class LogSummary:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogSummary(Parallelism):
     """What one server log says about its launch and its failure, if any."""
 
     lines: int
@@ -168,14 +170,7 @@ class LogSummary:
     version: str | None = None
     model: str | None = None
     served_model_name: str | None = None
-    tp: int | None = None
-    pp: int | None = None
-    dp: int | None = None
-    dcp: int | None = None
     ep: bool | int | None = None
-    spec_method: str | None = None
-    #: Speculative tokens; 0 when the log shows speculative decoding is off.
-    spec_tokens: int | None = None
     attention_backend: str | None = None
     moe_backend: str | None = None
     quantization: str | None = None

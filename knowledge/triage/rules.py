@@ -43,14 +43,14 @@ import math
 import re
 import string
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
 import yaml
 
-from knowledge.launch import ImageRef, Launch, hf_cache_repo, parse_image
+from knowledge.launch import ImageRef, Launch, Parallelism, hf_cache_repo, parse_image
 from knowledge.triage.onboarding import Completeness
 from knowledge.wiki import Catalogue, Family, Page, Runbook, Section, Wiki, status_weight
 
@@ -127,34 +127,26 @@ class RuleHit:
 # --------------------------------------------------------------------- subject
 
 
-@dataclass(frozen=True, slots=True)
-class Stated:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Stated(Parallelism):
     """Settings and GPU layout as the user wrote them in the request's fields."""
 
-    tp: int | None = None
-    dcp: int | None = None
-    dp: int | None = None
-    pp: int | None = None
-    spec_method: str | None = None
-    spec_tokens: int | None = None
     gpu_count: int | None = None
     gpu_ids: tuple[int, ...] | None = None
 
     @property
     def empty(self) -> bool:
-        return all(getattr(self, name) is None for name in self.__slots__)
+        return all(getattr(self, name) is None for name in _STATED_FIELDS)
 
 
-@dataclass(frozen=True, slots=True)
-class Settings:
+#: Parallel settings, then the GPU layout.
+_STATED_FIELDS: Final = tuple(f.name for f in fields(Stated))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings(Parallelism):
     """Effective settings: from the launch where it says, else as stated."""
 
-    tp: int | None = None
-    dcp: int | None = None
-    dp: int | None = None
-    pp: int | None = None
-    spec_method: str | None = None
-    spec_tokens: int | None = None
     gpu_count: int | None = None
     gpu_ids: tuple[int, ...] | None = None
     #: field -> "launch" or "stated"
@@ -166,7 +158,7 @@ class Settings:
         values: dict[str, object] = {}
         sources: dict[str, str] = {}
         for source, layer in layers:
-            for name in Stated.__slots__:
+            for name in _STATED_FIELDS:
                 value = layer.get(name)
                 if name not in values and value is not None:
                     values[name], sources[name] = value, source
@@ -176,19 +168,14 @@ class Settings:
 def launch_settings(launch: Launch) -> dict[str, object]:
     """The settings layer of a parsed launch."""
     return {
-        "tp": launch.tp,
-        "dcp": launch.dcp,
-        "dp": launch.dp,
-        "pp": launch.pp,
-        "spec_method": launch.spec_method,
-        "spec_tokens": launch.spec_tokens,
+        **launch.parallel_settings(),
         "gpu_count": launch.gpu_count,
         "gpu_ids": launch.gpus if isinstance(launch.gpus, tuple) else None,
     }
 
 
 def stated_settings(stated: Stated) -> dict[str, object]:
-    return {name: getattr(stated, name) for name in Stated.__slots__}
+    return {name: getattr(stated, name) for name in _STATED_FIELDS}
 
 
 @dataclass(frozen=True, slots=True)

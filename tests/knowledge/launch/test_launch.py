@@ -1,8 +1,7 @@
-"""Tests for knowledge.launch.parse: each launch shape, expansion, aliases, GPU selection."""
+"""Tests for knowledge.launch: each launch shape, expansion, aliases, GPU selection."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,9 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from knowledge.launch import MAX_LAUNCH_CHARS, ImageRef, Launch, parse_image, parse_launch
-from tests.support import hang_guard
+from tests.support import SAMPLE_LOGS, hang_guard
 
-SAMPLE_LOGS = Path(__file__).resolve().parents[2] / "shared" / "sample-logs"
 DIGEST = "sha256:" + "0f" * 32
 
 
