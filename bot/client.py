@@ -62,6 +62,7 @@ EXTENSIONS = (
     "bot.exts.help",
     "bot.exts.upkeep",
     "bot.exts.welcome",
+    "bot.exts.support",
 )
 
 

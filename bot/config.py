@@ -35,7 +35,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-__all__ = ["BotConfig", "ConfigError", "Cooldown", "load_config", "parse_config"]
+__all__ = ["BotConfig", "ConfigError", "Cooldown", "SupportConfig", "load_config", "parse_config"]
 
 #: Discord lets a follow-up token live 15 minutes; a pager must time out before that
 #: so its last edit (disabling the buttons) still works.
@@ -46,6 +46,9 @@ DEFAULT_PAGER_TIMEOUT = 300.0
 #: Minutes between two looks at the wiki folder for changed pages (0: never).
 DEFAULT_REFRESH_MINUTES = 10.0
 MAX_REFRESH_MINUTES = 24 * 60
+#: Hours an untouched /support draft is kept.
+DEFAULT_DRAFT_HOURS = 24.0
+MAX_DRAFT_HOURS = 30 * 24
 _SECRET_KEYS = frozenset({"token", "discord_token", "bot_token", "secret", "client_secret"})
 _NO_SECRETS = "secrets are never read from the config file; set DISCORD_TOKEN"
 
@@ -60,6 +63,22 @@ class Cooldown:
 
     rate: int = DEFAULT_COOLDOWN_RATE
     per: float = DEFAULT_COOLDOWN_PER
+
+
+@dataclass(frozen=True, slots=True)
+class SupportConfig:
+    """/support: where tickets are posted, who may handle them, and the intake's limits."""
+
+    #: The help forum channel posts go to; None: tickets are kept but not posted.
+    forum_channel_id: int | None = None
+    #: Members with one of these roles (or Manage Threads) handle tickets.
+    staff_role_ids: tuple[int, ...] = ()
+    draft_hours: float = DEFAULT_DRAFT_HOURS
+    #: At most ``rate_count`` tickets per user in ``rate_minutes`` (0: no limit).
+    rate_count: int = 3
+    rate_minutes: float = 10.0
+    #: Answer new forum posts with the missing checklist items (Message Content intent).
+    nudge: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +97,7 @@ class BotConfig:
     pager_timeout: float
     #: Minutes between two re-reads of the wiki folder (changed pages only); 0: never.
     refresh_minutes: float = DEFAULT_REFRESH_MINUTES
+    support: SupportConfig = SupportConfig()
     #: The file this was read from (for messages), or None when built in code.
     source: Path | None = None
 
@@ -215,11 +235,46 @@ class _Search(_Section):
     ]
 
 
+class _Support(_Section):
+    forum_channel_id: Annotated[
+        _DiscordId | None, Field(default=None, description="the id of the help forum channel")
+    ]
+    staff_role_ids: _Ids
+    draft_hours: Annotated[
+        float,
+        Field(
+            default=DEFAULT_DRAFT_HOURS,
+            strict=True,
+            gt=0,
+            le=MAX_DRAFT_HOURS,
+            allow_inf_nan=False,
+            description=f"a number of hours, more than 0 and at most {MAX_DRAFT_HOURS}",
+        ),
+    ]
+    rate_count: Annotated[
+        int,
+        Field(default=3, strict=True, ge=0, le=100, description="a whole number from 0 to 100"),
+    ]
+    rate_minutes: Annotated[
+        float,
+        Field(
+            default=10.0,
+            strict=True,
+            gt=0,
+            le=24 * 60,
+            allow_inf_nan=False,
+            description="a number of minutes, more than 0 and at most 1440",
+        ),
+    ]
+    nudge: Annotated[bool, Field(default=False, strict=True, description="true or false")]
+
+
 class _File(_Section):
     discord: _Discord
     wiki: _Wiki
     cooldown: _Cooldown
     search: _Search
+    support: _Support
 
 
 # --- errors ---------------------------------------------------------------------------
@@ -304,6 +359,14 @@ def parse_config(data: Any, *, name: str = "<config>", base: Path | None = None)
         cooldown=Cooldown(rate=file.cooldown.rate, per=file.cooldown.per),
         pager_timeout=file.search.pager_timeout,
         refresh_minutes=file.wiki.refresh_minutes,
+        support=SupportConfig(
+            forum_channel_id=file.support.forum_channel_id,
+            staff_role_ids=file.support.staff_role_ids,
+            draft_hours=file.support.draft_hours,
+            rate_count=file.support.rate_count,
+            rate_minutes=file.support.rate_minutes,
+            nudge=file.support.nudge,
+        ),
     )
 
 

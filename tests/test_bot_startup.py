@@ -6,7 +6,7 @@ from bot.client import WikiBot
 from tests.discord_standin import DEFAULT_IDS
 from tests.test_bot_fixtures import bot_factory, make_config
 
-COMMANDS = {"runbook", "acronym", "search", "wiki", "help"}
+COMMANDS = {"runbook", "acronym", "search", "wiki", "help", "support", "ticket"}
 
 
 def test_startup_syncs_the_command_schema_to_the_configured_guild(discord_standin, tmp_path):

@@ -28,7 +28,7 @@ from knowledge.intake.sqlite import SqliteTicketStore
 from knowledge.intake.store import StoreError, StoreTooNew
 from knowledge.service import KnowledgeBase, default_data_dir, demo_wiki_dir
 from knowledge.templates import load_templates
-from knowledge.triage.engine import FIELDS, TriageContext, TriageRequest
+from knowledge.triage.engine import TriageContext, TriageRequest
 
 __all__ = ["add_tickets_command", "local_user", "open_desk", "support_flow"]
 
@@ -75,12 +75,7 @@ def _file(args: argparse.Namespace) -> int:
     try:
         user = local_user()
         draft = desk.new_draft(user).draft
-        values = {k: v for k, v in request.as_mapping().items() if v.strip()}
-        extra = [name for name in FIELDS if values.get(name) and desk.form.field(name) is None]
-        if extra:  # fields the wiki's checklist does not ask for go into the text
-            values["text"] = "\n".join(
-                [values.get("text", ""), *(f"{n}: {values.pop(n)}" for n in extra)]
-            ).strip()
+        values = desk.values_from_request(request.as_mapping())
         saved = desk.save(draft.id, user, values)
         for problem in saved.problems:
             print(problem, file=sys.stderr)

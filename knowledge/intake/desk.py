@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 import time
 from collections.abc import Callable, Mapping
@@ -54,6 +55,10 @@ MAX_TITLE_CHARS: Final = 100
 LOG_TAIL_LINES: Final = 300
 #: Message content limit.
 MAX_CONTENT_CHARS: Final = 2000
+#: A parallel setting named in a layout answer (``TP8``, ``dcp=4``, ``MTP 3``).
+_PARALLEL_RE: Final = re.compile(
+    r"\b(?:tp|dcp|dp|pp|mtp|dspark|tensor.parallel)\s*[=:x]?\s*\d", re.I
+)
 #: Ticket status -> the event recorded when a ticket moves there.
 _STATUS_EVENTS: Final = {"solved": "solved", "closed": "closed", "open": "reopened"}
 
@@ -314,11 +319,30 @@ class SupportDesk:
                 continue
             if spec.key.startswith("other_"):
                 extra.append(f"{spec.label}: {value}")
+            elif spec.key == "layout":  # one answer: the GPUs, and settings if it names any
+                request["gpus"] = value
+                if _PARALLEL_RE.search(value):
+                    request["settings"] = value
             else:
                 request[spec.key] = value
         if extra:
             request["text"] = "\n".join([request.get("text", ""), *extra]).strip()
         return request
+
+    def values_from_request(self, request: Mapping[str, str]) -> dict[str, str]:
+        """Form answers from triage-request fields (``gpus`` and ``settings`` make the
+        layout answer; fields the form does not ask for are added to the text)."""
+        values = {k: v for k, v in request.items() if v.strip()}
+        if self.form.field("layout") is not None:
+            layout = ", ".join(values.pop(k) for k in ("gpus", "settings") if k in values)
+            if layout:
+                values["layout"] = layout
+        extra = [k for k in list(values) if self.form.field(k) is None]
+        if extra:
+            values["text"] = "\n".join(
+                [values.get("text", ""), *(f"{k}: {values.pop(k)}" for k in extra)]
+            ).strip()
+        return values
 
     def triage(self, draft: Draft) -> TriageResult:
         return self.context.run(self.request(draft))

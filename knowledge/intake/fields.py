@@ -5,9 +5,10 @@ The fields are derived at run time from the onboarding checklist
 built-in list in ``templates/triage.yaml`` when the page is missing). Three
 "story" fields come first for everyone (what you are trying to do, what happened,
 what you expected); then one field per checklist item, mapped by the item's kind to
-the request field triage reads (``runbook`` -> ``model_page``, ``layout`` ->
-``gpus`` and ``settings`` ...). Items of no known kind become free-text fields of
-their own (``other_1`` ...), folded into the request's text.
+the request field triage reads (``runbook`` -> ``model_page``, ``launch`` ->
+``command`` ...; the one ``layout`` answer is read as the GPU layout and settings).
+Items of no known kind become free-text fields of their own (``other_1`` ...),
+folded into the request's text.
 
 Fields are grouped into steps of at most :data:`MAX_STEP_FIELDS` (a Discord modal
 holds five components), keeping their order. Labels and placeholders come from
@@ -48,7 +49,7 @@ KIND_FIELDS: Final[dict[str, tuple[tuple[str, bool], ...]]] = {
     "runbook": (("model_page", False),),
     "image": (("image", False),),
     "launch": (("command", True),),
-    "layout": (("gpus", False), ("settings", False)),
+    "layout": (("layout", False),),
     "logs": (("log", True),),
     "client": (("client", True),),
 }

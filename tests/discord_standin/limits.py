@@ -331,6 +331,15 @@ def _check_button(errors: FormErrors, button: Mapping[str, Any], path: _Path) ->
         )
 
 
+def _check_file_upload(errors: FormErrors, upload: Mapping[str, Any], path: _Path) -> None:
+    """A file upload in a modal (type 19): 0-10 files, at least one allowed."""
+    errors.length_between((*path, "custom_id"), upload.get("custom_id"), 1, CUSTOM_ID_MAX)
+    if not 0 <= upload.get("min_values", 1) <= 10:
+        errors.add((*path, "min_values"), "NUMBER_TYPE_MAX", "Must be between 0 and 10.")
+    if not 1 <= upload.get("max_values", 1) <= 10:
+        errors.add((*path, "max_values"), "NUMBER_TYPE_MAX", "Must be between 1 and 10.")
+
+
 def _check_select(errors: FormErrors, select: Mapping[str, Any], path: _Path) -> None:
     errors.length_between((*path, "custom_id"), select.get("custom_id"), 1, CUSTOM_ID_MAX)
     errors.max_len((*path, "placeholder"), select.get("placeholder"), SELECT_PLACEHOLDER_MAX)
@@ -429,6 +438,8 @@ def check_modal(errors: FormErrors, modal: Mapping[str, Any], path: _Path = ()) 
                 _check_text_input(errors, child, (*at, "component"), needs_label=False)
             elif child.get("type") in _SELECT_TYPES:
                 _check_select(errors, child, (*at, "component"))
+            elif child.get("type") == 19:
+                _check_file_upload(errors, child, (*at, "component"))
             else:
                 errors.add(
                     (*at, "component", "type"),

@@ -163,6 +163,9 @@ class Standin:
         self.gateway_sent: list[dict[str, Any]] = []
         self.identify: dict[str, Any] | None = None
         self.files: dict[str, tuple[bytes, str]] = {}
+        #: Called with each request before it is served; a response returned is sent
+        #: instead (see ``faults.fail``).
+        self.fault_hooks: list[Callable[[RecordedRequest], web.Response | None]] = []
         self.trace = self._loopback_trace()
         # Internals:
         self._by_token: dict[str, InteractionRecord] = {}
@@ -487,7 +490,10 @@ class Standin:
             bucket = self._bucket(request, record)
             limited = self._rate_limited(bucket, record)
             try:
-                response = limited or await handler(request)
+                faulted = (hook(record) for hook in self.fault_hooks)
+                response = limited or next((r for r in faulted if r is not None), None)
+                if response is None:
+                    response = await handler(request)
             except Exception as exc:  # a bug in the stand-in must fail loudly, not hang
                 log.exception("stand-in handler crashed")
                 self.add_problem("standin-error", f"{request.method} {request.path}: {exc!r}")

@@ -64,6 +64,9 @@ class AdminCog(commands.Cog):
             )
             field = Field(t("admin.sync_failures_title"), lines[:1024])
             reply = dataclasses.replace(reply, fields=(*reply.fields, field))
+        support = self.bot.get_cog("SupportCog")
+        if support is not None:  # open and pending tickets, where the checklist came from
+            reply = dataclasses.replace(reply, fields=(*reply.fields, await support.status_field()))
         await send_reply(interaction, reply, kb, private=True)
 
     @wiki.command(name="reindex")

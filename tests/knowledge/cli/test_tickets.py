@@ -118,8 +118,7 @@ def test_the_console_asks_item_by_item_and_files(tmp_path):
             "",  # image
             V3_LAUNCH,  # command
             ".",
-            "8x RTX PRO 6000",  # gpus
-            "TP8",  # settings
+            "8x RTX PRO 6000, TP8",  # layout
             *LOG.splitlines(),  # log
             ".",
             "curl localhost:8000/v1/models",  # client
@@ -137,7 +136,7 @@ def test_the_console_asks_item_by_item_and_files(tmp_path):
     store = SqliteTicketStore.in_folder(tmp_path)
     try:
         stored = store.get_ticket(ticket.id)
-        assert stored.values["gpus"] == "8x RTX PRO 6000"
+        assert stored.values["layout"] == "8x RTX PRO 6000, TP8"
         assert stored.values["log"].count("\n") == 149
     finally:
         store.close()

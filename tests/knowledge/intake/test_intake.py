@@ -71,7 +71,7 @@ def fill(desk: SupportDesk, user: str = "discord:1", **values: str) -> Draft:
         "actual": "the engine dies",
         "expected": "a running server",
         "command": V3_LAUNCH,
-        "gpus": "8x RTX PRO 6000",
+        "layout": "8x RTX PRO 6000, TP8",
         "log": "\n".join(LOG_LINE.format(i) for i in range(150)),
         **values,
     }
@@ -91,7 +91,7 @@ def test_the_form_asks_what_the_onboarding_page_asks_in_two_steps():
     assert form.source == "docs/newcomer-onboarding.md#before-you-ask"
     assert form.keys == (
         "text", "actual", "expected", "model_page", "image",
-        "command", "gpus", "settings", "log", "client",
+        "command", "layout", "log", "client",
     )  # fmt: skip
     assert [f.key for f in form.step(1)] == ["text", "actual", "expected", "model_page", "image"]
     assert form.steps == 2
@@ -107,7 +107,7 @@ def test_the_real_wiki_gives_the_same_fields():
     wiki = load_wiki(SNAPSHOT)
     form = build_form(load_checklist(wiki, find_front_page(wiki), TRIAGE_T), T)
     assert form.source and form.source.startswith("docs/newcomer-onboarding.md#")
-    assert {"model_page", "image", "command", "gpus", "settings", "log", "client"} <= set(form.keys)
+    assert {"model_page", "image", "command", "layout", "log", "client"} <= set(form.keys)
 
 
 def test_a_reworded_checklist_with_an_unknown_item_still_makes_a_form(tmp_path):
@@ -411,7 +411,7 @@ WRAPPERS = st.sampled_from(
     ]
 )
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=300)
-FIELDS = ("text", "actual", "expected", "model_page", "image", "command", "gpus", "settings")
+FIELDS = ("text", "actual", "expected", "model_page", "image", "command", "layout")
 
 
 def _wrapped(secret: str, wrapper: str) -> bool:

@@ -1,0 +1,16 @@
+"""/support (the intake form, deflection, forum posts) and /ticket (staff)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ._cog import SupportCog
+
+if TYPE_CHECKING:
+    from bot.client import WikiBot
+
+__all__ = ["setup"]
+
+
+async def setup(bot: WikiBot) -> None:
+    await bot.add_cog(SupportCog(bot))

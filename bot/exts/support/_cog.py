@@ -1,0 +1,565 @@
+"""/support: the onboarding checklist as a form, the wiki's answer first, then a forum post.
+
+The intake itself is :class:`knowledge.intake.desk.SupportDesk` (drafts, triage,
+tickets, the SQLite store); this cog only opens modals, shows answers and posts.
+
+- ``/support [model]`` opens step 1 of the form (or offers the user's draft);
+  each step's submit is stored, then a "Continue" button opens the next step (a
+  modal cannot answer a modal). After the last step the triage is shown privately
+  with "This solved it" / "Edit" / "File the ticket".
+- Filing creates a post in the configured help forum (title, tags, the checklist as
+  fields, the launch command and log tail as files, only the asker mentioned). A
+  post that fails stays pending in the store and is retried by a background task;
+  ``/wiki status`` shows how many wait.
+- Solved / Close / Reopen buttons on the post (asker and staff) set the ticket's
+  status, the post's tags and its archive state. ``/ticket list`` and ``/ticket
+  show`` are for staff.
+- New posts made in the forum without ``/support`` get a pointer to it; with
+  ``support.nudge`` on (needs the Message Content intent) the missing checklist
+  items and suggested pages instead.
+
+Store calls run in worker threads (``asyncio.to_thread``) and triage in the bot's
+knowledge threads; nothing slow runs on the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot import render
+from bot.cooldowns import cooldown
+from bot.errors import Refused, describe, report_failure, safe_choices
+from bot.respond import send
+from knowledge.intake.desk import IntakeError, IntakeSettings, SupportDesk, Upload
+from knowledge.intake.records import Ticket
+from knowledge.intake.sqlite import SqliteTicketStore
+from knowledge.intake.store import RateLimit
+from knowledge.intake.validate import MAX_UPLOAD_BYTES
+from knowledge.reply import Field, Reply
+from knowledge.templates import Templates, load_templates
+from knowledge.triage.engine import TriageContext
+
+from ._helpers import (
+    Submitted,
+    failure_reason,
+    is_staff,
+    parse_modal_id,
+    read_submit,
+    tags_for,
+    user_id_of,
+    user_key,
+)
+from ._views import FlowButton, TicketButton, check_view, flow_view, step_modal, ticket_view
+
+if TYPE_CHECKING:
+    from bot.client import WikiBot
+
+__all__ = ["SupportCog"]
+
+log = logging.getLogger(__name__)
+
+#: Seconds between two looks for pending posts (tests set ``bot.support_retry_interval``).
+RETRY_EVERY = 30.0
+
+
+class SupportCog(commands.Cog):
+    ticket = app_commands.Group(
+        name="ticket", description="Support tickets filed with /support (staff)", guild_only=True
+    )
+
+    def __init__(self, bot: WikiBot) -> None:
+        self.bot = bot
+        self.config = bot.config.support
+        self.t: Templates = load_templates("support.yaml")
+        self.store: SqliteTicketStore | None = None
+        self._desk: SupportDesk | None = None
+        self._desk_state: object = None
+        self._desk_lock = asyncio.Lock()
+        self._retry_task: asyncio.Task[None] | None = None
+        self._posting: set[int] = set()
+
+    # ----------------------------------------------------------------- set-up
+
+    async def cog_load(self) -> None:
+        # The store and desk open at first use: ``wikibot sync`` loads this cog without a wiki.
+        self.bot.add_dynamic_items(FlowButton, TicketButton)
+        self._retry_task = asyncio.create_task(self._retry_loop(), name="support-retry")
+
+    async def cog_unload(self) -> None:
+        self.bot.remove_dynamic_items(FlowButton, TicketButton)
+        if self._retry_task is not None:
+            self._retry_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._retry_task
+        if self.store is not None:
+            await asyncio.to_thread(self.store.close)
+
+    def _settings(self) -> IntakeSettings:
+        c = self.config
+        return IntakeSettings(
+            draft_ttl=c.draft_hours * 3600,
+            rate=RateLimit(c.rate_count, c.rate_minutes * 60),
+        )
+
+    async def desk(self) -> SupportDesk:
+        """The desk over the wiki as loaded now (rebuilt after a refresh changed it)."""
+        state = self.bot.kb.state
+        if self._desk is not None and self._desk_state is state:
+            return self._desk
+        async with self._desk_lock:
+            if self._desk is None or self._desk_state is not state:
+                if self.store is None:
+                    data_dir = self.bot.kb.data_dir
+                    self.store = await asyncio.to_thread(SqliteTicketStore.in_folder, data_dir)
+                context = await self.bot.in_thread(TriageContext.from_kb, self.bot.kb)
+                self._desk = SupportDesk(context, self.store, settings=self._settings())
+                self._desk_state = state
+        return self._desk
+
+    # ----------------------------------------------------------------- answers
+
+    async def _say(
+        self,
+        interaction: discord.Interaction,
+        title: str,
+        text: str,
+        *,
+        kind: str = "ok",
+        view: discord.ui.View | None = None,
+        fields: tuple[Field, ...] = (),
+    ) -> None:
+        embed = render.embed(Reply(kind, title, text, fields=fields, ephemeral=True))
+        await send(interaction, embed=embed, ephemeral=True, view=view or discord.utils.MISSING)
+
+    async def _refuse(self, interaction: discord.Interaction, text: str) -> None:
+        await self._say(interaction, self.t("errors.title"), text, kind="not_found")
+
+    # ----------------------------------------------------------------- /support
+
+    @app_commands.command(name="support")
+    @app_commands.describe(model="The model family you are running (pick from the list)")
+    @cooldown()
+    async def support(self, interaction: discord.Interaction, model: str | None = None) -> None:
+        """Ask for help: a short form, the wiki's answer first, then a post in the help forum.
+
+        Opens a modal at once (no defer: a modal must be the first response).
+        """
+        desk = await self.desk()
+        user = user_key(interaction.user)
+        if model:
+            key, problem = desk.resolve_model(model)
+            if key is None:
+                await self._refuse(interaction, problem or "")
+                return
+        draft = await asyncio.to_thread(desk.resumable, user)
+        if draft is not None and not model:
+            when = f"<t:{int(draft.updated_at)}:R>"
+            view = flow_view(
+                FlowButton(
+                    "resume",
+                    draft.id,
+                    min(draft.step + 1, desk.form.steps),
+                    label=self.t("resume.continue"),
+                    style=discord.ButtonStyle.primary,
+                ),
+                FlowButton("new", "0", label=self.t("resume.restart")),
+            )
+            await self._say(
+                interaction, self.t("resume.title"), self.t("resume.text", when=when), view=view
+            )
+            return
+        saved = await asyncio.to_thread(desk.new_draft, user, model=model or "")
+        await interaction.response.send_modal(
+            step_modal(desk, saved.draft, 1, self.t, desk.model_choices())
+        )
+
+    @support.autocomplete("model")
+    async def model_autocomplete(
+        self, interaction: discord.Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        return safe_choices(interaction, lambda: self.bot.kb.family_choices(current))
+
+    # ----------------------------------------------------------------- modal submits
+
+    @commands.Cog.listener()
+    async def on_interaction(self, interaction: discord.Interaction) -> None:
+        if interaction.type is not discord.InteractionType.modal_submit:
+            return
+        data = interaction.data or {}
+        parsed = parse_modal_id(str(data.get("custom_id") or ""))
+        if parsed is None:
+            return
+        try:
+            await self._on_step(interaction, parsed[0], parsed[1], read_submit(data))
+        except Exception as exc:
+            await report_failure(interaction, exc)
+
+    async def _download(self, attachment: Mapping[str, Any]) -> Upload:
+        size = int(attachment.get("size") or 0)
+        if size > MAX_UPLOAD_BYTES:
+            return Upload(None, size, str(attachment.get("filename") or ""))
+        url = str(attachment.get("url") or "")
+        try:
+            data = await self.bot.http.get_from_cdn(url)
+        except discord.HTTPException as exc:
+            log.warning("could not download an uploaded log: %s", exc)
+            return Upload(None, size)
+        return Upload(data[: MAX_UPLOAD_BYTES + 1], len(data), str(attachment.get("filename")))
+
+    async def _on_step(
+        self, interaction: discord.Interaction, draft_id: str, step: int, submitted: Submitted
+    ) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        desk = await self.desk()
+        user = user_key(interaction.user)
+        values = dict(submitted.values)
+        if "log" in values and not values["log"].strip():
+            del values["log"]  # an empty box keeps a log stored before (or uploaded now)
+        uploads = {key: await self._download(a) for key, a in submitted.files.items()}
+        try:
+            saved = await asyncio.to_thread(
+                desk.save, draft_id, user, values, uploads=uploads, step=step
+            )
+        except IntakeError as exc:
+            await self._refuse(interaction, str(exc))
+            return
+        notes: tuple[Field, ...] = ()
+        if saved.problems:
+            notes = (Field(self.t("step.problems"), "\n".join(saved.problems)),)
+        if step < desk.form.steps:
+            view = flow_view(
+                FlowButton(
+                    "next",
+                    draft_id,
+                    step + 1,
+                    label=self.t("step.continue"),
+                    style=discord.ButtonStyle.primary,
+                )
+            )
+            await self._say(
+                interaction,
+                self.t("step.saved_title", step=step, steps=desk.form.steps),
+                self.t("step.saved"),
+                view=view,
+                fields=notes,
+            )
+            return
+        await self._show_check(interaction, desk, draft_id, user, notes)
+
+    async def _show_check(
+        self,
+        interaction: discord.Interaction,
+        desk: SupportDesk,
+        draft_id: str,
+        user: str,
+        notes: tuple[Field, ...] = (),
+    ) -> None:
+        try:
+            _, _, reply = await self.bot.in_thread(desk.check, draft_id, user)
+        except IntakeError as exc:
+            if exc.code != "empty":
+                await self._refuse(interaction, str(exc))
+                return
+            view = flow_view(FlowButton("edit", draft_id, 1, label=self.t("check.edit")))
+            await self._say(
+                interaction, self.t("check.blocked_title"), str(exc), kind="not_found", view=view
+            )
+            return
+        if notes:
+            reply = Reply(
+                reply.kind, reply.title, reply.text, notes + reply.fields, reply.pages,
+                footer=reply.footer, ephemeral=True,
+            )  # fmt: skip
+        kb = self.bot.kb
+        embed = render.embed(reply, url=render.page_url(reply, kb))
+        await send(interaction, embed=embed, ephemeral=True, view=check_view(draft_id, self.t))
+
+    # ----------------------------------------------------------------- flow buttons
+
+    async def on_flow_button(
+        self, interaction: discord.Interaction, action: str, draft_id: str, step: int
+    ) -> None:
+        desk = await self.desk()
+        user = user_key(interaction.user)
+        if action == "new":
+            saved = await asyncio.to_thread(desk.new_draft, user)
+            await interaction.response.send_modal(
+                step_modal(desk, saved.draft, 1, self.t, desk.model_choices())
+            )
+            return
+        if action == "file":
+            await self._file(interaction, desk, draft_id, user)
+            return
+        try:
+            draft = await asyncio.to_thread(desk.draft, draft_id, user)
+        except IntakeError as exc:
+            await self._refuse(interaction, str(exc))
+            return
+        if action == "solved":
+            await asyncio.to_thread(desk.deflect, draft_id, user)
+            embed = render.embed(
+                Reply("ok", self.t("deflected.title"), self.t("deflected.text"), ephemeral=True)
+            )
+            await interaction.response.edit_message(embed=embed, view=None)
+            return
+        if action in ("next", "edit", "resume"):
+            if action == "resume" and draft.step >= desk.form.steps:
+                await interaction.response.defer(ephemeral=True, thinking=True)
+                await self._show_check(interaction, desk, draft_id, user)
+                return
+            step = max(1, min(step, desk.form.steps))
+            await interaction.response.send_modal(
+                step_modal(desk, draft, step, self.t, desk.model_choices())
+            )
+
+    # ----------------------------------------------------------------- filing
+
+    async def _file(
+        self, interaction: discord.Interaction, desk: SupportDesk, draft_id: str, user: str
+    ) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        forum_id = self.config.forum_channel_id
+        try:
+            filed = await self.bot.in_thread(desk.file, draft_id, user, post=forum_id is not None)
+        except IntakeError as exc:
+            await self._refuse(interaction, str(exc))
+            return
+        ticket = filed.ticket
+        if not filed.created:
+            if ticket.thread_id:
+                text = self.t("filed.again", id=ticket.id, link=f"<#{ticket.thread_id}>")
+            else:
+                text = self.t("filed.again_pending", id=ticket.id)
+            await self._say(interaction, self.t("filed.title", id=ticket.id), text)
+            return
+        log.info("ticket %d filed: %s", ticket.id, describe(interaction))
+        if forum_id is None:
+            reason = self.t("filed.no_forum")
+            text = self.t("filed.pending", reason=reason)
+            await self._say(interaction, self.t("filed.pending_title", id=ticket.id), text)
+            return
+        thread, reason = await self.post_ticket(desk, ticket)
+        if thread is not None:
+            text = self.t("filed.posted", link=thread.mention)
+            await self._say(interaction, self.t("filed.title", id=ticket.id), text)
+        else:
+            text = self.t("filed.pending", reason=self.t(f"reasons.{reason}"))
+            await self._say(
+                interaction, self.t("filed.pending_title", id=ticket.id), text, kind="unavailable"
+            )
+
+    async def _forum(self) -> discord.ForumChannel | None:
+        forum_id = self.config.forum_channel_id
+        channel = self.bot.get_channel(forum_id) if forum_id else None
+        if channel is None and forum_id:
+            channel = await self.bot.fetch_channel(forum_id)  # NotFound when deleted
+        return channel if isinstance(channel, discord.ForumChannel) else None
+
+    async def post_ticket(
+        self, desk: SupportDesk, ticket: Ticket
+    ) -> tuple[discord.Thread | None, str]:
+        """Create the forum post for a pending ticket; on failure keep it pending."""
+        if ticket.id in self._posting:
+            return None, "other"
+        self._posting.add(ticket.id)
+        try:
+            forum = await self._forum()
+            if forum is None:
+                await asyncio.to_thread(desk.post_failed, ticket, "forum_missing")
+                return None, "forum_missing"
+            post = desk.ticket_post(ticket)
+            tags = tags_for(forum, post.tags, ticket.triage.get("family_name"))
+            asker = user_id_of(ticket.user)
+            mention = f"<@{asker}>\n" if asker else ""
+            files = [
+                discord.File(io.BytesIO(text.encode("utf-8")), filename=name)
+                for name, text in post.attachments
+            ]
+            created = await forum.create_thread(
+                name=post.title,
+                content=mention + post.content,
+                embed=render.embed(post.reply),
+                files=files,
+                applied_tags=tags,
+                view=ticket_view(ticket.id, ticket.status, self.t),
+                allowed_mentions=discord.AllowedMentions(
+                    everyone=False,
+                    roles=False,
+                    users=[discord.Object(asker)] if asker else False,
+                ),
+            )
+        except discord.HTTPException as exc:
+            reason = failure_reason(exc)
+            log.warning("ticket %d not posted (%s): %s", ticket.id, reason, exc)
+            await asyncio.to_thread(desk.post_failed, ticket, f"{exc.status} {exc.code} {reason}")
+            return None, reason
+        finally:
+            self._posting.discard(ticket.id)
+        await asyncio.to_thread(desk.posted, ticket.id, created.thread.id)
+        return created.thread, ""
+
+    async def _retry_loop(self) -> None:
+        every = float(getattr(self.bot, "support_retry_interval", RETRY_EVERY))
+        await self.bot.wait_until_ready()
+        while True:
+            await asyncio.sleep(every)
+            if self.config.forum_channel_id is None:
+                continue
+            try:
+                desk = await self.desk()
+                for ticket in await asyncio.to_thread(desk.due_posts):
+                    await self.post_ticket(desk, ticket)
+            except Exception:  # keep retrying whatever one round did
+                log.exception("retrying pending ticket posts failed")
+
+    # ----------------------------------------------------------------- lifecycle
+
+    def _staff(self, interaction: discord.Interaction) -> bool:
+        return is_staff(interaction.user, self.config.staff_role_ids)
+
+    async def on_ticket_button(
+        self, interaction: discord.Interaction, action: str, ticket_id: int
+    ) -> None:
+        desk = await self.desk()
+        status = {"solved": "solved", "close": "closed", "reopen": "open"}[action]
+        try:
+            ticket = await asyncio.to_thread(
+                desk.set_status,
+                ticket_id,
+                status,
+                actor=user_key(interaction.user),
+                staff=self._staff(interaction),
+            )
+        except IntakeError as exc:
+            text = self.t("ticket.not_allowed") if exc.code == "not_allowed" else str(exc)
+            await self._refuse(interaction, text)
+            return
+        await interaction.response.edit_message(view=ticket_view(ticket.id, ticket.status, self.t))
+        shown = desk.t(f"ticket.statuses.{ticket.status}")
+        await interaction.followup.send(
+            self.t("ticket.changed", status=shown, who=interaction.user.mention),
+            allowed_mentions=discord.AllowedMentions.none(),
+        )
+        await self._follow_status(ticket, interaction.channel)
+
+    async def _follow_status(self, ticket: Ticket, channel: Any) -> None:
+        """Tags and archive state of the post follow the ticket's status."""
+        if not isinstance(channel, discord.Thread) or not isinstance(
+            channel.parent, discord.ForumChannel
+        ):
+            return
+        forum = channel.parent
+        statuses = {"open", "solved", "closed"}
+        keep = [t for t in channel.applied_tags if t.name.casefold() not in statuses]
+        wanted = tags_for(forum, [ticket.status], None)
+        try:
+            await channel.edit(
+                applied_tags=(keep + wanted)[:5],
+                archived=ticket.status != "open",
+                locked=ticket.status == "closed",
+            )
+        except discord.HTTPException as exc:
+            log.warning("ticket %d: could not update its post: %s", ticket.id, exc)
+
+    # ----------------------------------------------------------------- /ticket
+
+    async def _staff_only(self, interaction: discord.Interaction) -> None:
+        if not self._staff(interaction):
+            raise Refused(self.t("ticket.staff_only"))
+
+    @ticket.command(name="list")
+    @app_commands.describe(status="Only tickets in this state", family="Only this model family")
+    async def ticket_list(
+        self,
+        interaction: discord.Interaction,
+        status: Literal["open", "solved", "closed"] | None = None,
+        family: str | None = None,
+    ) -> None:
+        """Support tickets, newest first (staff only)."""
+        await self._staff_only(interaction)
+        desk = await self.desk()
+        tickets = await asyncio.to_thread(
+            desk.store.list_tickets, status=status, family=family or None, limit=20
+        )
+        lines = [
+            self.t(
+                "ticket.list_line",
+                id=t.id,
+                status=desk.t(f"ticket.statuses.{t.status}"),
+                family=t.family or "-",
+                when=f"<t:{int(t.created_at)}:R>",
+                title=discord.utils.escape_mentions(t.title[:80]),
+            )
+            + (f" <#{t.thread_id}>" if t.thread_id else "")
+            for t in tickets
+        ]
+        await self._say(
+            interaction,
+            self.t("ticket.list_title"),
+            "\n".join(lines) or self.t("ticket.list_empty"),
+        )
+
+    @ticket_list.autocomplete("family")
+    async def family_autocomplete(
+        self, interaction: discord.Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        return safe_choices(interaction, lambda: self.bot.kb.family_choices(current))
+
+    @ticket.command(name="show")
+    @app_commands.describe(id="The ticket number")
+    async def ticket_show(
+        self, interaction: discord.Interaction, id: app_commands.Range[int, 1, 10**12]
+    ) -> None:
+        """One support ticket as its post shows it (staff only)."""
+        await self._staff_only(interaction)
+        desk = await self.desk()
+        try:
+            ticket = await asyncio.to_thread(desk.ticket, id)
+        except IntakeError as exc:
+            await self._refuse(interaction, str(exc))
+            return
+        post = desk.ticket_post(ticket)
+        where = f"<#{ticket.thread_id}>" if ticket.thread_id else ticket.post_state
+        text = f"{post.content.splitlines()[0]} · {where}"
+        reply = Reply("ticket", post.reply.title, text, fields=post.reply.fields, ephemeral=True)
+        await send(interaction, embed=render.embed(reply), ephemeral=True)
+
+    # ----------------------------------------------------------------- forum posts
+
+    @commands.Cog.listener()
+    async def on_thread_create(self, thread: discord.Thread) -> None:
+        """A post made in the help forum without /support: point at it (or nudge)."""
+        forum_id = self.config.forum_channel_id
+        if thread.parent_id != forum_id or thread.owner_id == self.bot.user.id:
+            return
+        try:
+            await thread.send(
+                self.t("nudge.pointer"), allowed_mentions=discord.AllowedMentions.none()
+            )
+        except discord.HTTPException as exc:
+            log.warning("could not answer a new help post: %s", exc)
+
+    # ----------------------------------------------------------------- status
+
+    async def status_field(self) -> Field:
+        """One field for /wiki status: open and pending tickets, the checklist's source."""
+        desk = await self.desk()
+
+        def counts() -> tuple[int, int]:
+            return len(desk.store.list_tickets(status="open", limit=10_000)), desk.pending_count()
+
+        opened, pending = await asyncio.to_thread(counts)
+        source = desk.form.source or self.t("status.builtin")
+        return Field(
+            self.t("status.field"),
+            self.t("status.value", open=opened, pending=pending, source=source),
+        )

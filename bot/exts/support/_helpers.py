@@ -1,0 +1,130 @@
+"""Plain helpers of /support: reading a modal submit, naming users, forum tags, failures."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import discord
+
+__all__ = [
+    "LOG_UPLOAD_ID",
+    "MODAL_PREFIX",
+    "Submitted",
+    "failure_reason",
+    "is_staff",
+    "modal_id",
+    "parse_modal_id",
+    "read_submit",
+    "tags_for",
+    "user_id_of",
+    "user_key",
+]
+
+#: ``wikibot:sp:step:<draft>:<step>``: every /support modal, handled by the cog
+#: (not by a Modal object), so a submit after a restart is still understood.
+MODAL_PREFIX: Final = "wikibot:sp:step:"
+#: custom_id of the log's file upload inside a modal.
+LOG_UPLOAD_ID: Final = "log__file"
+
+
+def user_key(user: discord.abc.User | discord.Object) -> str:
+    return f"discord:{user.id}"
+
+
+def user_id_of(key: str) -> int | None:
+    prefix, _, rest = key.partition(":")
+    return int(rest) if prefix == "discord" and rest.isdigit() else None
+
+
+def modal_id(draft_id: str, step: int) -> str:
+    return f"{MODAL_PREFIX}{draft_id}:{step}"
+
+
+def parse_modal_id(custom_id: str) -> tuple[str, int] | None:
+    if not custom_id.startswith(MODAL_PREFIX):
+        return None
+    draft, _, step = custom_id[len(MODAL_PREFIX) :].rpartition(":")
+    if not draft or not step.isdigit():
+        return None
+    return draft, int(step)
+
+
+@dataclass(frozen=True, slots=True)
+class Submitted:
+    #: Typed text and selected values by field key.
+    values: dict[str, str]
+    #: Uploaded files by field key: the attachment JSON Discord resolved.
+    files: dict[str, Mapping[str, Any]]
+
+
+def _walk(components: Sequence[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
+    for component in components:
+        if component.get("type") == 18 and isinstance(component.get("component"), Mapping):
+            yield component["component"]
+        elif isinstance(component.get("components"), list):
+            yield from _walk(component["components"])
+        else:
+            yield component
+
+
+def read_submit(data: Mapping[str, Any]) -> Submitted:
+    """The answers of a modal submit's raw ``data`` (labels, text inputs, selects, files)."""
+    values: dict[str, str] = {}
+    files: dict[str, Mapping[str, Any]] = {}
+    resolved = (data.get("resolved") or {}).get("attachments") or {}
+    for component in _walk(data.get("components") or []):
+        custom_id = str(component.get("custom_id") or "")
+        kind = component.get("type")
+        if kind == 4:
+            values[custom_id] = str(component.get("value") or "")
+        elif kind == 3:
+            chosen = component.get("values") or []
+            values[custom_id] = str(chosen[0]) if chosen else ""
+        elif kind == 19:
+            for attachment_id in component.get("values") or []:
+                found = resolved.get(str(attachment_id))
+                if isinstance(found, Mapping):
+                    key = "log" if custom_id == LOG_UPLOAD_ID else custom_id
+                    files[key] = found
+                    break
+    return Submitted(values, files)
+
+
+def is_staff(member: discord.abc.User, staff_roles: Sequence[int]) -> bool:
+    """A member with a staff role from the config, or Manage Threads in the guild."""
+    if not isinstance(member, discord.Member):
+        return False
+    if member.guild_permissions.manage_threads:
+        return True
+    wanted = set(staff_roles)
+    return any(role.id in wanted for role in member.roles)
+
+
+def tags_for(
+    forum: discord.ForumChannel, wanted: Sequence[str], family_name: str | None
+) -> list[discord.ForumTag]:
+    """The forum's existing tags that match ``wanted`` names (family key, status) or the
+    family's display name, case-insensitively; never more than Discord's 5. Tags the
+    forum lacks are left out (the post is made without them)."""
+    names = [w.casefold() for w in wanted if w]
+    if family_name:
+        names.insert(1, family_name.casefold())
+    out: list[discord.ForumTag] = []
+    for name in names:
+        for tag in forum.available_tags:
+            if tag.name.casefold() == name and tag not in out:
+                out.append(tag)
+    return out[:5]
+
+
+def failure_reason(exc: BaseException) -> str:
+    """The template key under ``reasons.`` for a failed post."""
+    if isinstance(exc, discord.NotFound):
+        return "forum_missing"
+    if isinstance(exc, discord.Forbidden):
+        return "forbidden"
+    if isinstance(exc, discord.DiscordServerError):
+        return "server"
+    return "other"

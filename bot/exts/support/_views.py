@@ -1,0 +1,198 @@
+"""The /support modal and the buttons of the flow and of a ticket's post.
+
+Every button is a :class:`discord.ui.DynamicItem` whose ``custom_id`` carries the
+draft id or the ticket number, so buttons on any old message work after a restart.
+Modals are built here but their submits are handled by the cog from the
+``custom_id`` (see ``_helpers.MODAL_PREFIX``), for the same reason.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import discord
+
+from bot.errors import report_failure
+
+from ._helpers import LOG_UPLOAD_ID, modal_id
+
+if TYPE_CHECKING:
+    from knowledge.intake.desk import SupportDesk
+    from knowledge.intake.records import Draft
+    from knowledge.templates import Templates
+
+__all__ = [
+    "FlowButton",
+    "TicketButton",
+    "check_view",
+    "flow_view",
+    "step_modal",
+    "ticket_view",
+]
+
+log = logging.getLogger(__name__)
+
+#: Components in one modal (Discord's limit).
+MAX_MODAL_COMPONENTS = 5
+#: Longest text input (Discord's limit).
+MAX_INPUT = 4000
+
+
+def step_modal(
+    desk: SupportDesk,
+    draft: Draft,
+    step: int,
+    t: Templates,
+    choices: list[tuple[str, str]],
+) -> discord.ui.Modal:
+    """The modal for one step of the form, pre-filled from the draft."""
+    form = desk.form
+    modal = discord.ui.Modal(
+        title=t("modal_title", step=step, steps=form.steps)[:45],
+        custom_id=modal_id(draft.id, step),
+        timeout=600,
+    )
+    fields = form.step(step)
+    used = 0
+    for spec in fields:
+        current = draft.values.get(spec.key, "")
+        component: discord.ui.Item[Any]
+        if spec.is_model and choices:
+            options = [
+                discord.SelectOption(label=name[:100], value=key[:100], default=key == current)
+                for name, key in choices[:25]
+            ]
+            component = discord.ui.Select(
+                custom_id=spec.key,
+                options=options,
+                required=False,
+                min_values=0,
+                max_values=1,
+                placeholder=t("model_placeholder")[:100],
+            )
+        else:
+            limit = min(spec.max_chars, MAX_INPUT)
+            component = discord.ui.TextInput(
+                custom_id=spec.key,
+                style=discord.TextStyle.paragraph if spec.paragraph else discord.TextStyle.short,
+                required=spec.required,
+                max_length=limit,
+                placeholder=spec.placeholder[:100] or None,
+                # A log longer than an input holds stays stored; an empty answer keeps it.
+                default=current if current and len(current) <= limit else None,
+            )
+        modal.add_item(
+            discord.ui.Label(
+                text=spec.label[:45],
+                description=spec.description[:100] or None,
+                component=component,
+            )
+        )
+        used += 1
+    slots_left = MAX_MODAL_COMPONENTS - used
+    if any(spec.is_log for spec in fields) and slots_left > 0:
+        modal.add_item(
+            discord.ui.Label(
+                text=t("log_upload_label")[:45],
+                description=t("log_upload_description")[:100],
+                component=discord.ui.FileUpload(
+                    custom_id=LOG_UPLOAD_ID, required=False, min_values=0, max_values=1
+                ),
+            )
+        )
+    return modal
+
+
+async def _cog_call(interaction: discord.Interaction, method: str, *args: Any) -> None:
+    # discord.py only logs an exception raised by a dynamic item: answer it here.
+    try:
+        cog = interaction.client.get_cog("SupportCog")  # type: ignore[attr-defined]
+        if cog is None:
+            raise RuntimeError("the support extension is not loaded")
+        await getattr(cog, method)(interaction, *args)
+    except Exception as exc:
+        await report_failure(interaction, exc)
+
+
+class FlowButton(
+    discord.ui.DynamicItem[discord.ui.Button],
+    template=r"wikibot:sp:(?P<action>next|resume|new|solved|edit|file):(?P<draft>[0-9a-f]{1,32}):(?P<step>\d{1,2})",
+):
+    """A button of the /support flow (ephemeral messages): the draft id is in its id."""
+
+    def __init__(self, action: str, draft: str, step: int = 0, *, label: str = "x", style=None):
+        super().__init__(
+            discord.ui.Button(
+                label=label[:80],
+                style=style or discord.ButtonStyle.secondary,
+                custom_id=f"wikibot:sp:{action}:{draft}:{step}",
+            )
+        )
+        self.action, self.draft, self.step = action, draft, step
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Button, match: Any, /
+    ) -> FlowButton:
+        return cls(match["action"], match["draft"], int(match["step"]), label=item.label or "x")
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        await _cog_call(interaction, "on_flow_button", self.action, self.draft, self.step)
+
+
+class TicketButton(
+    discord.ui.DynamicItem[discord.ui.Button],
+    template=r"wikibot:tk:(?P<action>solved|close|reopen):(?P<ticket>\d{1,12})",
+):
+    """Solved / Close / Reopen on a ticket's forum post, for the asker and staff."""
+
+    def __init__(self, action: str, ticket: int, *, label: str = "x", style=None) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=label[:80],
+                style=style or discord.ButtonStyle.secondary,
+                custom_id=f"wikibot:tk:{action}:{ticket}",
+            )
+        )
+        self.action, self.ticket = action, ticket
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Button, match: Any, /
+    ) -> TicketButton:
+        return cls(match["action"], int(match["ticket"]), label=item.label or "x")
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        await _cog_call(interaction, "on_ticket_button", self.action, self.ticket)
+
+
+def flow_view(*buttons: FlowButton) -> discord.ui.View:
+    view = discord.ui.View(timeout=None)
+    for button in buttons:
+        view.add_item(button)
+    return view
+
+
+def check_view(draft_id: str, t: Templates) -> discord.ui.View:
+    """ "This solved it" / "Edit" / "File the ticket" under the deflection answer."""
+    return flow_view(
+        FlowButton("solved", draft_id, label=t("check.solved"), style=discord.ButtonStyle.success),
+        FlowButton("edit", draft_id, 1, label=t("check.edit")),
+        FlowButton("file", draft_id, label=t("check.file"), style=discord.ButtonStyle.primary),
+    )
+
+
+def ticket_view(ticket_id: int, status: str, t: Templates) -> discord.ui.View:
+    """The lifecycle buttons a ticket in ``status`` offers."""
+    view = discord.ui.View(timeout=None)
+    if status == "open":
+        view.add_item(
+            TicketButton(
+                "solved", ticket_id, label=t("ticket.solved"), style=discord.ButtonStyle.success
+            )
+        )
+        view.add_item(TicketButton("close", ticket_id, label=t("ticket.close")))
+    else:
+        view.add_item(TicketButton("reopen", ticket_id, label=t("ticket.reopen")))
+    return view

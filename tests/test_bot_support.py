@@ -1,0 +1,392 @@
+"""/support end to end: the form's steps, the wiki's answer, the forum post, the faults.
+
+Each test drives the real bot through the loopback stand-in and asserts on the JSON
+it sent. Tickets live in the SQLite store in the knowledge base's data folder; each
+test uses its own data folder, so "a restart" is a second run over the same folder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.client import WikiBot
+from knowledge.intake.sqlite import SqliteTicketStore
+from knowledge.service import KnowledgeBase, demo_wiki_dir
+from tests.discord_standin import DEFAULT_IDS
+from tests.discord_standin.faults import fail
+from tests.discord_standin.modal_uploads import submit_modal_with_files
+from tests.test_bot_fixtures import EPHEMERAL, LINK_BASE, buttons, embed_of, make_config
+
+HF = "hf_" + "Tz6" * 12
+GH = "ghp_" + "Lm2k" * 9
+DEMO = demo_wiki_dir()
+V3_LAUNCH = (
+    (DEMO / "models" / "glm5_v3.md").read_text("utf-8").split("```bash\n")[1].split("```")[0]
+)
+LOG = "\n".join(
+    f"(APIServer pid=1) INFO 05-15 03:30:49 [x.py:1] line {i}"
+    + (f" HF_TOKEN={HF}" if i == 7 else "")
+    for i in range(300)
+)
+STEP1 = {
+    "text": "GLM-5 dies right after loading on eight GPUs",
+    "actual": "the engine exits",
+    "expected": "a running server",
+    "image": "demo-registry/vllm:lantern-v3-cu130-20260605",
+}
+
+
+@pytest.fixture(scope="module")
+def base_data() -> Path:
+    """A data folder with the demo wiki's index built once; each test copies it."""
+    folder = Path(tempfile.mkdtemp(prefix="wikibot-support-"))
+    KnowledgeBase.open(DEMO, folder, link_base=LINK_BASE).close()
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def data(base_data, tmp_path) -> Path:
+    target = tmp_path / "data"
+    shutil.copytree(base_data, target, symlinks=True)
+    return target
+
+
+def factory(data: Path, **support: Any):
+    settings = {"forum_channel_id": DEFAULT_IDS.forum, "rate_count": 100, **support}
+    config = make_config(support=settings)
+
+    def make(**kwargs: Any) -> WikiBot:
+        kb = KnowledgeBase.open(DEMO, data, link_base=LINK_BASE)
+        bot = WikiBot(config, knowledge=kb, **kwargs)
+        bot._owns_kb = True  # closed with the bot: the next run reopens the same folder
+        bot.support_retry_interval = 0.05
+        return bot
+
+    return make
+
+
+def button_id(message: dict[str, Any], label: str) -> str:
+    return next(b["custom_id"] for b in buttons(message) if b["label"] == label)
+
+
+def inputs(modal: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    out = {}
+    for label in modal["components"]:
+        assert label["type"] == 18, "every input is wrapped in a ui.Label"
+        out[label["component"]["custom_id"]] = label["component"]
+    return out
+
+
+async def through_step_1(ds, **slash: Any):
+    opened = await ds.slash("support", **slash)
+    assert opened.response.callback_type == 9, opened.response.json
+    submitted = await ds.submit_modal(opened, STEP1)
+    saved = await submitted.followup()
+    return opened, submitted, saved.response
+
+
+async def through_step_2(ds, saved_message, *, log: bytes | None = LOG.encode(), **values):
+    step2 = await ds.press(saved_message, button_id(saved_message, "Continue"))
+    assert step2.response.callback_type == 9
+    files = {"log__file": [ds.attachment("server.log", log)]} if log is not None else {}
+    answers = {"command": V3_LAUNCH, "layout": "8x RTX PRO 6000, TP8", **values}
+    submitted = await submit_modal_with_files(ds, step2, answers, files=files)
+    check = await submitted.followup()
+    return step2, check.response
+
+
+def no_secret_sent(ds) -> None:
+    for request in ds.requests:
+        blob = repr(request.json) + "".join(
+            f.data.decode("utf-8", "replace") for f in request.files
+        )
+        assert HF not in blob and GH not in blob, f"a secret went to Discord in {request.path}"
+
+
+# --- the flow -----------------------------------------------------------------------------
+
+
+def test_the_form_in_two_steps_then_the_wiki_answer_then_a_forum_post(discord_standin, data):
+    async def scenario(ds):
+        opened, _, saved = await through_step_1(ds, model="glm")
+        step2, check = await through_step_2(ds, saved)
+        filed = await ds.press(check, button_id(check, "File the ticket"))
+        done = await filed.followup()
+        thread_request = await ds.wait_for_request(lambda r: r.route == "create_thread")
+        return opened, saved, step2, check, done.response, thread_request
+
+    opened, saved, step2, check, done, request = discord_standin.run(factory(data), scenario)
+    modal = opened.response.json["data"]
+    assert modal["title"] == "Support request (1/2)"
+    step1 = inputs(modal)
+    assert list(step1) == ["text", "actual", "expected", "model_page", "image"]
+    assert step1["model_page"]["type"] == 3, "the model page is a select of families"
+    assert any(o.get("default") and o["value"] == "glm-5" for o in step1["model_page"]["options"])
+    assert step1["text"]["required"] and step1["text"]["style"] == 2
+    assert saved["flags"] & EPHEMERAL and "Step 1 of 2 saved" in embed_of(saved)["title"]
+    second = inputs(step2.response.json["data"])
+    assert list(second) == ["command", "layout", "log", "client", "log__file"]
+    assert second["command"]["max_length"] == 4000 and second["log__file"]["type"] == 19
+    # The wiki's answer, privately, before anything is posted.
+    assert check["flags"] & EPHEMERAL
+    answer = embed_of(check)
+    names = [f["name"] for f in answer["fields"]]
+    assert "Removed from your request" in names and "Pages that may answer it" in names
+    removed = answer["fields"][names.index("Removed from your request")]["value"]
+    assert "hf-token" in removed and "log" in removed
+    assert [b["label"] for b in buttons(check)] == ["This solved it", "Edit", "File the ticket"]
+    # The post.
+    body = request.json
+    assert body["name"] == STEP1["text"]
+    assert str(DEFAULT_IDS.tag_open) in [str(t) for t in body["applied_tags"]]
+    message = body["message"]
+    assert message["content"].startswith(f"<@{DEFAULT_IDS.alice}>")
+    assert message["allowed_mentions"]["parse"] == []
+    assert [str(u) for u in message["allowed_mentions"]["users"]] == [str(DEFAULT_IDS.alice)]
+    names = sorted(f.filename for f in request.files)
+    assert names == ["ticket-1-launch.txt", "ticket-1-log-tail.txt"]
+    tail = next(f for f in request.files if f.filename.endswith("log-tail.txt")).data.decode()
+    assert len(tail.splitlines()) == 300 and "[REDACTED:hf-token]" in tail
+    labels = [b["label"] for row in message["components"] for b in row["components"]]
+    assert labels == ["Solved", "Close"]
+    assert "Ticket #1 filed" in embed_of(done)["title"]
+    no_secret_sent(discord_standin.last)
+
+
+def test_this_solved_it_records_a_deflection_and_posts_nothing(discord_standin, data):
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        solved = await ds.press(check, button_id(check, "This solved it"))
+        return solved.response
+
+    response = discord_standin.run(factory(data), scenario)
+    assert response.callback_type == 7, "the private answer is updated in place"
+    assert embed_of(response.message)["title"] == "Glad the wiki had it"
+    assert not discord_standin.last.requests_to("create_thread")
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        assert store.list_tickets() == []
+        events = store._db.execute("SELECT kind FROM ticket_events").fetchall()
+        assert [e[0] for e in events] == ["deflected"]
+    finally:
+        store.close()
+
+
+def test_pressing_file_twice_makes_one_post(discord_standin, data):
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        first = await ds.press(check, button_id(check, "File the ticket"))
+        second = await ds.press(check, button_id(check, "File the ticket"))
+        return (await first.followup()).response, (await second.followup()).response
+
+    first, second = discord_standin.run(factory(data), scenario)
+    assert len(discord_standin.last.requests_to("create_thread")) == 1
+    assert "filed already as ticket #1" in embed_of(second)["description"]
+    assert "Ticket #1" in embed_of(first)["title"]
+
+
+def test_unknown_model_is_answered_with_the_known_families(discord_standin, data):
+    async def scenario(ds):
+        return (await ds.slash("support", model="zebra-9000")).response
+
+    response = discord_standin.run(factory(data), scenario)
+    assert response.callback_type == 4 and response.message["flags"] & EPHEMERAL
+    assert "GLM-5" in embed_of(response.message)["description"]
+
+
+def test_whitespace_only_story_is_refused_with_an_edit_button(discord_standin, data):
+    async def scenario(ds):
+        opened = await ds.slash("support")
+        submitted = await ds.submit_modal(opened, {**STEP1, "text": "   "})
+        saved = (await submitted.followup()).response
+        _, check = await through_step_2(ds, saved)
+        return check
+
+    check = discord_standin.run(factory(data), scenario)
+    assert embed_of(check)["title"] == "A little more is needed"
+    assert [b["label"] for b in buttons(check)] == ["Edit"]
+
+
+def test_a_binary_upload_is_refused_and_the_rest_kept(discord_standin, data):
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved, log=b"\x1f\x8b\x08\x00" + bytes(range(256)) * 8)
+        return check
+
+    check = discord_standin.run(factory(data), scenario)
+    fields = {f["name"]: f["value"] for f in embed_of(check)["fields"]}
+    assert "not text" in fields["Please note"]
+    assert "Pages that may answer it" in fields
+
+
+# --- faults posting -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        ("permission", "lacks the permission"),
+        ("server", "Discord had a problem"),
+        ("deleted", "channel is gone"),
+    ],
+)
+def test_a_failed_post_stays_pending_and_is_retried(discord_standin, data, fault, said):
+    async def scenario(ds):
+        if fault == "permission":
+            fail(ds, "create_thread", status=403, code=50013, message="Missing Permissions")
+        elif fault == "server":
+            fail(ds, "create_thread", status=503, code=0, message="Service Unavailable")
+        else:  # deleted on Discord; the bot's cache has not heard yet
+            forum = ds.guild.channel(DEFAULT_IDS.forum)
+            ds.guild.channels.remove(forum)
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        filed = await ds.press(check, button_id(check, "File the ticket"))
+        told = (await filed.followup()).response
+        if fault == "deleted":  # an admin restores it; the retry posts
+            ds.guild.channels.append(forum)
+        store = SqliteTicketStore.in_folder(data)
+        try:
+            store._db.execute("UPDATE tickets SET next_attempt_at = 0")  # due now
+        finally:
+            store.close()
+        posted = await ds.wait_for_request(
+            lambda r: r.route == "create_thread" and r.status == 200, timeout=10
+        )
+        return told, posted
+
+    told, posted = discord_standin.run(factory(data), scenario)
+    assert "saved, not posted yet" in embed_of(told)["title"]
+    assert said in embed_of(told)["description"]
+    assert posted.json["name"] == STEP1["text"]
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        ticket = store.get_ticket(1)
+        assert ticket.post_state == "posted" and ticket.post_attempts >= 1
+    finally:
+        store.close()
+
+
+def test_ten_tickets_a_minute_are_refused_plainly(discord_standin, data):
+    async def scenario(ds):
+        told = []
+        for _ in range(4):
+            _, _, saved = await through_step_1(ds)
+            _, check = await through_step_2(ds, saved)
+            filed = await ds.press(check, button_id(check, "File the ticket"))
+            told.append((await filed.followup()).response)
+        return told
+
+    told = discord_standin.run(factory(data, rate_count=3, rate_minutes=10), scenario)
+    assert len(discord_standin.last.requests_to("create_thread")) == 3
+    assert "Please wait" in embed_of(told[-1])["description"]
+
+
+# --- the lifecycle ------------------------------------------------------------------------
+
+
+def test_solved_close_reopen_by_asker_and_staff_not_by_others(discord_standin, data):
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        await ds.press(check, button_id(check, "File the ticket"))
+        request = await ds.wait_for_request(lambda r: r.route == "create_thread")
+        thread_id = int(request.response["id"])
+        starter = ds.messages[thread_id]
+        stranger = await ds.press(starter, "wikibot:tk:close:1", user_id=DEFAULT_IDS.newbie)
+        solved = await ds.press(starter, "wikibot:tk:solved:1")
+        await ds.wait_for_request(lambda r: r.route == "channel" and r.method == "PATCH")
+        reopen = await ds.press(
+            ds.messages[thread_id], "wikibot:tk:reopen:1", user_id=DEFAULT_IDS.mod
+        )
+        return stranger.response, solved.response, reopen.response, ds.threads[thread_id]
+
+    stranger, solved, _, thread = discord_standin.run(factory(data), scenario)
+    assert stranger.message["flags"] & EPHEMERAL
+    assert "Only the person who asked" in embed_of(stranger.message)["description"]
+    assert solved.callback_type == 7
+    assert thread["thread_metadata"]["archived"] is False, "reopened by staff"
+    assert str(DEFAULT_IDS.tag_open) in thread["applied_tags"]
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        ticket = store.get_ticket(1)
+        assert ticket.status == "open"
+        assert [(e.kind, e.actor) for e in ticket.events][-2:] == [
+            ("solved", f"discord:{DEFAULT_IDS.alice}"),
+            ("reopened", f"discord:{DEFAULT_IDS.mod}"),
+        ]
+    finally:
+        store.close()
+
+
+def test_staff_list_and_show_tickets_and_others_are_refused(discord_standin, data):
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        await ds.press(check, button_id(check, "File the ticket"))
+        await ds.wait_for_request(lambda r: r.route == "create_thread")
+        listed = await ds.slash("ticket list", user_id=DEFAULT_IDS.mod, status="open")
+        shown = await ds.slash("ticket show", user_id=DEFAULT_IDS.mod, id=1)
+        refused = await ds.slash("ticket list", user_id=DEFAULT_IDS.alice)
+        return listed.response.message, shown.response.message, refused.response.message
+
+    listed, shown, refused = discord_standin.run(factory(data), scenario)
+    assert "#1 · open · glm-5" in embed_of(listed)["description"]
+    assert embed_of(shown)["title"] == STEP1["text"]
+    assert "support staff" in embed_of(refused)["description"]
+
+
+# --- restarts -----------------------------------------------------------------------------
+
+
+def test_a_restart_mid_draft_offers_the_draft_again(discord_standin, data):
+    async def first(ds):
+        await through_step_1(ds)
+
+    async def second(ds):
+        offer = await ds.slash("support")
+        message = offer.original
+        step2 = await ds.press(message, button_id(message, "Continue your draft"))
+        return message, step2.response.json["data"]
+
+    discord_standin.run(factory(data), first)
+    offer, modal = discord_standin.run(factory(data), second)
+    assert embed_of(offer)["title"] == "You have a draft"
+    assert modal["title"] == "Support request (2/2)"
+
+
+def test_a_restart_with_an_open_ticket_keeps_its_buttons_working(discord_standin, data):
+    saved: dict[str, Any] = {}
+
+    async def first(ds):
+        _, _, step = await through_step_1(ds)
+        _, check = await through_step_2(ds, step)
+        await ds.press(check, button_id(check, "File the ticket"))
+        request = await ds.wait_for_request(lambda r: r.route == "create_thread")
+        thread_id = int(request.response["id"])
+        saved["thread"] = copy.deepcopy(ds.threads[thread_id])
+        saved["message"] = copy.deepcopy(ds.messages[thread_id])
+
+    async def second(ds):
+        thread = saved["thread"]
+        ds.threads[int(thread["id"])] = thread
+        closed = await ds.press(saved["message"], "wikibot:tk:close:1")
+        await ds.wait_for_request(lambda r: r.route == "channel" and r.method == "PATCH")
+        await asyncio.sleep(0)
+        return closed.response, ds.threads[int(thread["id"])]
+
+    discord_standin.run(factory(data), first)
+    closed, thread = discord_standin.run(factory(data), second)
+    assert closed.callback_type == 7
+    assert [b["label"] for b in buttons(closed.message)] == ["Reopen"]
+    assert thread["thread_metadata"]["archived"] and thread["thread_metadata"]["locked"]
