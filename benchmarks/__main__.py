@@ -22,6 +22,7 @@ AREAS = [
     ("benchmarks.triage_parts_bench", "redaction, log summary, launch parsing", False),
     ("benchmarks.triage_bench", "triage of requests and logs", True),
     ("benchmarks.discord_bench", "end to end through the Discord stand-in", True),
+    ("benchmarks.support_bench", "/support: deflection and forum post at 20 in flight", True),
 ]
 
 
@@ -29,7 +30,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--wiki", type=Path, default=DEFAULT_WIKI)
     parser.add_argument("--only", help="run only areas whose module name contains this")
+    parser.add_argument("area", nargs="?", help="the same as --only (e.g. support)")
     args = parser.parse_args(argv)
+    args.only = args.only or args.area
     if not args.wiki.is_dir():
         print(f"benchmarks need a wiki: {args.wiki} not found (use --wiki DIR)", file=sys.stderr)
         return 2

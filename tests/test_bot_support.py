@@ -390,3 +390,56 @@ def test_a_restart_with_an_open_ticket_keeps_its_buttons_working(discord_standin
     assert closed.callback_type == 7
     assert [b["label"] for b in buttons(closed.message)] == ["Reopen"]
     assert thread["thread_metadata"]["archived"] and thread["thread_metadata"]["locked"]
+
+
+# --- more faults --------------------------------------------------------------------------
+
+
+def test_an_upload_over_the_limit_is_refused_unread_and_the_rest_kept(discord_standin, data):
+    big = b"(APIServer pid=1) INFO line\n" * 340_000  # about 9.5 MB: under Discord's 10 MB
+
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved, log=big)
+        return check, ds.requests_to("cdn")
+
+    check, downloads = discord_standin.run(factory(data), scenario)
+    fields = {f["name"]: f["value"] for f in embed_of(check)["fields"]}
+    assert "at most 8.0 MB is read" in fields["Please note"]
+    assert "Pages that may answer it" in fields, "the rest of the request was checked"
+    assert downloads == [], "the file was never downloaded"
+
+
+def test_a_forum_without_tags_still_gets_the_post(discord_standin, data):
+    import dataclasses
+
+    from tests.discord_standin import default_guild
+
+    guild = default_guild()
+    guild.channels[:] = [
+        dataclasses.replace(c, available_tags=()) if c.id == DEFAULT_IDS.forum else c
+        for c in guild.channels
+    ]
+    discord_standin.config.guild = guild
+
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        await ds.press(check, button_id(check, "File the ticket"))
+        return await ds.wait_for_request(lambda r: r.route == "create_thread")
+
+    request = discord_standin.run(factory(data), scenario)
+    assert request.status == 200 and not request.json.get("applied_tags")
+
+
+def test_a_form_submitted_after_its_draft_expired_says_to_start_again(discord_standin, data):
+    async def scenario(ds):
+        opened = await ds.slash("support")
+        await asyncio.sleep(1.0)  # the draft expires after 0.72 s
+        submitted = await ds.submit_modal(opened, STEP1)
+        return (await submitted.followup()).response
+
+    told = discord_standin.run(factory(data, draft_hours=0.0002), scenario)
+    assert told["flags"] & EPHEMERAL
+    assert "That draft is gone" in embed_of(told)["description"]
+
