@@ -241,7 +241,8 @@ class WikiBot(commands.Bot):
         return cleared
 
     async def registered_commands(self, guild_id: int | None) -> dict[str, int]:
-        """Command ids Discord holds for a guild (None: globally), read once then kept."""
+        """Command ids Discord holds for a guild (None: globally), read once then kept
+        (kept only when there are some)."""
         if guild_id not in self.command_ids:
             try:
                 if guild_id is None:
@@ -251,7 +252,10 @@ class WikiBot(commands.Bot):
             except discord.HTTPException as exc:
                 log.info("cannot read the registered commands of %s: %s", guild_id, exc)
                 return {}
-            self.command_ids[guild_id] = {c["name"]: int(c["id"]) for c in data}
+            ids = {c["name"]: int(c["id"]) for c in data}
+            if not ids:  # a sync from elsewhere (wikibot sync) may come later: ask again then
+                return ids
+            self.command_ids[guild_id] = ids
         return self.command_ids[guild_id]
 
     def is_admin(self, interaction: discord.Interaction) -> bool:

@@ -194,13 +194,13 @@ async def _discord_checks(
         return [Check(t("doctor.unreachable", error=exc), False, t("doctor.unreachable_fix"))]
     app_id = bot.application_id or 0
     checks = [Check(t("doctor.token_ok", name=bot.user, app_id=app_id), True)]
-    expected = [c.to_dict(bot.tree) for c in bot.tree.get_commands()]
+    expected = bot.tree.payload()  # what a sync would register
     config_name = config.source or "config.yaml"
     joined: list[tuple[int, str]] = []
     for guild_id in config.guild_ids:
         try:
             guild = await bot.fetch_guild(guild_id, with_counts=False)
-        except (discord.Forbidden, discord.NotFound) as exc:
+        except discord.HTTPException as exc:  # 403 Missing Access, 404 Unknown Guild
             checks.append(
                 Check(
                     t("doctor.guild_missing", id=guild_id, error=_short(exc)),

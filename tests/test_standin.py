@@ -35,6 +35,7 @@ from tests.discord_standin.mentions import (
     INTERACTION_DEFAULT_PARSE,
     compute_pings,
 )
+from tests.discord_standin.payloads import RoleSpec, role_json
 from tests.discord_standin.server import FOREIGN_GUILD_ID
 
 GUILD = discord.Object(DEFAULT_IDS.guild)
@@ -1085,6 +1086,22 @@ def test_reconnect_op_7_resumes_the_session(discord_standin) -> None:
         (resume,) = [m["d"] for m in ds.gateway_received if m["op"] == 6]
         assert resume["session_id"] == session and resume["seq"] >= 2
         assert any(e.get("t") == "RESUMED" for e in ds.gateway_sent)
+
+    discord_standin.run(make_bot, scenario)
+
+
+def test_events_missed_while_disconnected_are_replayed_on_resume(discord_standin) -> None:
+    helpers = 910000000000000250
+
+    async def scenario(ds: Standin) -> None:
+        role = role_json(RoleSpec(helpers, "Helpers", 0, 4))
+        missed = [("GUILD_ROLE_CREATE", {"guild_id": str(DEFAULT_IDS.guild), "role": role})]
+        await ds.drop_connection(missed=missed)
+        await ds.wait_resumed()
+        guild = ds.client.get_guild(DEFAULT_IDS.guild)
+        await ds.wait_until(lambda: guild.get_role(helpers), what="the replayed role")
+        assert guild.get_role(helpers).name == "Helpers"
+        assert [m["op"] for m in ds.gateway_received if m["op"] in (2, 6)] == [2, 6]
 
     discord_standin.run(make_bot, scenario)
 

@@ -130,7 +130,9 @@ Discord as the bot meets it
   (and ``X-RateLimit-Global`` when global). ``RecordedRequest.response_headers``.
 - **Gateway.** ``await ds.request_reconnect()`` sends op 7; the bot RESUMEs its
   session (``ds.session_id``), missed events are replayed, then RESUMED;
-  ``await ds.wait_resumed()``. An unknown session gets op 9. GUILD_CREATE carries
+  ``await ds.wait_resumed()``. ``await ds.drop_connection(missed=[(event, data)])``
+  closes the socket (4000) with events happening meanwhile, replayed on RESUME.
+  An unknown session gets op 9. GUILD_CREATE carries
   only the bot as member unless the bot asked for the presences intent.
 - **Joining.** ``config.joined = False``: the bot is not in the guild (READY lists
   none; guild routes answer 403 50001) until ``await ds.join_guild()``.

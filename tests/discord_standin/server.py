@@ -792,6 +792,20 @@ class Standin:
         await self.wait_connected()
         await self._send_ws({"op": 7, "d": None})
 
+    async def drop_connection(
+        self, *, code: int = 4000, missed: Sequence[tuple[str, Mapping[str, Any]]] = ()
+    ) -> None:
+        """Close the gateway connection as Discord does on a hiccup (``code`` 4000:
+        "unknown error, reconnect"); the ``missed`` events (name, data) happen while
+        the bot is away, and reach it only through its RESUME."""
+        await self.wait_connected()
+        ws, self._ws = self._ws, None
+        self._identified.clear()
+        for event, data in missed:
+            await self._send_dispatch(event, data)
+        if ws is not None:
+            await ws.close(code=code, message=b"Stand-in dropped the connection.")
+
     async def wait_resumed(self, count: int = 1, timeout: float | None = None) -> None:
         """Wait until the bot has resumed its session ``count`` times in all."""
         await self.wait_until(
