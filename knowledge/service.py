@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from knowledge import answers
 from knowledge.answers import Links, WikiState
@@ -26,6 +27,9 @@ from knowledge.reply import Reply
 from knowledge.search import BuildStats, SearchIndex, SearchResults
 from knowledge.templates import Templates, load_templates
 from knowledge.wiki import Catalogue, Glossary, PageCache, Wiki, find_front_page, load_wiki
+
+if TYPE_CHECKING:
+    from knowledge.triage.engine import TriageContext
 
 __all__ = ["KnowledgeBase", "Progress", "default_data_dir", "demo_wiki_dir"]
 
@@ -72,6 +76,8 @@ class KnowledgeBase:
         self._index: SearchIndex | None = None
         #: Parsed pages kept between runs: a restart costs reading files, not parsing.
         self._page_cache = PageCache.in_folder(self.data_dir)
+        self._triage_lock = threading.Lock()
+        self._triage: tuple[WikiState, TriageContext] | None = None
 
     # --- loading ---------------------------------------------------------------
 
@@ -157,6 +163,18 @@ class KnowledgeBase:
     @property
     def categories(self) -> list[str]:
         return self.state.wiki.categories
+
+    @property
+    def triage_context(self) -> TriageContext:
+        """Triage's view of the loaded wiki: built on first use after each (re)load."""
+        from knowledge.triage.engine import TriageContext  # only triage pays for its imports
+
+        state = self.state
+        with self._triage_lock:
+            if self._triage is None or self._triage[0] is not state:
+                context = TriageContext.build(state.wiki, state.catalogue, state.search)
+                self._triage = (state, context)
+            return self._triage[1]
 
     # --- commands: each one answer of knowledge.answers on the current state ---
 

@@ -17,18 +17,19 @@ import getpass
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from knowledge.cli.options import add_wiki_options, open_knowledge
-from knowledge.cli.triage import RequestError, read_request
+from knowledge.cli.triage import read_request
 from knowledge.intake.desk import IntakeError, SupportDesk
 from knowledge.intake.records import Ticket, iso
 from knowledge.intake.sqlite import SqliteTicketStore
 from knowledge.intake.store import StoreError, StoreTooNew
 from knowledge.service import KnowledgeBase, default_data_dir, demo_wiki_dir
 from knowledge.templates import load_templates
-from knowledge.triage.engine import TriageContext, TriageRequest
+from knowledge.triage.request import RequestError, TriageRequest
 
 __all__ = ["add_tickets_command", "local_user", "open_desk", "support_flow"]
 
@@ -52,7 +53,7 @@ def _store(args: argparse.Namespace) -> SqliteTicketStore:
 
 def open_desk(kb: KnowledgeBase) -> SupportDesk:
     """A desk over ``kb``'s wiki and the ticket store in its data folder."""
-    return SupportDesk(TriageContext.from_kb(kb), SqliteTicketStore.in_folder(kb.data_dir))
+    return SupportDesk(kb.triage_context, SqliteTicketStore.in_folder(kb.data_dir))
 
 
 def _fail(message: str, code: int = 2) -> int:
@@ -75,7 +76,7 @@ def _file(args: argparse.Namespace) -> int:
     try:
         user = local_user()
         draft = desk.new_draft(user).draft
-        values = desk.values_from_request(request.as_mapping())
+        values = desk.values_from_request(asdict(request))
         saved = desk.save(draft.id, user, values)
         for problem in saved.problems:
             print(problem, file=sys.stderr)

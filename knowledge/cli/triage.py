@@ -5,10 +5,12 @@
                    [--image IMAGE] [--model-page PAGE] [--gpus LAYOUT] [--settings TP/DCP]
 
 The request file is a YAML or JSON mapping with the fields of
-:class:`~knowledge.triage.engine.TriageRequest` (or the labels of the wiki's question
+:class:`~knowledge.triage.request.TriageRequest` (or the labels of the wiki's question
 template); flags override the file's fields. ``FILE`` arguments may be ``-`` for
 standard input (once). Error messages name the file and the line, never its text:
-a request may hold secrets, and only the redacted result is printed.
+a request may hold secrets, and only the redacted result is printed: as the reply
+the console shows, or with ``--json`` as the result's data plus that reply
+(``reply``).
 
 The triage engine is imported when the command runs, not when the ``wikibot``
 parser is built, so ``wikibot ask`` does not pay for loading it.
@@ -20,20 +22,17 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Mapping
-from typing import Any, Final
-
-import yaml
+from typing import TYPE_CHECKING, Any, Final
 
 from knowledge.cli.options import add_wiki_options, open_knowledge
 from knowledge.templates import load_templates
 
-__all__ = ["MAX_REQUEST_BYTES", "add_triage_command", "read_request"]
+if TYPE_CHECKING:
+    from knowledge.triage.request import RequestReader
+
+__all__ = ["add_triage_command", "read_request"]
 
 log = logging.getLogger(__name__)
-
-#: Largest request file read (a YAML/JSON file holding a log of a few MB).
-MAX_REQUEST_BYTES: Final = 24 * 1024 * 1024
 
 #: flag dest -> (request field, the flag names a file)
 _FLAG_FIELDS: Final = (
@@ -50,67 +49,18 @@ _FLAG_FIELDS: Final = (
 )
 
 
-class RequestError(Exception):
-    """A request that cannot be read; the message is safe to print."""
-
-
-def _read_bytes(path: str, limit: int, *, keep_end: bool, stdin_used: list[bool]) -> bytes:
-    if path == "-":
-        if stdin_used[0]:
-            raise RequestError("standard input can be read only once")
-        stdin_used[0] = True
-        data = sys.stdin.buffer.read(limit + 1)
-        return data[:limit]
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, 2)
-            size = fh.tell()
-            if size > limit and keep_end:
-                fh.seek(size - limit)
-            else:
-                fh.seek(0)
-            return fh.read(limit)
-    except OSError as exc:
-        raise RequestError(f"cannot read {path}: {exc.strerror or type(exc).__name__}") from None
-
-
-def _decode(data: bytes) -> str:
-    return data.decode("utf-8", errors="replace").lstrip("\ufeff")
-
-
-def _load_mapping(path: str, text: str) -> Mapping[str, Any]:
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        data = yaml.load(text, Loader=loader)  # a safe loader: plain data only
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise RequestError(f"{path} is not valid YAML or JSON{where}") from None
-    if data is None:
-        return {}
-    if not isinstance(data, Mapping):
-        raise RequestError(f"{path} must hold a mapping of request fields")
-    return data
-
-
-def read_request(args: argparse.Namespace) -> dict[str, Any]:
+def read_request(args: argparse.Namespace, reader: RequestReader | None = None) -> dict[str, Any]:
     """The request from the file named on the command line, overridden by flags."""
-    from knowledge.triage.engine import MAX_FIELD_CHARS, MAX_LOG_CHARS
+    from knowledge.triage.request import RequestError, RequestReader, field_limit
 
-    stdin_used = [False]
-    request: dict[str, Any] = {}
-    if args.request:
-        raw = _read_bytes(args.request, MAX_REQUEST_BYTES, keep_end=False, stdin_used=stdin_used)
-        request.update(_load_mapping(args.request, _decode(raw)))
+    reader = reader or RequestReader()
+    request: dict[Any, Any] = reader.request_file(args.request) if args.request else {}
     for dest, field, is_file in _FLAG_FIELDS:
         value = getattr(args, dest, None)
         if value is None:
             continue
         if is_file:
-            limit = MAX_LOG_CHARS if field == "log" else MAX_FIELD_CHARS
-            value = _decode(
-                _read_bytes(value, limit, keep_end=field == "log", stdin_used=stdin_used)
-            )
+            value = reader.read(value, field_limit(field), keep_end=field == "log")
         request[field] = value
     if not any(str(v).strip() for v in request.values() if v is not None):
         raise RequestError("nothing to triage: give a request file or --text/--log/--command ...")
@@ -118,7 +68,10 @@ def read_request(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _triage(args: argparse.Namespace) -> int:
-    from knowledge.triage.engine import TriageContext, render_text
+    from knowledge.answers.triage import triage_reply
+    from knowledge.cli.console import render_text
+    from knowledge.triage.engine import triage
+    from knowledge.triage.request import RequestError
 
     try:
         request = read_request(args)
@@ -127,14 +80,17 @@ def _triage(args: argparse.Namespace) -> int:
         return 2
     kb = open_knowledge(args, load_templates())
     try:
-        context = TriageContext.from_kb(kb)
-        result = context.run(request)
+        context = kb.triage_context
+        result = triage(context, request)
     finally:
         kb.close()
+    reply = triage_reply(result, context.templates)
     if args.json:
-        print(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
+        data = result.to_json()
+        data["reply"] = reply.to_json()
+        print(json.dumps(data, ensure_ascii=False, indent=2))
     else:
-        print(render_text(result, context.templates), end="")
+        print(render_text(reply, kb.t))
     return 0
 
 

@@ -24,7 +24,7 @@ gone, numbers, addresses and paths replaced) and cut into lower-case word tokens
 (``<n>``-style placeholders kept); a signature matches when its token run appears in
 the line's, where ``...`` in a signature is a gap that may also cut the word on either
 side of it. Inline code is read from the page's Markdown (the parsed
-:class:`~knowledge.wiki.model.Labelled` text no longer shows where code spans were); when
+:class:`~knowledge.wiki.model.Labelled` text does not show where code spans were); when
 the file is gone or changed, the paragraph's first line stands in for it.
 
 Matching is one pass: the log is lower-cased once and one regular expression of each
@@ -75,10 +75,6 @@ MAX_SHOWN_CHARS: Final = 300
 FIX_WORDS: Final = ("fix", "workaround", "solution", "resolution", "mitigation", "remedy")
 #: Labels whose paragraph quotes the error.
 ERROR_LABELS: Final = frozenset({"error", "errors"})
-#: Code-block languages that hold commands or config, never the error itself.
-NON_ERROR_LANGS: Final = frozenset(
-    {"bash", "sh", "shell", "zsh", "yaml", "yml", "json", "toml", "dockerfile", "ini", "env"}
-)
 #: Words that make a quoted string read as an error report.
 ERROR_WORDS: Final = (
     "error",

@@ -46,7 +46,6 @@ from knowledge.intake.store import RateLimit
 from knowledge.intake.validate import MAX_UPLOAD_BYTES
 from knowledge.reply import Field, Reply
 from knowledge.templates import Templates, load_templates
-from knowledge.triage.engine import TriageContext
 
 from ._helpers import (
     Submitted,
@@ -120,7 +119,7 @@ class SupportCog(commands.Cog):
                 if self.store is None:
                     data_dir = self.bot.kb.data_dir
                     self.store = await asyncio.to_thread(SqliteTicketStore.in_folder, data_dir)
-                context = await self.bot.in_thread(TriageContext.from_kb, self.bot.kb)
+                context = await self.bot.in_thread(lambda: self.bot.kb.triage_context)
                 self._desk = SupportDesk(context, self.store, settings=self._settings())
                 self._desk_state = state
         return self._desk

@@ -77,6 +77,7 @@ def test_json_from_a_request_file(data_dir, tmp_path):
     assert data["suggestions"][0]["page"] == page
     assert data["suggestions"][0]["why"] and data["suggestions"][0]["score"] > 0.5
     assert data["confidence"] == "high"
+    assert data["reply"]["kind"] == "triage" and data["reply"]["pages"][0] == page
     assert data["log_summary"]["first_error"].startswith("NCCL error")
     statuses = {i["key"]: i["status"] for i in data["completeness"]["items"]}
     assert statuses == {
@@ -126,7 +127,7 @@ def test_text_output_and_a_request_on_stdin(data_dir):
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("Triage of your request")
     assert "Confidence: none" in result.stdout
-    assert "## Checklist" in result.stdout
+    assert "\nChecklist\n" in result.stdout
 
 
 @pytest.mark.parametrize(

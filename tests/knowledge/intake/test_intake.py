@@ -43,7 +43,7 @@ class Clock:
 @pytest.fixture(scope="module")
 def context(tmp_path_factory) -> TriageContext:
     kb = KnowledgeBase.open(DEMO, tmp_path_factory.mktemp("intake-kb"))
-    yield TriageContext.from_kb(kb)
+    yield kb.triage_context
     kb.close()
 
 

@@ -8,17 +8,13 @@ no known error matches anything in the healthy sample logs.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from knowledge.service import demo_wiki_dir
 from knowledge.triage.known_errors import TAIL_LINES, KnownErrors
 from knowledge.wiki import Wiki, load_wiki, parse_page
-
-ROOT = Path(__file__).resolve().parents[1]
-SNAPSHOT = ROOT.parent / "shared" / "wiki-snapshot"
-SAMPLE_LOGS = ROOT.parent / "shared" / "sample-logs"
+from tests.support import SAMPLE_LOGS, SNAPSHOT
 
 needs_snapshot = pytest.mark.skipif(
     not SNAPSHOT.is_dir(), reason=f"real wiki snapshot not present at {SNAPSHOT}"

@@ -6,7 +6,6 @@ import base64
 import re
 import re._constants as sre_constants
 import re._parser as sre_parse
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,9 +21,7 @@ from knowledge.triage.redact import (
     redact,
     redact_fields,
 )
-from tests.support import hang_guard
-
-SAMPLE_LOGS = Path(__file__).resolve().parents[2] / "shared" / "sample-logs"
+from tests.support import SAMPLE_LOGS, hang_guard
 
 HF = "hf_" + "Qx7" * 11 + "Z"  # hf_ + 34
 DISCORD = (

@@ -7,16 +7,15 @@ runbooks, whose GLM-5 v3/v4 and Qwen3 v2 pages differ in exactly the ways checke
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from knowledge.launch import parse_image, parse_launch
 from knowledge.service import demo_wiki_dir
+from knowledge.templates import Templates, load_templates
+from knowledge.triage.family import FamilyInfo
 from knowledge.triage.onboarding import Completeness, ItemStatus
 from knowledge.triage.rules import (
     CHECKS,
-    FamilyInfo,
     RuleError,
     RuleSet,
     Settings,
@@ -29,6 +28,7 @@ from knowledge.triage.rules import (
     unstable_limits,
 )
 from knowledge.wiki import Catalogue, load_wiki
+from tests.support import SAMPLE_LOGS, SNAPSHOT
 
 WIKI = load_wiki(demo_wiki_dir())
 CATALOGUE = Catalogue.from_wiki(WIKI)
@@ -423,6 +423,27 @@ BAD_RULES = [
 ]
 
 
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("rules: [{id: x, sevrity: error, message: m, if: {env_set: A}}]", "'sevrity'"),
+        (
+            "rules: [{id: x, severity: error, message: m, if: {env_range: {name: A, max: hi}}}]",
+            "'if.env_range.max'",
+        ),
+        ("rules: [{id: x, severity: error, message: {a: ''}, check: checklist}]", "'message'"),
+        (
+            "rules: [{id: x, severity: error, message: m, if: {flag_equals: {name: f}}}]",
+            "'if.flag_equals.value'",
+        ),
+    ],
+)
+def test_rule_file_errors_name_the_rule_and_the_key(text, key):
+    with pytest.raises(RuleError) as info:
+        RuleSet.from_texts([("bad.yaml", text)])
+    assert str(info.value).startswith("bad.yaml: rule x: ") and key in str(info.value)
+
+
 @pytest.mark.parametrize(("text", "says"), BAD_RULES)
 def test_bad_rule_files_fail_naming_the_file_and_the_problem(text, says):
     with pytest.raises(RuleError) as info:
@@ -500,8 +521,7 @@ def test_find_pinned_values_reads_json_env_and_compose_defaults():
 
 # --- the same checks on the real wiki and a real compose file, where present ----------
 
-SNAPSHOT = Path(__file__).resolve().parents[2] / "shared" / "wiki-snapshot"
-COMPOSE = Path(__file__).resolve().parents[2] / "shared" / "sample-logs" / "glm52-v14-compose.yml"
+COMPOSE = SAMPLE_LOGS / "glm52-v14-compose.yml"
 
 
 @pytest.mark.skipif(
@@ -537,11 +557,10 @@ def test_real_compose_against_the_real_wiki():
     assert "cut short" in cut["runbook.pinned-pattern"]
 
 
-def test_evidence_is_worded_by_the_rule_file():
-    rule_file = Path(__file__).resolve().parents[1] / "knowledge" / "triage" / "rules" / "wiki.yaml"
-    text = rule_file.read_text()
-    text = text.replace('yours: "yours: {image}"', 'yours: "YOUR IMAGE {image}"')
-    rules = RuleSet.from_texts([("wiki.yaml", text)]).bind(WIKI, CATALOGUE.statuses())
+def test_evidence_is_worded_by_the_templates():
+    wording = load_templates("triage.yaml")
+    reworded = Templates({**wording.entries, "evidence.image_older.yours": "YOUR IMAGE {image}"})
+    rules = RuleSet.load().bind(WIKI, CATALOGUE.statuses(), reworded)
     found = [
         f
         for f in rules.evaluate(subject(run(image=V3_IMAGE), fam="GLM-5"))

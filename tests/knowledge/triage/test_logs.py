@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,9 +14,7 @@ from knowledge.triage.logs import (
     split_line,
     summarise_log,
 )
-from tests.support import hang_guard
-
-SAMPLE_LOGS = Path(__file__).resolve().parents[2] / "shared" / "sample-logs"
+from tests.support import SAMPLE_LOGS, hang_guard
 
 
 def sample(name: str) -> str:

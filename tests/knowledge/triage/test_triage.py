@@ -4,25 +4,23 @@ family detection, suggestions and confidence, rendering, and property tests."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from knowledge.service import KnowledgeBase, demo_wiki_dir
-from knowledge.triage.engine import (
+from knowledge.answers.triage import triage_reply
+from knowledge.cli.console import render_text
+from knowledge.service import KnowledgeBase
+from knowledge.triage import (
     CONFIDENCES,
     FIELDS,
     TriageContext,
     TriageRequest,
-    render_text,
+    TriageResult,
     triage,
 )
-
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLE_LOGS = ROOT.parent / "shared" / "sample-logs"
-DEMO = demo_wiki_dir()
+from tests.support import DEMO, SAMPLE_LOGS
 
 V3_LAUNCH = (
     (DEMO / "models" / "glm5_v3.md").read_text("utf-8").split("```bash\n")[1].split("```")[0]
@@ -43,7 +41,12 @@ def kb(tmp_path_factory) -> KnowledgeBase:
 
 @pytest.fixture(scope="module")
 def ctx(kb) -> TriageContext:
-    return TriageContext.from_kb(kb)
+    return kb.triage_context
+
+
+def shown(result: TriageResult, ctx: TriageContext) -> str:
+    """The result as the console and ``wikibot triage`` print it."""
+    return render_text(triage_reply(result, ctx.templates))
 
 
 def v3_request(**extra: str) -> dict[str, str]:
@@ -127,7 +130,7 @@ def test_secrets_are_removed_before_anything_reads_them(ctx):
     dumped = json.dumps(result.to_json())
     for secret in (HF, GITHUB, AWS):
         assert secret not in dumped
-        assert secret not in render_text(result)
+        assert secret not in shown(result, ctx)
     kinds = {(r.kind, r.field) for r in result.redactions}
     assert ("hf-token", "command") in kinds and ("hf-token", "text") in kinds
     assert ("aws-access-key", "text") in kinds and ("authorization", "client") in kinds
@@ -230,7 +233,7 @@ def test_nothing_that_fits_says_so(ctx):
     result = ctx.run({"text": "how long should sourdough bread proof overnight"})
     assert result.suggestions == ()
     assert result.confidence == "none"
-    assert "nothing" in render_text(result)
+    assert "nothing" in shown(result, ctx)
 
 
 @pytest.mark.skipif(
@@ -244,9 +247,14 @@ def test_healthy_sample_logs_raise_no_known_error(ctx):
         assert result.log_summary is not None and result.log_summary.server_ready
 
 
-def test_triage_accepts_the_knowledge_base_itself(kb):
-    result = triage(kb, {"text": "CUDA out of memory during graph capture"})
+def test_the_knowledge_base_builds_the_context_once_per_load(kb):
+    context = kb.triage_context
+    assert kb.triage_context is context
+    result = triage(context, {"text": "CUDA out of memory during graph capture"})
     assert result.known_errors and result.confidence == "high"
+    kb.reload()
+    assert kb.triage_context is not context
+    assert kb.triage_context.wiki is kb.wiki
 
 
 def test_a_context_without_search_still_triages(kb):
@@ -263,12 +271,26 @@ def test_oversized_fields_are_cut_and_said(ctx):
     assert any("log" in p for p in result.problems)
 
 
-def test_render_text_words_every_part(ctx):
-    text = render_text(ctx.run(v3_request()))
+def test_the_reply_words_every_part(ctx):
+    result = ctx.run(v3_request())
+    reply = triage_reply(result, ctx.templates)
+    text = render_text(reply)
     for heading in ("Findings", "Known errors", "Suggested pages", "Checklist", "Log summary"):
-        assert f"## {heading}" in text
+        assert f"\n{heading}" in text
     assert "Confidence: high" in text
     assert "troubleshooting/common-issues.md#nccl_graph_file-set-to-an-empty-string" in text
+    assert reply.kind == "triage" and reply.fitted() == reply  # fits Discord as it is
+    assert [p.ref for p in reply.pages[: len(result.suggestions)]] == [
+        s.page for s in result.suggestions
+    ]
+
+
+def test_the_reply_escapes_what_users_wrote(ctx):
+    result = ctx.run({"command": "vllm serve my_*odd*_model -tp 2", "text": "crash"})
+    reply = triage_reply(result, ctx.templates)
+    (launch,) = [f for f in reply.fields if f.name == "Launch command as read"]
+    assert "my\\_\\*odd\\*\\_model" in launch.value
+    assert "my_*odd*_model" in render_text(reply)
 
 
 # --- property tests ------------------------------------------------------------------------
@@ -283,7 +305,7 @@ def test_triage_never_raises_on_arbitrary_text(ctx, data):
     result = ctx.run(data)
     assert result.confidence in CONFIDENCES
     json.dumps(result.to_json())
-    render_text(result, ctx.templates)
+    shown(result, ctx)
 
 
 SHELLISH = st.lists(
@@ -352,7 +374,7 @@ def test_no_secret_survives_into_the_output(ctx, field, before, after, secret, w
     data[field] = f"{before}\n{wrapper.format(secret)}\n{after}"
     result = ctx.run(data)
     assert secret not in json.dumps(result.to_json(), ensure_ascii=False)
-    assert secret not in render_text(result, ctx.templates)
+    assert secret not in shown(result, ctx)
     assert result.redactions
 
 

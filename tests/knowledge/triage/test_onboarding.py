@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from knowledge.jsonable import to_jsonable
@@ -18,9 +16,8 @@ from knowledge.triage.onboarding import (
     load_checklist,
 )
 from knowledge.wiki import find_front_page, load_wiki
+from tests.support import SNAPSHOT
 
-ROOT = Path(__file__).resolve().parents[1]
-SNAPSHOT = ROOT.parent / "shared" / "wiki-snapshot"
 T = load_templates("triage.yaml")
 DEMO = load_wiki(demo_wiki_dir())
 CHECKLIST = load_checklist(DEMO, find_front_page(DEMO), T)

@@ -1,0 +1,235 @@
+"""A help request: its fields, reading it from a mapping or a file, capping its text.
+
+A request is what a user gives the onboarding checklist: free text, the page
+followed, image, GPU layout and settings, launch command, client command and log.
+It arrives as a YAML/JSON mapping (keys may be the labels of the wiki's question
+template) or as a :class:`TriageRequest`. :func:`capped` turns either into a typed
+request whose fields are at most ``MAX_FIELD_CHARS`` long (the log
+``MAX_LOG_CHARS``, keeping its end, where failures are). Nothing here redacts: the
+triage run redacts the capped request before anything reads it.
+
+Problems with the input are codes ``kind:key`` (``field_cut``, ``field_ignored``,
+``field_type``), worded later from ``templates/triage.yaml`` (``problems.<kind>``).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, BinaryIO, Final
+
+import yaml
+
+__all__ = [
+    "FIELDS",
+    "FIELD_ALIASES",
+    "MAX_FIELD_CHARS",
+    "MAX_LOG_CHARS",
+    "MAX_REQUEST_BYTES",
+    "RequestError",
+    "RequestReader",
+    "TriageRequest",
+    "capped",
+    "field_limit",
+]
+
+#: The request's fields, in the order the checklist asks for them.
+FIELDS: Final = (
+    "text",
+    "expected",
+    "actual",
+    "tried",
+    "model_page",
+    "image",
+    "gpus",
+    "settings",
+    "command",
+    "client",
+    "log",
+)
+#: Longest value of any field but the log; longer ones keep their start.
+MAX_FIELD_CHARS: Final = 256 * 1024
+#: Longest log read; a longer one keeps its end (where failures are).
+MAX_LOG_CHARS: Final = 8 * 1024 * 1024
+#: Largest request file read (a YAML/JSON file holding a log of a few MB).
+MAX_REQUEST_BYTES: Final = 24 * 1024 * 1024
+
+#: Request keys (lower case, non-alphanumerics as ``_``) accepted for each field; these
+#: include the labels of the wiki's question template.
+FIELD_ALIASES: Final[Mapping[str, tuple[str, ...]]] = {
+    "text": ("text", "question", "description", "problem", "summary", "symptoms", "issue"),
+    "expected": ("expected", "what_i_expected"),
+    "actual": ("actual", "what_happened", "observed", "result"),
+    "tried": ("tried", "already_tried", "what_i_already_tried", "what_i_tried"),
+    "model_page": (
+        "model_page",
+        "runbook",
+        "model_runbook",
+        "runbook_followed",
+        "page",
+        "model",
+        "link",
+    ),
+    "image": ("image", "docker_image", "image_tag", "image_tag_digest", "image_digest"),
+    "gpus": ("gpus", "gpu_layout", "gpus_and_topology", "layout", "topology", "hardware"),
+    "settings": ("settings", "tp_dcp_mtp_dspark", "parallel", "parallelism", "backend"),
+    "command": (
+        "command",
+        "launch",
+        "launch_command",
+        "launch_command_or_compose_file",
+        "compose",
+        "docker_run",
+    ),
+    "client": ("client", "client_command"),
+    "log": ("log", "logs", "server_log", "server_log_last_100_300_lines"),
+}
+_KEY_RE: Final = re.compile(r"[^a-z0-9]+")
+#: How far past the cut a kept log end looks for the start of a whole line.
+_LINE_START_CHARS: Final = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class TriageRequest:
+    """A help request. Every field is plain (possibly secret-bearing) text."""
+
+    text: str = ""
+    expected: str = ""
+    actual: str = ""
+    tried: str = ""
+    model_page: str = ""
+    image: str = ""
+    gpus: str = ""
+    settings: str = ""
+    command: str = ""
+    client: str = ""
+    log: str = ""
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[Any, Any]) -> tuple[TriageRequest, tuple[str, ...]]:
+        """Read a request from a YAML/JSON mapping; unknown keys go into ``text``.
+
+        Returns the request and problem codes ``kind:key`` (``field_ignored``,
+        ``field_type``). Values are *not* redacted here.
+        """
+        lookup = {alias: name for name, aliases in FIELD_ALIASES.items() for alias in aliases}
+        values: dict[str, list[str]] = {name: [] for name in FIELDS}
+        problems: list[str] = []
+        for key, value in data.items():
+            raw_key = str(key)[:80]
+            name = lookup.get(_KEY_RE.sub("_", raw_key.casefold()).strip("_"))
+            text = _as_text(value)
+            if not isinstance(value, str) and value is not None:
+                problems.append(f"field_type:{raw_key}")
+            if name is None:
+                if text.strip():
+                    values["text"].append(f"{raw_key}: {text}")
+                    problems.append(f"field_ignored:{raw_key}")
+                continue
+            if text:
+                values[name].append(text)
+        request = cls(**{name: "\n".join(parts) for name, parts in values.items()})
+        return request, tuple(problems)
+
+
+def _as_text(value: object, depth: int = 0) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if depth > 8:
+        return ""
+    if isinstance(value, Mapping):
+        return "\n".join(f"{k}: {_as_text(v, depth + 1)}" for k, v in list(value.items())[:500])
+    if isinstance(value, (list, tuple)):
+        return "\n".join(_as_text(v, depth + 1) for v in value[:10_000])
+    return str(value)
+
+
+def field_limit(name: str) -> int:
+    """Longest value kept of field ``name``."""
+    return MAX_LOG_CHARS if name == "log" else MAX_FIELD_CHARS
+
+
+def _cut(value: str, limit: int, keep_end: bool) -> tuple[str, bool]:
+    if len(value) <= limit:
+        return value, False
+    if keep_end:
+        cut = value[-limit:]
+        newline = cut.find("\n")
+        return (cut[newline + 1 :] if 0 <= newline < _LINE_START_CHARS else cut), True
+    return value[:limit], True
+
+
+def capped(
+    request: TriageRequest | Mapping[str, Any],
+) -> tuple[TriageRequest, tuple[str, ...]]:
+    """The request typed, every field cut to its limit, and the problem codes (cut fields
+    first, then the mapping's own)."""
+    if isinstance(request, TriageRequest):
+        typed, codes = request, ()
+    else:
+        typed, codes = TriageRequest.from_mapping(request)
+    values: dict[str, str] = {}
+    cut_codes: list[str] = []
+    for name in FIELDS:
+        value = getattr(typed, name)
+        value = value if isinstance(value, str) else _as_text(value)
+        value, cut = _cut(value, field_limit(name), keep_end=name == "log")
+        if cut:
+            cut_codes.append(f"field_cut:{name}")
+        values[name] = value
+    return TriageRequest(**values), (*cut_codes, *codes)
+
+
+# --------------------------------------------------------------------- files
+
+
+class RequestError(Exception):
+    """A request that cannot be read; the message names the file, never its text."""
+
+
+class RequestReader:
+    """Reads request files and field files; ``-`` is standard input, readable once."""
+
+    def __init__(self, stdin: BinaryIO | None = None) -> None:
+        self._stdin = stdin
+        self._stdin_used = False
+
+    def read(self, path: str, limit: int, *, keep_end: bool = False) -> str:
+        """At most ``limit`` bytes of ``path`` (its end with ``keep_end``), as text."""
+        if path == "-":
+            if self._stdin_used:
+                raise RequestError("standard input can be read only once")
+            self._stdin_used = True
+            stream = self._stdin if self._stdin is not None else sys.stdin.buffer
+            data = stream.read(limit + 1)[:limit]
+        else:
+            try:
+                with open(path, "rb") as fh:
+                    fh.seek(0, 2)
+                    size = fh.tell()
+                    fh.seek(size - limit if size > limit and keep_end else 0)
+                    data = fh.read(limit)
+            except OSError as exc:
+                reason = exc.strerror or type(exc).__name__
+                raise RequestError(f"cannot read {path}: {reason}") from None
+        return data.decode("utf-8", errors="replace").lstrip("\ufeff")
+
+    def request_file(self, path: str) -> dict[Any, Any]:
+        """The mapping of request fields in a YAML or JSON file."""
+        text = self.read(path, MAX_REQUEST_BYTES)
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        try:
+            data = yaml.load(text, Loader=loader)  # a safe loader: plain data only
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            raise RequestError(f"{path} is not valid YAML or JSON{where}") from None
+        if data is None:
+            return {}
+        if not isinstance(data, Mapping):
+            raise RequestError(f"{path} must hold a mapping of request fields")
+        return dict(data)

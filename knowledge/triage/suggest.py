@@ -1,0 +1,305 @@
+"""Which wiki sections to read for a request, each with why, best first.
+
+Candidates come from the known errors found, the family's current runbook (and the
+page the user followed), the findings' justifying sections, a search of the
+request's own telling words, the first error of the log, and sections naming the
+image. Each source adds a score in 0..1; a section's score is ``1 - prod(1 - s)``
+over its sources, so agreeing sources add up without passing 1. A search hit counts
+only when it shares enough analysed words with what the user wrote.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final, Protocol
+
+from knowledge.launch import ImageRef
+from knowledge.search import STOP, SearchResults, make_term_analyzer
+from knowledge.templates import Templates
+from knowledge.triage.family import FamilyInfo
+from knowledge.triage.known_errors import KnownErrorMatch
+from knowledge.triage.logs import LogSummary
+from knowledge.triage.request import TriageRequest
+from knowledge.triage.rules import Finding
+from knowledge.wiki import Wiki, status_weight
+
+__all__ = [
+    "MAX_SUGGESTIONS",
+    "Searcher",
+    "Suggester",
+    "Suggestion",
+    "with_anchor",
+]
+
+log = logging.getLogger(__name__)
+
+#: Most suggestions returned.
+MAX_SUGGESTIONS: Final = 5
+#: Characters of a search query.
+QUERY_CHARS: Final = 200
+#: Words of a field used as a search query (the most telling ones).
+QUERY_WORDS: Final = 5
+#: Distinct analysed words of a field a suggestion's fit is judged on.
+MAX_TERMS: Final = 40
+#: A search hit must share this many words with the request (or half of them), and
+#: this many before its share of the request's words counts towards confidence.
+MIN_SHARED_TERMS: Final = 3
+#: Characters of the user's text read for search words.
+_TEXT_CHARS: Final = 4000
+#: Score each source adds (searches scale theirs by rank and fit).
+_WEIGHTS: Final = {
+    "runbook_named": 0.55,
+    "runbook_guessed": 0.4,
+    "named_page": 0.3,
+    "symptoms": 0.5,
+    "first_error": 0.45,
+    "image": 0.25,
+}
+_FINDING_WEIGHTS: Final = {"error": 0.5, "warning": 0.4, "info": 0.15}
+_WORD_RE: Final = re.compile(r"[^\W_]+")
+
+
+class Searcher(Protocol):
+    def __call__(self, query: str, *, limit: int) -> SearchResults | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    page: str
+    title: str
+    why: tuple[str, ...]
+    score: float
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "page": self.page,
+            "title": self.title,
+            "why": "; ".join(self.why),
+            "reasons": list(self.why),
+            "score": round(self.score, 3),
+        }
+
+
+@dataclass(slots=True)
+class _Candidate:
+    page: str
+    title: str
+    scores: list[float] = field(default_factory=list)
+    why: list[str] = field(default_factory=list)
+
+    def add(self, score: float, why: str) -> None:
+        self.scores.append(max(0.0, min(1.0, score)))
+        if why and why not in self.why:
+            self.why.append(why)
+
+    @property
+    def score(self) -> float:
+        remaining = 1.0
+        for s in self.scores:
+            remaining *= 1.0 - s
+        return 1.0 - remaining
+
+
+def with_anchor(wiki: Wiki, ref: str) -> str:
+    """``path#anchor`` for a reference; a bare page path gets its first heading's anchor."""
+    if "#" in ref:
+        return ref
+    page = wiki.pages.get(ref)
+    anchor = next((s.anchor for s in page.sections if s.anchor), None) if page else None
+    return f"{ref}#{anchor}" if anchor else ref
+
+
+def _word_sections(wiki: Wiki) -> dict[str, int]:
+    counts: Counter[str] = Counter()
+    for page in wiki.pages.values():
+        for section in page.sections:
+            counts.update(set(_WORD_RE.findall(f"{section.title} {section.text}".lower())))
+    return dict(counts)
+
+
+def _focused_query(text: str, word_sections: Mapping[str, int], keep: int) -> str:
+    """The ``keep`` most telling words of ``text`` (fewest sections holding them, but some),
+    in their original order: a short query the index answers fast and on topic."""
+    words: list[str] = []
+    for word in _WORD_RE.findall(text[:_TEXT_CHARS].lower()):
+        if word not in words and word not in STOP and len(word) > 1 and word_sections.get(word):
+            words.append(word)
+    if len(words) <= keep:
+        return " ".join(words)
+    chosen = set(sorted(words, key=lambda w: (word_sections[w], -len(w)))[:keep])
+    return " ".join(w for w in words if w in chosen)
+
+
+def _terms(text: str) -> list[str]:
+    analyze = make_term_analyzer()
+    return list(dict.fromkeys(analyze(text)))[:MAX_TERMS]
+
+
+def _coverage(terms: Sequence[str], wiki: Wiki, path: str, anchor: str) -> tuple[float, list[str]]:
+    if not terms:
+        return 0.0, []
+    page = wiki.pages.get(path)
+    section = page.section(anchor) if page is not None else None
+    if section is None:
+        return 0.0, []
+    analyze = make_term_analyzer()
+    text = " ".join((page.title if page else "", section.title, section.text[:20_000]))
+    present = set(analyze(text))
+    shared = [t for t in terms if t in present and t not in STOP]
+    return len(shared) / len(terms), shared
+
+
+def _words_for(query: str, stems: Sequence[str]) -> list[str]:
+    """The user's own words behind analysed ``stems``, in query order."""
+    wanted = set(stems)
+    analyze = make_term_analyzer()
+    words: list[str] = []
+    for word in _WORD_RE.findall(query)[:200]:
+        if any(t in wanted for t in analyze(word)) and word.casefold() not in words:
+            words.append(word.casefold())
+    return words
+
+
+@dataclass(frozen=True, slots=True)
+class Suggester:
+    """Ranks wiki sections for requests against one loaded wiki (prepared once)."""
+
+    wiki: Wiki
+    templates: Templates
+    search: Searcher | None = None
+    statuses: Mapping[str, str] = field(default_factory=dict)
+    #: Lower-case word -> number of sections holding it (picks a query's telling words).
+    word_sections: Mapping[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def build(
+        cls,
+        wiki: Wiki,
+        templates: Templates,
+        search: Searcher | None = None,
+        statuses: Mapping[str, str] | None = None,
+    ) -> Suggester:
+        return cls(wiki, templates, search, dict(statuses or {}), _word_sections(wiki))
+
+    def suggest(
+        self,
+        request: TriageRequest,
+        known: Sequence[KnownErrorMatch],
+        findings: Sequence[Finding],
+        family: FamilyInfo | None,
+        summary: LogSummary | None,
+        image: ImageRef | None,
+    ) -> tuple[tuple[Suggestion, ...], float]:
+        """The best sections, and the top search hit's share of the request's words."""
+        t = self.templates
+        candidates: dict[str, _Candidate] = {}
+
+        def add(ref: str, score: float, why: str, title: str | None = None) -> None:
+            ref = with_anchor(self.wiki, ref)
+            path, _, anchor = ref.partition("#")
+            if path not in self.wiki.pages:
+                return
+            cand = candidates.get(ref)
+            if cand is None:
+                cand = candidates[ref] = _Candidate(ref, title or self._title(path, anchor))
+            cand.add(score, why)
+
+        for match in known:
+            if match.lines and match.field != "text":
+                why = t("why.known_error", field=match.field, line=match.lines[0].number)
+            else:
+                why = t("why.known_error_text", field=match.field)
+            add(match.page, match.score, why, match.title)
+        if family is not None:
+            rb = family.runbook
+            ref = f"{rb.page}#{rb.launch_anchor}" if rb.launch_anchor else rb.page
+            named = family.how in ("page", "model", "image")
+            weight = _WEIGHTS["runbook_named" if named else "runbook_guessed"]
+            add(ref, weight, t("why.runbook", family=family.family.name))
+            if family.named_page and family.named_page != rb.page:
+                add(family.named_page, _WEIGHTS["named_page"], t("why.named_page"))
+        for finding in findings:
+            if finding.page and not finding.id.startswith("checklist."):
+                weight = _FINDING_WEIGHTS.get(finding.severity, _FINDING_WEIGHTS["info"])
+                add(finding.page, weight, t("why.finding", id=finding.id))
+        coverage = 0.0
+        symptoms = " ".join(filter(None, (request.actual, request.text, request.expected)))
+        if symptoms.strip():
+            coverage = self._search(symptoms, "symptoms", add)
+        if summary is not None and summary.first_error and not known:
+            self._search(summary.first_error, "first_error", add)
+        if image is not None and image.tag:
+            for ref in self._image_sections(image):
+                add(ref, _WEIGHTS["image"], t("why.image"))
+        ranked = sorted(candidates.values(), key=lambda c: (-c.score, c.page))
+        suggestions = tuple(
+            Suggestion(c.page, c.title, tuple(c.why), c.score)
+            for c in ranked[:MAX_SUGGESTIONS]
+            if c.score > 0.0
+        )
+        return suggestions, coverage
+
+    def _title(self, path: str, anchor: str) -> str:
+        page = self.wiki.pages.get(path)
+        if page is None:
+            return path
+        section = page.section(anchor) if anchor else None
+        if section is None or section.title == page.title:
+            return page.title
+        return _hit_title(page.title, section.title)
+
+    def _image_sections(self, image: ImageRef, limit: int = 3) -> list[str]:
+        """Sections whose code names exactly this image (repository and tag), current first."""
+        ref = f"{image.repository}:{image.tag}"
+        found: list[tuple[float, str]] = []
+        for page in self.wiki.pages.values():
+            for section in page.sections:
+                if any(ref in block.text for block in section.code):
+                    rank = -status_weight(self.statuses.get(page.path))
+                    found.append((rank, f"{page.path}#{section.anchor}"))
+                    break
+        found.sort()
+        return [ref for _, ref in found[:limit]]
+
+    def _search(self, text: str, reason: str, add: Callable[..., None]) -> float:
+        """Run ``text``'s telling words through the index; add the hits; return the top
+        hit's share of the query terms."""
+        if self.search is None:
+            return 0.0
+        query = _focused_query(text, self.word_sections, QUERY_WORDS)[:QUERY_CHARS]
+        if not query:
+            return 0.0
+        try:
+            results = self.search(query, limit=MAX_SUGGESTIONS)
+        except Exception:  # the index is advice too
+            log.exception("triage search failed")
+            return 0.0
+        if results is None or not results.hits:
+            return 0.0
+        terms = _terms(text[:_TEXT_CHARS])  # fit is judged against everything the user wrote
+        top = results.hits[0].score or 1.0
+        best = 0.0
+        weight = _WEIGHTS[reason]
+        for hit in results.hits:
+            covered, shared = _coverage(terms, self.wiki, hit.path, hit.anchor)
+            if len(shared) < MIN_SHARED_TERMS and covered < 0.5:
+                continue  # a word or two in common is no reason to read a page
+            if len(shared) >= MIN_SHARED_TERMS:
+                best = max(best, covered)
+            relative = (hit.score / top) if top > 0 else 0.0
+            score = weight * relative * (0.35 + 0.65 * covered)
+            if reason == "symptoms":
+                words = _words_for(text[:_TEXT_CHARS], shared)[:5]
+                why = self.templates("why.symptoms", terms=", ".join(words) or query[:40])
+            else:
+                why = self.templates(f"why.{reason}")
+            add(hit.id, score, why, _hit_title(hit.page_title, hit.section_title))
+        return best
+
+
+def _hit_title(page: str, section: str) -> str:
+    return page if not section or section == page else f"{page} › {section}"
