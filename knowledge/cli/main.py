@@ -95,5 +95,5 @@ def add_knowledge_commands(sub: argparse._SubParsersAction) -> None:
     index.add_argument("--full", action="store_true", help="force a full rebuild")
     index.set_defaults(func=_index)
 
-    add_triage_command(sub)
+    add_triage_command(sub, render_text)
     add_tickets_command(sub)

@@ -19,16 +19,23 @@ parser is built, so ``wikibot ask`` does not pay for loading it.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from knowledge.cli.options import add_wiki_options, open_knowledge
 from knowledge.templates import load_templates
 
 if TYPE_CHECKING:
+    from knowledge.reply import Reply
+    from knowledge.templates import Templates
     from knowledge.triage.request import RequestReader
+
+#: Prints a reply as text, the way the console does (given by ``knowledge.cli.main``).
+Render = Callable[["Reply", "Templates"], str]
 
 __all__ = ["add_triage_command", "read_request"]
 
@@ -67,9 +74,8 @@ def read_request(args: argparse.Namespace, reader: RequestReader | None = None) 
     return request
 
 
-def _triage(args: argparse.Namespace) -> int:
+def _triage(args: argparse.Namespace, render: Render) -> int:
     from knowledge.answers.triage import triage_reply
-    from knowledge.cli.console import render_text
     from knowledge.triage.engine import triage
     from knowledge.triage.request import RequestError
 
@@ -90,12 +96,13 @@ def _triage(args: argparse.Namespace) -> int:
         data["reply"] = reply.to_json()
         print(json.dumps(data, ensure_ascii=False, indent=2))
     else:
-        print(render_text(reply, kb.t))
+        print(render(reply, kb.t))
     return 0
 
 
-def add_triage_command(sub: argparse._SubParsersAction) -> None:
-    """Register ``wikibot triage`` on the ``wikibot`` sub-command parser."""
+def add_triage_command(sub: argparse._SubParsersAction, render: Render) -> None:
+    """Register ``wikibot triage`` on the ``wikibot`` sub-command parser; its text output
+    is the reply as ``render`` prints it."""
     parser = sub.add_parser(
         "triage",
         help="check a help request (launch, logs, image ...) against the wiki",
@@ -120,4 +127,4 @@ def add_triage_command(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--client", dest="client_file", metavar="FILE", help="client command and its output"
     )
-    parser.set_defaults(func=_triage)
+    parser.set_defaults(func=functools.partial(_triage, render=render))
