@@ -63,13 +63,20 @@ _PYTHON_RE: Final = re.compile(r"python(?:\d+(?:\.\d+)?)?")
 
 @dataclass(slots=True)
 class EngineCommand:
+    """A command that starts a serving engine."""
+
+    #: ``"vllm"``, ``"sglang"`` or ``"other"``.
     engine: str
+    #: The whole command, program first.
     argv: list[str]
+    #: The engine's own arguments (after ``serve`` or the ``-m`` module).
     args: list[str]
+    #: True when the first positional argument is the model (``vllm serve MODEL``).
     model_positional: bool
 
 
 def find_engine(argv: Sequence[str]) -> EngineCommand | None:
+    """The engine ``argv`` starts, or None when it starts none we know."""
     if not argv:
         return None
     cmd = posixpath.basename(argv[0])
@@ -107,6 +114,7 @@ def _is_option(word: str) -> bool:
 
 
 def parse_engine_args(args: Sequence[str]) -> tuple[dict[str, str | bool], list[str]]:
+    """(flags, positionals): flag keys without dashes, ``_`` as ``-``; bare flags True."""
     flags: dict[str, str | bool] = {}
     positionals: list[str] = []
     i, n = 0, len(args)

@@ -115,7 +115,7 @@ def flag_lookup(flags: Mapping[str, str | bool], key: str) -> tuple[str, str | b
     return None
 
 
-def to_int(value: str | bool, what: str, problems: list[str]) -> int | None:
+def _to_int(value: str | bool, what: str, problems: list[str]) -> int | None:
     if isinstance(value, bool):
         return None
     text = value.strip().strip("\"'")
@@ -126,7 +126,7 @@ def to_int(value: str | bool, what: str, problems: list[str]) -> int | None:
         return None
 
 
-def truthy(value: str) -> bool:
+def _truthy(value: str) -> bool:
     return value.strip().lower() in ("1", "true", "yes", "on")
 
 
@@ -135,9 +135,9 @@ def int_field(
 ) -> int | None:
     hit = flag_lookup(flags, key)
     if hit is not None:
-        return to_int(hit[1], f"--{hit[0]}", problems)
+        return _to_int(hit[1], f"--{hit[0]}", problems)
     env_hit = env_lookup(env, alias(ENV_ALIASES, key))
-    return None if env_hit is None else to_int(env_hit[1], env_hit[0], problems)
+    return None if env_hit is None else _to_int(env_hit[1], env_hit[0], problems)
 
 
 def ep_field(
@@ -146,14 +146,14 @@ def ep_field(
     hit = flag_lookup(flags, "ep")
     if hit is not None:
         if hit[0] == "enable-expert-parallel":
-            return hit[1] is True or (isinstance(hit[1], str) and truthy(hit[1]))
-        return to_int(hit[1], f"--{hit[0]}", problems)
+            return hit[1] is True or (isinstance(hit[1], str) and _truthy(hit[1]))
+        return _to_int(hit[1], f"--{hit[0]}", problems)
     env_hit = env_lookup(env, alias(ENV_ALIASES, "ep"))
     if env_hit is None:
         return None
     if env_hit[0] == "ENABLE_EXPERT_PARALLEL":
-        return truthy(env_hit[1])
-    return to_int(env_hit[1], env_hit[0], problems)
+        return _truthy(env_hit[1])
+    return _to_int(env_hit[1], env_hit[0], problems)
 
 
 def json_object(value: str | bool, what: str, problems: list[str]) -> dict[str, object] | None:
@@ -181,37 +181,37 @@ def spec_fields(
     config_hit = flag_lookup(flags, "spec_config")
     if config_hit is not None:
         config = json_object(config_hit[1], "--speculative-config", problems) or {}
-        method = str_or_none(config.get("method"))
+        method = _str_or_none(config.get("method"))
         tokens = int_or_none(config.get("num_speculative_tokens"))
     hit = flag_lookup(flags, "spec_method")
     if hit is not None and isinstance(hit[1], str):
         method = hit[1]
     hit = flag_lookup(flags, "spec_tokens")
     if hit is not None:
-        tokens = to_int(hit[1], f"--{hit[0]}", problems)
+        tokens = _to_int(hit[1], f"--{hit[0]}", problems)
     if method is not None or tokens is not None:
         return method, tokens
     env_config = env_lookup(env, alias(ENV_ALIASES, "spec_config"))
     if env_config is not None and env_config[1].lstrip().startswith("{"):
         config = json_object(env_config[1], env_config[0], problems) or {}
-        method = str_or_none(config.get("method"))
+        method = _str_or_none(config.get("method"))
         tokens = int_or_none(config.get("num_speculative_tokens"))
     env_method = env_lookup(env, alias(ENV_ALIASES, "spec_method"))
     if env_method is not None:
         method = env_method[1]
     env_tokens = env_lookup(env, alias(ENV_ALIASES, "spec_tokens"))
     if env_tokens is not None and tokens is None:
-        tokens = to_int(env_tokens[1], env_tokens[0], problems)
+        tokens = _to_int(env_tokens[1], env_tokens[0], problems)
     mtp = env_lookup(env, ("MTP", "MTP_TOKENS"))
     if method is None and tokens and mtp is not None and int_or_none(mtp[1]):
         method = "mtp"
     disabled = env_lookup(env, alias(ENV_ALIASES, "spec_disabled"))
-    if disabled is not None and truthy(disabled[1]):
+    if disabled is not None and _truthy(disabled[1]):
         return None, 0
     return method, tokens
 
 
-def str_or_none(value: object) -> str | None:
+def _str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
