@@ -2,11 +2,11 @@
 
 The checks, in order: the config file; the token (``GET /users/@me``); that the
 app is in each configured server; the bot's permissions in the channels it needs
-(:func:`channel_needs`: none yet; the help forum joins once the support intake
-exists); that the commands registered with Discord match the code (per server,
-or globally when no server is configured); the wiki folder; and whether the
-search index is newer than every page. REST only: no gateway connection. The
-exit code is 0 only when every check passed (skipped ones do not count).
+(:func:`channel_needs`: the support intake's help forum, when configured); that
+the commands registered with Discord match the code (per server, or globally
+when no server is configured); the wiki folder; and whether the search index is
+newer than every page. REST only: no gateway connection. The exit code is 0
+only when every check passed (skipped ones do not count).
 """
 
 from __future__ import annotations
@@ -64,11 +64,20 @@ class ChannelNeed:
     purpose: str
 
 
-def channel_needs(config: BotConfig) -> list[ChannelNeed]:
+#: View Channel, Send Messages (a forum post), Embed Links, Attach Files, Send
+#: Messages in Threads, Manage Threads (archive, lock and tag the ticket posts).
+HELP_FORUM_PERMISSIONS = (1 << 10) | (1 << 11) | (1 << 14) | (1 << 15) | (1 << 38) | (1 << 34)
+
+
+def channel_needs(config: BotConfig, t: Templates) -> list[ChannelNeed]:
     """The channels the configured features post in. Answers to slash commands need
-    none (they go through the interaction's webhook); the support intake's help
-    forum will be listed here once it exists."""
-    return []
+    none (they go through the interaction's webhook); the support intake posts
+    tickets in the help forum (``support.forum_channel_id``)."""
+    needs = []
+    forum = config.support.forum_channel_id
+    if forum is not None:
+        needs.append(ChannelNeed(forum, HELP_FORUM_PERMISSIONS, t("doctor.purpose_forum")))
+    return needs
 
 
 def invite_url(application_id: int) -> str:
@@ -309,7 +318,7 @@ async def run_checks(
     else:
         from .client import WikiBot
 
-        needs = [*channel_needs(config), *extra_needs]
+        needs = [*channel_needs(config, t), *extra_needs]
         bot = WikiBot(config, open_knowledge=False, sync_on_start=False, **bot_kwargs)
         async with bot:
             checks += await _discord_checks(bot, config, token, needs, t)

@@ -12,13 +12,14 @@ from tests.discord_standin import DEFAULT_IDS, ChannelSpec
 MISSING_GUILD = 910000000000000777
 
 
-def _config(tmp_path: Path, guilds: list[int], *, index: bool = True) -> Path:
+def _config(tmp_path: Path, guilds: list[int], *, index: bool = True, extra: str = "") -> Path:
     data = tmp_path / "data"
     if index:
         KnowledgeBase.open(demo_wiki_dir(), data).close()
     path = tmp_path / "config.yaml"
     path.write_text(
-        f"discord:\n  guild_ids: {guilds}\nwiki:\n  path: {demo_wiki_dir()}\n  data_dir: {data}\n",
+        f"discord:\n  guild_ids: {guilds}\nwiki:\n  path: {demo_wiki_dir()}\n"
+        f"  data_dir: {data}\n{extra}",
         encoding="utf-8",
     )
     return path
@@ -121,3 +122,17 @@ def test_command_differences_name_what_changed():
         "/runbook differs (description)",
     ]
     assert command_differences([mine], []) == ["/runbook missing"]
+
+
+def test_doctor_checks_the_help_forum_of_the_support_intake(threaded_standin, tmp_path):
+    import asyncio
+
+    extra = f"support:\n  forum_channel_id: {DEFAULT_IDS.forum}\n"
+    config = _config(tmp_path, [DEFAULT_IDS.guild], index=False, extra=extra)
+    checks = asyncio.run(run_checks(config, threaded_standin.config.token))
+    (forum,) = [c for c in checks if c.text.startswith("Channel #")]
+    assert forum.text == (
+        "Channel #help (the help forum, support.forum_channel_id):"
+        " the bot has every permission it needs"
+    )
+    assert forum.ok
