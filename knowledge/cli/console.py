@@ -56,12 +56,21 @@ def _search(kb: KnowledgeBase, arg: str) -> Reply:
     return kb.search(" ".join(words), category=category, page=page)
 
 
+def _triage(kb: KnowledgeBase, arg: str) -> Reply:
+    from knowledge.answers.triage import triage_reply  # only /triage loads the engine
+    from knowledge.triage.engine import triage
+
+    context = kb.triage_context
+    return triage_reply(triage(context, {"text": arg}), context.templates)
+
+
 COMMANDS: dict[str, Callable[[KnowledgeBase, str], Reply]] = {
     "runbook": _runbook,
     "acronym": lambda kb, arg: kb.acronym(arg),
     "search": _search,
     "explain": lambda kb, arg: kb.explain(arg),
     "status": lambda kb, arg: kb.status(),
+    "triage": _triage,
     "help": lambda kb, arg: answers.help_reply(kb.t, console=True),
 }
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from knowledge.answers.triage import triage_reply
-from knowledge.cli.console import render_text
+from knowledge.cli.console import dispatch, render_text
 from knowledge.service import KnowledgeBase
 from knowledge.triage import (
     CONFIDENCES,
@@ -283,6 +283,13 @@ def test_the_reply_words_every_part(ctx):
     assert [p.ref for p in reply.pages[: len(result.suggestions)]] == [
         s.page for s in result.suggestions
     ]
+
+
+def test_the_console_triages_a_line_of_text(kb):
+    reply = dispatch(kb, "/triage I get ValueError: No valid attention backend found on start")
+    assert reply.kind == "triage"
+    assert reply.pages[0].ref.endswith("#no-valid-attention-backend")
+    assert "Confidence: high" in render_text(reply)
 
 
 def test_the_reply_escapes_what_users_wrote(ctx):
