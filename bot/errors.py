@@ -108,7 +108,9 @@ class WikiTree(app_commands.CommandTree):
         """The commands as registered with Discord (for a sync, or to compare with one)."""
         payload = [command.to_dict(self) for command in self._get_all_commands(guild=guild)]
         for command in payload:
-            command.pop("dm_permission", None)
+            # A command only marked guild_only still means it: say so with contexts.
+            if command.pop("dm_permission", None) is False and command.get("contexts") is None:
+                command["contexts"] = [0]
         return payload
 
     async def sync(

@@ -122,3 +122,27 @@ def test_wiki_sync_global_offers_a_button_that_clears_the_guild_copies(discord_s
     assert embed_of(done)["title"] == "Server copies removed"
     assert all(b.get("disabled") for b in buttons(done))
     assert commands[DEFAULT_IDS.guild] == [] and commands[None]
+
+
+def test_a_command_marked_only_guild_only_stays_in_servers_without_dm_permission():
+    import discord
+    from discord import app_commands
+
+    from bot.errors import WikiTree
+
+    tree = WikiTree(discord.Client(intents=discord.Intents.none()))
+
+    @app_commands.command(name="legacy", description="Marked the old way")
+    @app_commands.guild_only()
+    async def legacy(interaction: discord.Interaction) -> None:
+        return None
+
+    @app_commands.command(name="anywhere", description="Says nothing about contexts")
+    async def anywhere(interaction: discord.Interaction) -> None:
+        return None
+
+    tree.add_command(legacy)
+    tree.add_command(anywhere)
+    payload = {c["name"]: c for c in tree.payload()}
+    assert "dm_permission" not in payload["legacy"] and payload["legacy"]["contexts"] == [0]
+    assert payload["anywhere"]["contexts"] is None, "left to Discord's default"

@@ -52,6 +52,9 @@ def test_startup_syncs_the_command_schema_to_the_configured_guild(discord_standi
     wiki = slash["wiki"]
     assert (wiki["contexts"], wiki["integration_types"]) == ([0], [0]), "servers only"
     assert wiki["default_member_permissions"] == str(1 << 5), "Manage Server sees it"
+    for name in ("support", "ticket"):  # tickets belong to a server's help forum
+        assert (slash[name]["contexts"], slash[name]["integration_types"]) == ([0], [0])
+    assert all(c.get("contexts") is not None for c in synced), "every command says where"
     for name in ("runbook", "acronym", "search", "help"):
         assert (slash[name]["contexts"], slash[name]["integration_types"]) == ([0, 1, 2], [0, 1])
         assert slash[name]["default_member_permissions"] is None

@@ -72,7 +72,10 @@ RETRY_EVERY = 30.0
 
 class SupportCog(commands.Cog):
     ticket = app_commands.Group(
-        name="ticket", description="Support tickets filed with /support (staff)", guild_only=True
+        name="ticket",
+        description="Support tickets filed with /support (staff)",
+        allowed_contexts=app_commands.AppCommandContext(guild=True),
+        allowed_installs=app_commands.AppInstallationType(guild=True),
     )
 
     def __init__(self, bot: WikiBot) -> None:
@@ -146,6 +149,8 @@ class SupportCog(commands.Cog):
 
     @app_commands.command(name="support")
     @app_commands.describe(model="The model family you are running (pick from the list)")
+    @app_commands.allowed_contexts(guilds=True)  # tickets go to this server's help forum
+    @app_commands.allowed_installs(guilds=True)
     @cooldown()
     async def support(self, interaction: discord.Interaction, model: str | None = None) -> None:
         """Ask for help: a short form, the wiki's answer first, then a post in the help forum.
