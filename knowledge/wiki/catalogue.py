@@ -172,6 +172,7 @@ class Catalogue:
     families: tuple[Family, ...]
     glossary: Glossary | None = None
     _runbooks: dict[str, Runbook] = field(default_factory=dict, repr=False)
+    _newer: dict[str, tuple[Version, ...]] = field(default_factory=dict, repr=False)
     _keys: dict[str, tuple[set[str], list[str]]] = field(default_factory=dict, repr=False)
 
     # --- building --------------------------------------------------------------
@@ -350,6 +351,9 @@ class Catalogue:
         page saying that it supersedes or replaces it. The hub may simply not have
         been updated yet: the reply says so with both links.
         """
+        cached = self._newer.get(family.key)
+        if cached is not None:
+            return cached
         current = family.current[0] if family.current else None
         if current is None or current.path not in self.wiki.pages:
             return ()
@@ -369,13 +373,15 @@ class Catalogue:
             if path == current.path or path in found or listed.get(path) in _OLD_KINDS:
                 continue
             for section in page.sections:
-                if not _SUPERSEDES.search(section.text):
+                # the link test first: it is cheap and rarely true
+                if not any(link.path == current.path for link in section.links):
                     continue
-                if any(link.path == current.path for link in section.links):
+                if _SUPERSEDES.search(section.text):
                     found[path] = Version(page.title, path, section.anchor, "", PageStatus.OTHER)
                     break
-        return tuple(sorted(found.values(), key=lambda v: _series_number(v.path), reverse=True))
-
+        newer = tuple(sorted(found.values(), key=lambda v: _series_number(v.path), reverse=True))
+        self._newer[family.key] = newer
+        return newer
 
     def runbook(self, family: Family) -> Runbook:
         cached = self._runbooks.get(family.key)
