@@ -26,7 +26,6 @@ from pathlib import Path
 
 from knowledge.search import ranking
 from knowledge.search._whoosh import WhooshEngine
-from knowledge.search.child import write_in_child
 from knowledge.search.documents import section_document, text_size
 from knowledge.search.engine import (
     BuildMode,
@@ -372,6 +371,10 @@ class SearchIndex:
             total = len(wiki.pages)
             on_page = None if progress is None else (lambda done: progress(done, total))
             if self._build_in_child(wiki):
+                # Imported here, not with the package: ``python -m knowledge.search.child``
+                # must find it unimported (runpy warns otherwise).
+                from knowledge.search.child import write_in_child
+
                 sections = sum(n for _, _, n in wanted.values())
                 write_in_child(self.engine, gen_dir, pages, sections, on_page)
             else:
