@@ -71,7 +71,7 @@ async def _one(ds: Any, i: int, user: int) -> tuple[float, float]:
             "expected": "a running server",
         },
     )
-    saved = (await step1.followup(timeout=60)).json
+    saved = (await step1.followup(timeout=60)).response
     cont = next(b for row in saved["components"] for b in row["components"])
     step2_modal = await ds.press(saved, cont["custom_id"], user_id=user)
     files = {"log__file": [ds.attachment(f"server-{i}.log", _log(i))]}
@@ -82,11 +82,11 @@ async def _one(ds: Any, i: int, user: int) -> tuple[float, float]:
     deflection = check.at - step2.sent_at
     file_id = next(
         b["custom_id"]
-        for row in check.json["components"]
+        for row in check.response["components"]
         for b in row["components"]
         if b["custom_id"].startswith("wikibot:sp:file:")
     )
-    pressed = await ds.press(check.json, file_id, user_id=user)
+    pressed = await ds.press(check.response, file_id, user_id=user)
     title = f"request {i}: the server dies after loading"
     posted = await ds.wait_for_request(
         lambda r: r.route == "create_thread" and (r.json or {}).get("name") == title, timeout=60

@@ -120,6 +120,8 @@ class WikiBot(commands.Bot):
     ) -> None:
         intents = discord.Intents.none()
         intents.guilds = True  # app commands need nothing else: no message content, no members
+        # ...but reading a new help post for the optional /support nudge does.
+        intents.message_content = config.support.nudge
         kwargs.setdefault("intents", intents)
         kwargs.setdefault("allowed_mentions", discord.AllowedMentions.none())
         kwargs.setdefault("chunk_guilds_at_startup", False)

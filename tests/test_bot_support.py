@@ -443,3 +443,68 @@ def test_a_form_submitted_after_its_draft_expired_says_to_start_again(discord_st
     assert told["flags"] & EPHEMERAL
     assert "That draft is gone" in embed_of(told)["description"]
 
+
+# --- posts made without /support ----------------------------------------------------------
+
+
+async def _forum_post(ds, text: str) -> int:
+    """A post alice makes in the help forum by hand: the thread, its starter message."""
+    thread_id = ds.ids.next()
+    thread = {
+        "id": str(thread_id),
+        "type": 11,
+        "guild_id": str(DEFAULT_IDS.guild),
+        "parent_id": str(DEFAULT_IDS.forum),
+        "owner_id": str(DEFAULT_IDS.alice),
+        "name": "vllm will not start",
+        "last_message_id": str(thread_id),
+        "message_count": 1,
+        "member_count": 1,
+        "total_message_sent": 1,
+        "rate_limit_per_user": 0,
+        "flags": 0,
+        "applied_tags": [],
+        "thread_metadata": {
+            "archived": False,
+            "auto_archive_duration": 4320,
+            "archive_timestamp": "2026-01-01T00:00:00+00:00",
+            "locked": False,
+        },
+    }
+    ds.threads[thread_id] = thread
+    message = ds.make_message(text, channel_id=thread_id)
+    del ds.messages[int(message["id"])]
+    message["id"] = str(thread_id)
+    ds.messages[thread_id] = message
+    await ds.dispatch("THREAD_CREATE", {**thread, "newly_created": True})
+    return thread_id
+
+
+def test_a_post_without_support_gets_a_pointer_when_the_nudge_is_off(discord_standin, data):
+    async def scenario(ds):
+        thread_id = await _forum_post(ds, "my GLM-5 server hangs at startup")
+        return await ds.wait_for_request(
+            lambda r: r.route == "channel_message" and r.path == f"/channels/{thread_id}/messages"
+        )
+
+    request = discord_standin.run(factory(data), scenario)
+    assert "/support" in request.json["content"] and not request.json.get("embeds")
+    assert not discord_standin.last.identify["intents"] & (1 << 15), "no Message Content intent"
+
+
+def test_the_nudge_answers_with_missing_items_and_opens_support_prefilled(discord_standin, data):
+    async def scenario(ds):
+        thread_id = await _forum_post(ds, "my GLM-5 server hangs after NCCL init, TP8")
+        request = await ds.wait_for_request(
+            lambda r: r.route == "channel_message" and r.path == f"/channels/{thread_id}/messages"
+        )
+        nudge = ds.channel_messages(thread_id)[-1]
+        opened = await ds.press(nudge, button_id(nudge, "Open /support"))
+        return request, opened.response.json["data"], ds.identify
+
+    request, modal, identify = discord_standin.run(factory(data, nudge=True), scenario)
+    assert identify["intents"] & (1 << 15), "the nudge needs the Message Content intent"
+    fields = {f["name"]: f["value"] for f in request.json["embeds"][0]["fields"]}
+    assert "Docker image" in fields["Still missing"] or "image" in fields["Still missing"]
+    assert request.json["allowed_mentions"]["parse"] == []
+    assert "hangs after NCCL init" in inputs(modal)["text"]["value"]

@@ -39,7 +39,7 @@ from bot import render
 from bot.cooldowns import cooldown
 from bot.errors import Refused, describe, report_failure, safe_choices
 from bot.respond import send
-from knowledge.intake.desk import IntakeError, IntakeSettings, SupportDesk, Upload
+from knowledge.intake.desk import IntakeError, IntakeSettings, SupportDesk, Upload, summarise
 from knowledge.intake.records import Ticket
 from knowledge.intake.sqlite import SqliteTicketStore
 from knowledge.intake.store import RateLimit
@@ -300,6 +300,19 @@ class SupportCog(commands.Cog):
                 step_modal(desk, saved.draft, 1, self.t, desk.model_choices())
             )
             return
+        if action == "post":  # "Open /support" under a nudge: the post's text pre-filled
+            text = ""
+            if isinstance(interaction.channel, discord.Thread):
+                with contextlib.suppress(discord.HTTPException):
+                    text = await self._starter_text(interaction.channel)
+            saved = await asyncio.to_thread(desk.new_draft, user)
+            draft = saved.draft
+            if text.strip():
+                draft = (await asyncio.to_thread(desk.save, draft.id, user, {"text": text})).draft
+            await interaction.response.send_modal(
+                step_modal(desk, draft, 1, self.t, desk.model_choices())
+            )
+            return
         if action == "file":
             await self._file(interaction, desk, draft_id, user)
             return
@@ -541,16 +554,58 @@ class SupportCog(commands.Cog):
 
     @commands.Cog.listener()
     async def on_thread_create(self, thread: discord.Thread) -> None:
-        """A post made in the help forum without /support: point at it (or nudge)."""
+        """A post made in the help forum without /support: point at it, or with the nudge
+        switch on, answer with its missing checklist items and the pages that may help."""
         forum_id = self.config.forum_channel_id
         if thread.parent_id != forum_id or thread.owner_id == self.bot.user.id:
             return
         try:
-            await thread.send(
-                self.t("nudge.pointer"), allowed_mentions=discord.AllowedMentions.none()
-            )
+            if self.config.nudge:
+                await self._nudge(thread)
+            else:
+                await thread.send(
+                    self.t("nudge.pointer"), allowed_mentions=discord.AllowedMentions.none()
+                )
         except discord.HTTPException as exc:
             log.warning("could not answer a new help post: %s", exc)
+
+    async def _starter_text(self, thread: discord.Thread) -> str:
+        message = thread.starter_message
+        if message is None:
+            message = await thread.fetch_message(thread.id)
+        return f"{thread.name}\n{message.content}"
+
+    async def _nudge(self, thread: discord.Thread) -> None:
+        desk = await self.desk()
+        try:
+            text = await self._starter_text(thread)
+        except discord.HTTPException:
+            text = thread.name
+        result = await self.bot.in_thread(desk.context.run, {"text": text})
+        summary = summarise(result, desk.form)
+        none = desk.t("deflection.none")
+        missing = [m["label"] for m in summary["missing"]]
+        pages = [f"{s['title']} ({s['page']}): {s['why']}" for s in summary["suggestions"]]
+        reply = Reply(
+            "ok",
+            self.t("nudge.title"),
+            self.t("nudge.pointer"),
+            fields=(
+                Field(self.t("nudge.missing"), "\n".join(missing) or none),
+                Field(self.t("nudge.suggestions"), "\n".join(pages) or none),
+            ),
+        )
+        view = flow_view(
+            FlowButton(
+                "post",
+                str(thread.id),
+                label=self.t("nudge.open"),
+                style=discord.ButtonStyle.primary,
+            )
+        )
+        await thread.send(
+            embed=render.embed(reply), view=view, allowed_mentions=discord.AllowedMentions.none()
+        )
 
     # ----------------------------------------------------------------- status
 

@@ -117,7 +117,7 @@ async def _cog_call(interaction: discord.Interaction, method: str, *args: Any) -
 
 class FlowButton(
     discord.ui.DynamicItem[discord.ui.Button],
-    template=r"wikibot:sp:(?P<action>next|resume|new|solved|edit|file):(?P<draft>[0-9a-f]{1,32}):(?P<step>\d{1,2})",
+    template=r"wikibot:sp:(?P<action>next|resume|new|solved|edit|file|post):(?P<draft>[0-9a-f]{1,32}):(?P<step>\d{1,2})",
 ):
     """A button of the /support flow (ephemeral messages): the draft id is in its id."""
 
