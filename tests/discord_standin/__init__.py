@@ -7,7 +7,8 @@ stores the synced command schema, injects interactions as a user would, checks
 every reply against Discord's limits and answers errors exactly as Discord does
 (400 code 50035 with a field path, 40060, 10062, ...), and records every request
 so tests assert on the JSON the bot sent. Facts behind it:
-``/work/shared/notes/discord-e2e-facts.md`` and ``hazards.md``.
+Discord's API documentation and the OpenAPI description vendored in
+``tests/discord_standin/spec/``.
 
 Writing a test
 ==============

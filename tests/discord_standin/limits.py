@@ -12,7 +12,7 @@ so a failing test names the offending field. Nothing here talks to the network o
 discord.py; the server calls these on every request body it receives.
 
 Sources: discord-api-docs (message, embed, component, modal, interaction and
-application command resources) and ``/work/shared/notes/hazards.md``.
+application command resources) and ``tests/discord_standin/spec/``.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Everything here is plain data: dataclass specs describe the guild the bot sees
 (roles, channels including a forum, members), and ``*_json`` functions turn them
-into the payloads discord.py 2.7.1 parses (keys checked against its parsers; see
-``/work/shared/notes/discord-e2e-facts.md``). IDs are fixed so tests can name them:
+into the payloads discord.py 2.7.1 parses (keys checked against its parsers and
+``tests/discord_standin/spec/``). IDs are fixed so tests can name them:
 ``DEFAULT_IDS.alice``, ``DEFAULT_IDS.forum``, ...
 """
 
