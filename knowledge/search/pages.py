@@ -354,6 +354,9 @@ class PageRanker:
     expansions: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: Every term of the wiki (for the "names the wiki never mentions" check).
     vocabulary: frozenset[str] = frozenset()
+    #: path -> number of its page document; (path, anchor) -> section title.
+    page_number: dict[str, int] = field(default_factory=dict)
+    section_titles: dict[tuple[str, str], str] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -406,6 +409,8 @@ class PageRanker:
             code_lines=dict(code_lines),
         )
         ranker.vocabulary = frozenset(ranker.pages.postings)
+        ranker.page_number = {d.path: i for i, d in enumerate(page_docs)}
+        ranker.section_titles = {(d.path, d.anchor): d.title for d in section_docs}
         if catalogue is not None:
             ranker.families = _family_names(catalogue)
         if glossary is not None:
@@ -458,10 +463,7 @@ class PageRanker:
                 doc = self.sections.docs[best_section[path][1]]
                 anchor, section_title = doc.anchor, doc.title
             if anchor and not section_title:
-                section_title = next(
-                    (d.title for d in self.sections.docs if d.path == path and d.anchor == anchor),
-                    "",
-                )
+                section_title = self.section_titles.get((path, anchor), "")
             if family is not None and path in (family.hub, family.current_page):
                 why.append(("family", family.name))
             shared = self._shared_words(path, query)
@@ -527,7 +529,7 @@ class PageRanker:
         return found
 
     def _shared_words(self, path: str, query: Mapping[str, float], limit: int = 5) -> list[str]:
-        i = next((n for n, d in enumerate(self.pages.docs) if d.path == path), None)
+        i = self.page_number.get(path)
         if i is None:
             return []
         tf = self.pages.docs[i].tf
@@ -575,7 +577,7 @@ class PageRanker:
 
     def _coverage(self, path: str, query: Mapping[str, float]) -> float:
         """Share of the request's telling weight (weight x rarity) the page holds."""
-        i = next((n for n, d in enumerate(self.pages.docs) if d.path == path), None)
+        i = self.page_number.get(path)
         if i is None:
             return 0.0
         tf = self.pages.docs[i].tf
