@@ -10,9 +10,9 @@ import pytest
 from knowledge.cli.console import dispatch, render_text
 from knowledge.reply import LIMITS
 from knowledge.service import KnowledgeBase
+from tests.bot.helpers import bot_factory, embed_of, make_config
 from tests.discord_standin import DEFAULT_IDS
 from tests.support import DEMO
-from tests.test_bot_fixtures import bot_factory, embed_of, make_config
 
 LONG_FLAGS = "".join(f"    --flag-number-{n} value-{n} \\\n" for n in range(120))
 

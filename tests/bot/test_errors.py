@@ -7,9 +7,7 @@ import re
 import shutil
 
 from knowledge.service import KnowledgeBase, demo_wiki_dir
-from tests.discord_standin import DEFAULT_IDS
-from tests.discord_standin.limits import EMBED_TOTAL_MAX, FormErrors, check_embeds
-from tests.test_bot_fixtures import (
+from tests.bot.helpers import (
     EPHEMERAL,
     LINK_BASE,
     bot_factory,
@@ -18,6 +16,8 @@ from tests.test_bot_fixtures import (
     embed_of,
     make_config,
 )
+from tests.discord_standin import DEFAULT_IDS
+from tests.discord_standin.limits import EMBED_TOTAL_MAX, FormErrors, check_embeds
 
 
 def boom(*args, **kwargs):

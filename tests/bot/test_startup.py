@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bot.client import WikiBot
+from tests.bot.helpers import bot_factory, make_config
 from tests.discord_standin import DEFAULT_IDS
-from tests.test_bot_fixtures import bot_factory, make_config
 
 COMMANDS = {"runbook", "acronym", "search", "wiki", "help", "support", "ticket"}
 

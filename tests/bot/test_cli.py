@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bot.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_serve_without_a_token_prints_one_line_and_exits(monkeypatch, capsys):

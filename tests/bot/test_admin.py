@@ -6,8 +6,8 @@ import shutil
 import time
 
 from knowledge.service import KnowledgeBase, demo_wiki_dir
+from tests.bot.helpers import EPHEMERAL, LINK_BASE, bot_factory, embed_of
 from tests.discord_standin import DEFAULT_IDS
-from tests.test_bot_fixtures import EPHEMERAL, LINK_BASE, bot_factory, embed_of
 
 
 def fresh_kb(tmp_path) -> KnowledgeBase:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from tests.discord_standin import DEFAULT_IDS
-from tests.test_bot_fixtures import (
+from tests.bot.helpers import (
     EPHEMERAL,
     LINK_BASE,
     bot_factory,
@@ -11,6 +10,7 @@ from tests.test_bot_fixtures import (
     demo_kb,
     embed_of,
 )
+from tests.discord_standin import DEFAULT_IDS
 
 
 def test_runbook_qwen_answers_publicly_with_buttons_and_a_page_link(discord_standin):

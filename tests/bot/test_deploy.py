@@ -11,10 +11,10 @@ import sys
 import pytest
 
 from bot.cli import main
+from tests.bot.helpers import EPHEMERAL, bot_factory, buttons, embed_of, make_config
+from tests.bot.test_sync import _config
 from tests.discord_standin import DEFAULT_IDS
 from tests.discord_standin.server import FOREIGN_GUILD_ID
-from tests.test_bot_fixtures import EPHEMERAL, bot_factory, buttons, embed_of, make_config
-from tests.test_bot_sync import _config
 
 MISSING_GUILD = 910000000000000777
 

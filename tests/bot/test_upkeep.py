@@ -31,10 +31,10 @@ from bot.heartbeat import (
 )
 from knowledge.service import KnowledgeBase, demo_wiki_dir
 from knowledge.wiki import load_wiki
+from tests.bot.helpers import EPHEMERAL, LINK_BASE, bot_factory, embed_of, make_config
 from tests.discord_standin import DEFAULT_IDS
-from tests.test_bot_fixtures import EPHEMERAL, LINK_BASE, bot_factory, embed_of, make_config
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def write_config(tmp_path: Path, extra: str = "") -> Path:

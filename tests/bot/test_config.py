@@ -12,7 +12,7 @@ import pytest
 from bot.config import ConfigError, load_config
 from bot.serve_cli import DEFAULT_CONFIG
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
+from tests.bot.helpers import EPHEMERAL, bot_factory, buttons, embed_of, make_config
 from tests.discord_standin import DEFAULT_IDS
-from tests.test_bot_fixtures import EPHEMERAL, bot_factory, buttons, embed_of, make_config
 
 DELETE = f"wikibot:del:{DEFAULT_IDS.alice}"
 

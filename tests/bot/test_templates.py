@@ -12,7 +12,7 @@ import pytest
 from bot.heartbeat import Health, Heartbeat, Status
 from knowledge.templates import Templates, load_templates
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 _KEY = re.compile(r"^[a-z_]+(\.[a-z_]+)+$")
 #: The head of a key built at run time, as in ``f"health.{verdict.status}"``.
 _HEAD = re.compile(r"^[a-z_]+(\.[a-z_]+)*\.$")

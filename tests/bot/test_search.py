@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import copy
 
+from tests.bot.helpers import EPHEMERAL, bot_factory, buttons, demo_kb, embed_of
 from tests.discord_standin import DEFAULT_IDS
-from tests.test_bot_fixtures import EPHEMERAL, bot_factory, buttons, demo_kb, embed_of
 
 
 def by_label(message):

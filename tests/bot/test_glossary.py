@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from tests.bot.helpers import EPHEMERAL, bot_factory, demo_kb, embed_of
 from tests.discord_standin import DEFAULT_IDS
-from tests.test_bot_fixtures import EPHEMERAL, bot_factory, demo_kb, embed_of
 
 
 def test_acronym_dcp4_is_answered_publicly_at_once(discord_standin):

@@ -19,10 +19,10 @@ import pytest
 from bot.client import WikiBot
 from knowledge.intake.sqlite import SqliteTicketStore
 from knowledge.service import KnowledgeBase, demo_wiki_dir
+from tests.bot.helpers import EPHEMERAL, LINK_BASE, buttons, embed_of, make_config
 from tests.discord_standin import DEFAULT_IDS
 from tests.discord_standin.faults import fail
 from tests.discord_standin.modal_uploads import submit_modal_with_files
-from tests.test_bot_fixtures import EPHEMERAL, LINK_BASE, buttons, embed_of, make_config
 
 HF = "hf_" + "Tz6" * 12
 GH = "ghp_" + "Lm2k" * 9
