@@ -17,6 +17,7 @@ stay light.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -35,14 +36,12 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+log = logging.getLogger(__name__)
+
 __all__ = ["BotConfig", "ConfigError", "Cooldown", "SupportConfig", "load_config", "parse_config"]
 
-#: Discord lets a follow-up token live 15 minutes; a pager must time out before that
-#: so its last edit (disabling the buttons) still works.
-MAX_PAGER_TIMEOUT = 14 * 60
 DEFAULT_COOLDOWN_RATE = 3
 DEFAULT_COOLDOWN_PER = 10.0
-DEFAULT_PAGER_TIMEOUT = 300.0
 #: Minutes between two looks at the wiki folder for changed pages (0: never).
 DEFAULT_REFRESH_MINUTES = 10.0
 MAX_REFRESH_MINUTES = 24 * 60
@@ -93,8 +92,6 @@ class BotConfig:
     #: Where the search index lives; None means the per-wiki cache folder.
     data_dir: Path | None
     cooldown: Cooldown
-    #: Seconds a /search pager stays usable before its buttons are disabled.
-    pager_timeout: float
     #: Minutes between two re-reads of the wiki folder (changed pages only); 0: never.
     refresh_minutes: float = DEFAULT_REFRESH_MINUTES
     support: SupportConfig = SupportConfig()
@@ -224,15 +221,9 @@ class _Cooldown(_Section):
 
 
 class _Search(_Section):
-    pager_timeout: Annotated[
-        _Seconds,
-        Field(
-            default=DEFAULT_PAGER_TIMEOUT,
-            le=MAX_PAGER_TIMEOUT,
-            description=f"a number of seconds, more than 0 and at most {MAX_PAGER_TIMEOUT}"
-            " (Discord's reply token lasts 15 minutes)",
-        ),
-    ]
+    #: No longer used: the /search pager's buttons rebuild from their custom id and work
+    #: for as long as the message exists. Still accepted so older files keep loading.
+    pager_timeout: Any = None
 
 
 class _Support(_Section):
@@ -350,6 +341,12 @@ def parse_config(data: Any, *, name: str = "<config>", base: Path | None = None)
         errors = exc.errors()
         first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
         raise ConfigError(f"{name}: {_key(tuple(first['loc']))}: {_message(first)}") from None
+    if file.search.pager_timeout is not None:
+        log.warning(
+            "%s: search.pager_timeout is no longer used (the /search pager has no time limit);"
+            " it can be removed",
+            name,
+        )
     return BotConfig(
         guild_ids=file.discord.guild_ids,
         admin_role_ids=file.discord.admin_role_ids,
@@ -357,7 +354,6 @@ def parse_config(data: Any, *, name: str = "<config>", base: Path | None = None)
         link_base=file.wiki.link_base,
         data_dir=file.wiki.data_dir,
         cooldown=Cooldown(rate=file.cooldown.rate, per=file.cooldown.per),
-        pager_timeout=file.search.pager_timeout,
         refresh_minutes=file.wiki.refresh_minutes,
         support=SupportConfig(
             forum_channel_id=file.support.forum_channel_id,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import subprocess
 import sys
@@ -31,7 +32,6 @@ wiki:
   link_base: https://github.com/owner/repo/blob/main
   data_dir: data
 cooldown: {rate: 2, per: 5}
-search: {pager_timeout: 60}
 """
 
 
@@ -43,7 +43,12 @@ def test_a_good_file_loads_into_typed_values(tmp_path):
     assert config.data_dir == (tmp_path / "data").resolve()
     assert config.link_base == "https://github.com/owner/repo/blob/main/"
     assert (config.cooldown.rate, config.cooldown.per) == (2, 5.0)
-    assert config.pager_timeout == 60.0
+
+
+def test_the_retired_pager_timeout_still_loads_with_a_warning(tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="bot.config"):
+        load_config(write(tmp_path, "wiki: {path: wiki}\nsearch: {pager_timeout: 60}\n"))
+    assert "search.pager_timeout is no longer used" in caplog.text
 
 
 def test_an_id_pasted_twice_counts_once(tmp_path):
@@ -56,7 +61,6 @@ def test_defaults_for_optional_keys(tmp_path):
     assert config.guild_ids == () and config.admin_role_ids == ()
     assert config.link_base is None and config.data_dir is None
     assert config.cooldown.rate >= 1 and config.cooldown.per > 0
-    assert 0 < config.pager_timeout <= 14 * 60
 
 
 def test_the_example_config_is_valid(tmp_path):
@@ -86,7 +90,6 @@ def test_the_example_config_is_valid(tmp_path):
         ("wiki: {path: wiki}\ncooldown: {rate: 0}\n", "cooldown.rate", "1 to 100"),
         ("wiki: {path: wiki}\ncooldown: {per: 'ten'}\n", "cooldown.per", "seconds"),
         ("wiki: {path: wiki}\ncooldown: {per: -1}\n", "cooldown.per", "more than 0"),
-        ("wiki: {path: wiki}\nsearch: {pager_timeout: 3600}\n", "search.pager_timeout", "15"),
         ("wiki: {path: wiki, pth: x}\n", "wiki.pth", "unknown key"),
         ("wiki: {path: wiki}\nwikis: {}\n", "wikis", "unknown section"),
         ("wiki: {path: wiki}\ndiscord: {token: abc.def.ghi}\n", "discord.token", "DISCORD_TOKEN"),
