@@ -14,13 +14,14 @@ from knowledge.answers._choices import (
 )
 from knowledge.answers._glossary import MAX_EXPLAIN_CHARS, acronym, explain
 from knowledge.answers._runbook import launch, runbook, versions
-from knowledge.answers._search import SEARCH_PAGE_SIZE, search
+from knowledge.answers._search import MAX_PASTED_CHARS, SEARCH_PAGE_SIZE, is_pasted, search
 from knowledge.answers._state import Links, WikiState
 from knowledge.answers._status import age, help_reply, status
 
 __all__ = [
     "AUTOCOMPLETE_LIMIT",
     "MAX_EXPLAIN_CHARS",
+    "MAX_PASTED_CHARS",
     "SEARCH_PAGE_SIZE",
     "Links",
     "WikiState",
@@ -30,6 +31,7 @@ __all__ = [
     "explain",
     "family_choices",
     "help_reply",
+    "is_pasted",
     "launch",
     "runbook",
     "search",

@@ -2,21 +2,55 @@
 
 from __future__ import annotations
 
+import re
+
 from knowledge.answers._format import link, names
 from knowledge.answers._state import WikiState
 from knowledge.reply import Field, PageRef, Reply
 from knowledge.search import MAX_QUERY_CHARS, Hit
+from knowledge.search.pages import PageHit, PageRanking, label_word
 from knowledge.templates import Templates
 from knowledge.text import clean_user_text, escape_markdown, truncate
 from knowledge.wiki import status_of
 
-__all__ = ["SEARCH_PAGE_SIZE", "search"]
+__all__ = ["MAX_PASTED_CHARS", "SEARCH_PAGE_SIZE", "is_pasted", "search"]
 
 #: Hits shown per page of results.
 SEARCH_PAGE_SIZE = 5
 _MAX_CATEGORY_CHARS = 60
 _MAX_PAGE = 1000
 _SNIPPET_CHARS = 700
+#: A query this long, or with a line break, is a pasted question or log excerpt: its
+#: pages are ranked as a whole (knowledge.search.pages) instead of listing sections.
+PASTED_WORDS = 12
+PASTED_CHARS = 160
+#: What a pasted query may hold (Discord's longest text option is 6,000).
+MAX_PASTED_CHARS = 6000
+_MAX_LINE_CHARS = 1000
+_PASTED_HITS = 10
+_FIX_CODE_LINES = 3
+_WINDOW = 260
+_ERRORISH = re.compile(
+    r"error|exception|traceback|failed|fatal|assert|unsupported|not supported|no valid|"
+    r"not available|cannot|can't|unable|invalid|illegal|out of memory|oom|killed|timed? ?out",
+    re.IGNORECASE,
+)
+#: Kinds of page worth naming beside a hit, and their wording.
+_KIND_KEYS = {
+    "troubleshooting": "search.kind.troubleshooting",
+    "hub": "search.kind.hub",
+    "current": "search.kind.current",
+    "historical": "search.kind.historical",
+    "archive": "search.kind.archive",
+    "legacy": "search.kind.legacy",
+}
+_FIX_LABELS = frozenset({"fix", "fixes", "workaround", "solution"})
+
+
+def is_pasted(query: str) -> bool:
+    """True for a pasted question or log excerpt rather than a few search words."""
+    text = query[: MAX_PASTED_CHARS * 2].strip()
+    return "\n" in text or len(text) >= PASTED_CHARS or len(text.split()) >= PASTED_WORDS
 
 
 def search(
@@ -28,7 +62,12 @@ def search(
     page: int = 1,
     per_page: int = SEARCH_PAGE_SIZE,
 ) -> Reply:
-    """Page ``page`` of the sections matching ``query``, optionally in one wiki folder."""
+    """Page ``page`` of the sections matching ``query``, optionally in one wiki folder.
+
+    A pasted question (long, or several lines) is answered with pages instead.
+    """
+    if is_pasted(query):
+        return _pasted(state, t, query, category=category, page=page, per_page=per_page)
     text = clean_user_text(query, MAX_QUERY_CHARS)
     if category:
         category = clean_user_text(category, _MAX_CATEGORY_CHARS).casefold()
@@ -106,3 +145,162 @@ def _hit_field(state: WikiState, t: Templates, rank: int, hit: Hit) -> Field:
             link=link(t, state.links, hit.section_title, hit.path, hit.anchor),
         ),
     )
+
+
+def _pasted_lines(query: str) -> list[str]:
+    lines = []
+    for raw in query[: MAX_PASTED_CHARS * 2].splitlines():
+        line = clean_user_text(raw, _MAX_LINE_CHARS)
+        if line:
+            lines.append(line)
+    text, total = [], 0
+    for line in lines:
+        if total + len(line) > MAX_PASTED_CHARS:
+            break
+        text.append(line)
+        total += len(line) + 1
+    return text
+
+
+def _pasted(
+    state: WikiState,
+    t: Templates,
+    query: str,
+    *,
+    category: str | None,
+    page: int,
+    per_page: int,
+) -> Reply:
+    """The pages that best answer a pasted question, best first, with how sure we are."""
+    lines = _pasted_lines(query)
+    text = "\n".join(lines)
+    errors = [line for line in lines if _ERRORISH.search(line)]
+    wanted = clean_user_text(category, _MAX_CATEGORY_CHARS).casefold() if category else None
+    limit = _PASTED_HITS * (4 if wanted else 1)
+    ranking = state.ranker.rank(text, errors, limit=limit)
+    hits = [
+        h
+        for h in ranking.hits
+        if not wanted or _category(state, h.path) == wanted
+    ][:_PASTED_HITS]
+    shown_query = escape_markdown(" ".join(text.split())[:80])
+    if not hits:
+        return Reply(
+            "not_found",
+            t("search.nothing_title", query=shown_query),
+            t("search.pasted_nothing"),
+            ephemeral=True,
+            meta={"query": text, "pasted": True, "confidence": ranking.confidence},
+        )
+    pages_total = max(1, -(-len(hits) // per_page))
+    page = max(1, min(int(page), pages_total))
+    first = (page - 1) * per_page
+    shown = hits[first : first + per_page]
+    summary = [_confidence_line(t, ranking, len(hits))]
+    if wanted:
+        summary.append(t("search.pasted_in", category=escape_markdown(wanted)))
+    return Reply(
+        "search",
+        t("search.pasted_title"),
+        "\n".join(summary),
+        fields=tuple(
+            _pasted_field(state, t, rank, hit, ranking)
+            for rank, hit in enumerate(shown, start=first + 1)
+        ),
+        pages=tuple(PageRef(h.path, h.anchor or None, h.section_title or h.title) for h in shown),
+        meta={
+            "query": text,
+            "pasted": True,
+            "confidence": ranking.confidence,
+            "unknown": list(ranking.unknown),
+            "category": wanted,
+            "page": page,
+            "pages": pages_total,
+            "total": len(hits),
+            "ranked": [h.path for h in hits],
+        },
+    )
+
+
+def _category(state: WikiState, path: str) -> str | None:
+    page = state.wiki.pages.get(path)
+    return page.category if page is not None else None
+
+
+def _confidence_line(t: Templates, ranking: PageRanking, count: int) -> str:
+    if ranking.unknown:
+        return t(
+            "search.pasted_unknown",
+            names=t.raw("common.separator").join(
+                f"`{escape_markdown(n)}`" for n in ranking.unknown[:3]
+            ),
+        )
+    if ranking.confidence in ("high", "medium"):
+        return t.plural("search.pasted_confident", count)
+    return t.plural("search.pasted_unsure", count)
+
+
+def _pasted_field(
+    state: WikiState, t: Templates, rank: int, hit: PageHit, ranking: PageRanking
+) -> Field:
+    name = t("search.hit_name", rank=rank, page=hit.title, section=hit.section_title or hit.title)
+    if hit.kind in _KIND_KEYS:
+        name = t("search.hit_name_tagged", name=name, status=t(_KIND_KEYS[hit.kind]))
+    page = state.wiki.pages.get(hit.path)
+    section = page.section(hit.anchor) if page is not None and hit.anchor else None
+    words = [w for code, detail in hit.why if code == "terms" for w in detail.split(", ")]
+    parts: list[str] = []
+    quote = next((detail for code, detail in hit.why if code == "error_quote"), None)
+    if quote:
+        parts.append(t("search.why_quote", quote=escape_markdown(quote[:200])))
+    elif section is not None:
+        parts.append(_window(t, section.text, words))
+    if section is not None:
+        fix = _fix_code(section)
+        if fix:
+            parts.append(t("search.fix_code", code=escape_markdown(fix)))
+    if words:
+        parts.append(t("search.why_terms", terms=escape_markdown(", ".join(words[:5]))))
+    family = next((detail for code, detail in hit.why if code == "family"), None)
+    if family:
+        parts.append(t("search.why_family", family=escape_markdown(family)))
+    snippet = truncate("\n".join(p for p in parts if p), _SNIPPET_CHARS)
+    return Field(
+        name,
+        t(
+            "search.hit_value",
+            snippet=snippet,
+            link=link(t, state.links, hit.section_title or hit.title, hit.path, hit.anchor or None),
+        ),
+    )
+
+
+def _window(t: Templates, text: str, words: list[str]) -> str:
+    """About :data:`_WINDOW` characters of ``text`` around the first telling word."""
+    flat = " ".join(text.split())
+    lowered = flat.casefold()
+    start = min((i for w in words if (i := lowered.find(w)) >= 0), default=0)
+    begin = max(0, start - _WINDOW // 4)
+    piece = flat[begin : begin + _WINDOW]
+    if begin > 0:
+        piece = "…" + piece.split(" ", 1)[-1]
+    if begin + _WINDOW < len(flat):
+        piece = piece.rsplit(" ", 1)[0] + "…"
+    out = escape_markdown(piece)
+    for word in sorted({w for w in words if len(w) > 2}, key=len, reverse=True)[:5]:
+        out = re.sub(
+            rf"(?i)(?<![\w*])({re.escape(escape_markdown(word))})(?![\w*])",
+            lambda m: t("search.highlight", text=m.group(1)),
+            out,
+            count=1,
+        )
+    return out
+
+
+def _fix_code(section) -> str:
+    """The first lines of code under a Fix label: the commands a reader came for."""
+    for item in section.labelled:
+        if label_word(item.label) in _FIX_LABELS and item.code:
+            lines = [ln.strip() for ln in item.code[0].splitlines() if ln.strip()]
+            return " ; ".join(lines[:_FIX_CODE_LINES])
+    return ""

@@ -7,9 +7,11 @@ sees half of an old wiki and half of a new one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 
 from knowledge.search import BuildStats, SearchIndex, SearchResults
+from knowledge.search.pages import PageRanker
 from knowledge.wiki import Catalogue, Glossary, Wiki
 
 __all__ = ["Links", "WikiState"]
@@ -31,6 +33,14 @@ class Links:
         return f"{self.base}{path}" + (f"#{anchor}" if anchor else "")
 
 
+@dataclass(slots=True)
+class _Once:
+    """A value built on first use, by one thread, then shared."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    value: PageRanker | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class WikiState:
     """One loaded wiki: its pages, glossary, runbook catalogue and search index."""
@@ -43,6 +53,22 @@ class WikiState:
     #: ``time.time()`` when this state was loaded.
     loaded_at: float
     links: Links = Links()
+    _ranker: _Once = field(default_factory=_Once, repr=False, compare=False)
+
+    @property
+    def ranker(self) -> PageRanker:
+        """The page ranker for pasted questions, built on first use (about a second)."""
+        once = self._ranker
+        if once.value is None:
+            with once.lock:
+                if once.value is None:
+                    once.value = PageRanker.build(
+                        self.wiki,
+                        self.catalogue.statuses(),
+                        catalogue=self.catalogue,
+                        glossary=self.glossary,
+                    )
+        return once.value
 
     @property
     def categories(self) -> list[str]:

@@ -42,6 +42,7 @@ __all__ = [
     "PageHit",
     "PageRanker",
     "PageRanking",
+    "label_word",
     "page_kind",
     "request_terms",
 ]
@@ -65,8 +66,10 @@ _K1: Final = 1.2
 _B: Final = 0.75
 #: Share of a page's score that comes from its best section (the rest: whole page).
 _SECTION_SHARE: Final = 0.6
-#: Terms held by more than about a tenth of all sections do not rank sections.
-_MIN_SECTION_IDF: Final = 2.2
+#: Terms held by more than an eighth of all sections do not rank sections.
+_MAX_SECTION_SHARE: Final = 0.12
+#: Words held by more than about a third of all pages are not shown as reasons.
+_MIN_SHOWN_IDF: Final = 1.0
 #: Query-term weights by kind.
 _W_ERROR: Final = 2.0
 _W_IDENT: Final = 1.6
@@ -146,8 +149,14 @@ def _error_share(page: Page) -> float:
     return sum(1 for s in page.sections if _is_error_section(s)) / len(page.sections)
 
 
+def label_word(label: str) -> str:
+    """``Fix (kernel params)`` -> ``fix``: the label's first word, folded."""
+    words = label.split()
+    return words[0].casefold().rstrip(":") if words else ""
+
+
 def _is_error_section(section: Section) -> bool:
-    return any(item.label.casefold() in _ERROR_LABELS for item in section.labelled)
+    return any(label_word(item.label) in _ERROR_LABELS for item in section.labelled)
 
 
 def _mostly_links(page: Page) -> bool:
@@ -304,15 +313,16 @@ class _Bm25:
         idf = {t: math.log(1 + (n - len(p) + 0.5) / (len(p) + 0.5)) for t, p in postings.items()}
         return cls(docs, dict(postings), idf)
 
-    def scores(self, query: Mapping[str, float], min_idf: float = 0.0) -> dict[int, float]:
+    def scores(self, query: Mapping[str, float], max_share: float = 1.0) -> dict[int, float]:
+        """BM25 scores of the documents holding any query term; terms held by more than
+        ``max_share`` of the documents (and at least 20 of them) are passed over."""
         out: dict[int, float] = defaultdict(float)
+        max_docs = max(20, int(max_share * len(self.docs))) if max_share < 1.0 else len(self.docs)
         for term, weight in query.items():
             posting = self.postings.get(term)
-            if not posting:
+            if not posting or len(posting) > max_docs:
                 continue
             idf = self.idf[term]
-            if idf < min_idf:
-                continue
             factor = weight * idf
             for i, value in posting:
                 out[i] += factor * value
@@ -330,7 +340,7 @@ def _section_terms(page: Page, section: Section) -> Counter[str]:
         for term, _ in _tokens(block.text[:20_000]):
             terms[term] += 1
     for item in section.labelled:
-        if item.label.casefold() in _ERROR_LABELS:
+        if label_word(item.label) in _ERROR_LABELS:
             for quote, _ in item.quotes:
                 for term, _ in _tokens(quote):
                     terms[term] += 2
@@ -388,7 +398,7 @@ class PageRanker:
                     _Doc(path, section.anchor, section.title, sum(terms.values()), dict(terms))
                 )
                 for item in section.labelled:
-                    if item.label.casefold() not in _ERROR_LABELS:
+                    if label_word(item.label) not in _ERROR_LABELS:
                         continue
                     for quote, _ in item.quotes:
                         qterms = frozenset(t for t, _ in _tokens(_clean_error_line(quote)))
@@ -429,7 +439,7 @@ class PageRanker:
         if not query:
             return PageRanking((), "none")
         family = self._named_family(text)
-        section_scores = self.sections.scores(query, min_idf=_MIN_SECTION_IDF)
+        section_scores = self.sections.scores(query, max_share=_MAX_SECTION_SHARE)
         page_scores = self.pages.scores(query)
         best_section: dict[str, tuple[float, int]] = {}
         for i, score in section_scores.items():
@@ -533,8 +543,9 @@ class PageRanker:
         if i is None:
             return []
         tf = self.pages.docs[i].tf
-        shared = [t for t in query if t in tf]
-        shared.sort(key=lambda t: -(query[t] * self.pages.idf.get(t, 0.0)))
+        idf = self.pages.idf
+        shared = [t for t in query if t in tf and idf.get(t, 0.0) >= _MIN_SHOWN_IDF]
+        shared.sort(key=lambda t: -(query[t] * idf.get(t, 0.0)))
         return shared[:limit]
 
     def _unknown_names(self, text: str) -> tuple[str, ...]:
