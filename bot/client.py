@@ -160,7 +160,9 @@ class WikiBot(commands.Bot):
     def _load_knowledge(self) -> KnowledgeBase:
         config = self.config
         data_dir = config.data_dir or default_data_dir(config.wiki_dir)
-        return KnowledgeBase.open(config.wiki_dir, data_dir, link_base=config.link_base)
+        kb = KnowledgeBase.open(config.wiki_dir, data_dir, link_base=config.link_base)
+        _ = kb.state.ranker  # built now, before the heap is frozen, not on a first question
+        return kb
 
     async def in_thread(self, func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         """Run a (slow, synchronous) knowledge call in the bot's knowledge threads."""
