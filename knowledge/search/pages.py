@@ -68,6 +68,8 @@ _B: Final = 0.75
 _SECTION_SHARE: Final = 0.6
 #: Terms held by more than an eighth of all sections do not rank sections.
 _MAX_SECTION_SHARE: Final = 0.12
+#: The most telling terms of a request that rank its sections (the page score uses all).
+_MAX_SECTION_TERMS: Final = 48
 #: Words held by more than about a third of all pages are not shown as reasons.
 _MIN_SHOWN_IDF: Final = 1.0
 #: Query-term weights by kind.
@@ -286,10 +288,14 @@ class _Doc:
 
 @dataclass(slots=True)
 class _Quote:
+    """An Error quote, or a line of a code block, that a log line may repeat."""
+
     path: str
     anchor: str
     text: str
     terms: frozenset[str]
+    #: True for an Error quote, False for a code line.
+    quote: bool = True
 
 
 @dataclass(slots=True)
@@ -359,7 +365,8 @@ class PageRanker:
     kinds: dict[str, str]
     page_titles: dict[str, str]
     quotes: list[_Quote]
-    code_lines: dict[str, list[tuple[str, str, frozenset[str]]]]
+    #: term -> numbers of the quotes and code lines holding it
+    quote_postings: dict[str, list[int]]
     families: list[tuple[tuple[str, ...], Family]] = field(default_factory=list)
     expansions: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: Every term of the wiki (for the "names the wiki never mentions" check).
@@ -383,7 +390,6 @@ class PageRanker:
         kinds: dict[str, str] = {}
         titles: dict[str, str] = {}
         quotes: list[_Quote] = []
-        code_lines: dict[str, list[tuple[str, str, frozenset[str]]]] = defaultdict(list)
         for path in sorted(wiki.pages):
             page = wiki.pages[path]
             kinds[path] = page_kind(page, statuses.get(path))
@@ -408,15 +414,19 @@ class PageRanker:
                     for line in block.text.splitlines()[:400]:
                         lterms = frozenset(t for t, _ in _tokens(_clean_error_line(line)))
                         if len(lterms) >= 3:
-                            code_lines[path].append((section.anchor, line, lterms))
+                            quotes.append(_Quote(path, section.anchor, line, lterms, False))
             page_docs.append(_Doc(path, "", page.title, sum(whole.values()), dict(whole)))
+        postings: dict[str, list[int]] = defaultdict(list)
+        for number, quote in enumerate(quotes):
+            for term in quote.terms:
+                postings[term].append(number)
         ranker = cls(
             sections=_Bm25.of(section_docs),
             pages=_Bm25.of(page_docs),
             kinds=kinds,
             page_titles=titles,
             quotes=quotes,
-            code_lines=dict(code_lines),
+            quote_postings=dict(postings),
         )
         ranker.vocabulary = frozenset(ranker.pages.postings)
         ranker.page_number = {d.path: i for i, d in enumerate(page_docs)}
@@ -439,7 +449,9 @@ class PageRanker:
         if not query:
             return PageRanking((), "none")
         family = self._named_family(text)
-        section_scores = self.sections.scores(query, max_share=_MAX_SECTION_SHARE)
+        telling = sorted(query, key=lambda term: -query[term] * self.sections.idf.get(term, 0.0))
+        section_query = {term: query[term] for term in telling[:_MAX_SECTION_TERMS]}
+        section_scores = self.sections.scores(section_query, max_share=_MAX_SECTION_SHARE)
         page_scores = self.pages.scores(query)
         best_section: dict[str, tuple[float, int]] = {}
         for i, score in section_scores.items():
@@ -521,21 +533,25 @@ class PageRanker:
         line_terms = [t for t in line_terms if len(t) >= 2]
         if not line_terms:
             return found
-        for quote in self.quotes:
-            for terms in line_terms:
-                inside = len(quote.terms & terms) / len(quote.terms)
-                if inside >= 0.8 and len(quote.terms & terms) >= 2:
-                    strength = 0.6 * inside
-                    if strength > found.get(quote.path, (0.0, "", ""))[0]:
-                        found[quote.path] = (strength, quote.anchor, quote.text)
-        for path, entries in self.code_lines.items():
-            for anchor, line, lterms in entries:
-                for terms in line_terms:
-                    shared = len(lterms & terms)
-                    if shared >= 3 and shared / len(terms) >= 0.8 and shared / len(lterms) >= 0.5:
-                        strength = 0.3 * shared / len(terms)
-                        if strength > found.get(path, (0.0, "", ""))[0]:
-                            found[path] = (strength, anchor, line.strip()[:200])
+        for terms in line_terms:
+            counts: Counter[int] = Counter()
+            for term in terms:
+                counts.update(self.quote_postings.get(term, ()))
+            for number, shared in counts.items():
+                if shared < 2:
+                    continue
+                entry = self.quotes[number]
+                if entry.quote:
+                    inside = shared / len(entry.terms)
+                    if inside < 0.8:
+                        continue
+                    strength, shown = 0.6 * inside, entry.text
+                else:
+                    if shared < 3 or shared / len(terms) < 0.8 or shared / len(entry.terms) < 0.5:
+                        continue
+                    strength, shown = 0.3 * shared / len(terms), entry.text.strip()[:200]
+                if strength > found.get(entry.path, (0.0, "", ""))[0]:
+                    found[entry.path] = (strength, entry.anchor, shown)
         return found
 
     def _shared_words(self, path: str, query: Mapping[str, float], limit: int = 5) -> list[str]:

@@ -1,0 +1,60 @@
+"""/search with a pasted question or log excerpt: pages ranked as a whole."""
+
+from __future__ import annotations
+
+from knowledge.answers import is_pasted
+from knowledge.service import KnowledgeBase
+
+PASTED = (
+    "Hello, my server loads the weights and then stops with this, what is wrong?\n"
+    "RuntimeError: NCCL error: Failed to CUDA calloc 10485760 bytes\n"
+    "I run vllm serve with tensor parallel 8 on the demo cluster."
+)
+
+
+def test_short_words_search_sections_and_pasted_text_ranks_pages(demo_kb):
+    assert not is_pasted("nccl calloc")
+    assert is_pasted(PASTED) and is_pasted("word " * 20) and is_pasted("a\nb")
+    short = demo_kb.search("nccl calloc")
+    assert not short.meta.get("pasted")
+    reply = demo_kb.search(PASTED)
+    assert reply.kind == "search" and reply.meta["pasted"] is True
+    assert reply.pages[0].path == "troubleshooting/common-issues.md"
+    assert reply.pages[0].anchor == "nccl-cannot-allocate-its-buffers"
+    assert reply.meta["confidence"] == "high"
+    assert len({p.path for p in reply.pages}) == len(reply.pages), "a page appears once"
+    assert "Failed to CUDA calloc" in reply.fields[0].value
+
+
+def test_pasted_text_about_an_unknown_model_says_so(demo_kb):
+    reply = demo_kb.search(
+        "Has anyone got acme/Zephyrine-70B-Instruct running on two cards? It crashes at load."
+    )
+    assert reply.meta["confidence"] == "low"
+    assert "acme/zephyrine-70b-instruct" in reply.meta["unknown"]
+    assert "never mentions" in reply.text
+
+
+def test_pasted_text_pages_and_category(demo_kb):
+    first = demo_kb.search(PASTED, per_page=2)
+    second = demo_kb.search(PASTED, page=2, per_page=2)
+    assert first.meta["page"] == 1 and second.meta["page"] == 2
+    assert not {p.path for p in first.pages} & {p.path for p in second.pages}
+    limited = demo_kb.search(PASTED, category="hardware")
+    assert all(p.path.startswith("hardware/") for p in limited.pages)
+
+
+def test_a_fix_with_commands_shows_them(tmp_path):
+    root = tmp_path / "wiki"
+    root.mkdir()
+    (root / "problems.md").write_text(
+        "# Problems\n\n## Peer Lockups\n\n**Error**: `peer access lockup detected`\n\n"
+        "**Cause**: the IOMMU blocks peer writes.\n\n**Fix (kernel)**:\n\n"
+        "```bash\nsudo grubby --update-kernel=ALL --args=iommu=pt\nsudo reboot\n```\n"
+    )
+    base = KnowledgeBase.open(root, tmp_path / "data")
+    try:
+        reply = base.search("my cards freeze\npeer access lockup detected during the first request")
+    finally:
+        base.close()
+    assert "iommu=pt" in reply.fields[0].value

@@ -1,0 +1,109 @@
+"""Page-level ranking of long, pasted help requests (knowledge.search.pages)."""
+
+from __future__ import annotations
+
+from knowledge.search.pages import PAGE_PRIORS, PageRanker, page_kind, request_terms
+from knowledge.wiki import Catalogue, Glossary, load_wiki
+from tests.support import DEMO
+
+WIKI = load_wiki(DEMO)
+CATALOGUE = Catalogue.from_wiki(WIKI)
+RANKER = PageRanker.build(
+    WIKI,
+    CATALOGUE.statuses(),
+    catalogue=CATALOGUE,
+    glossary=Glossary.from_wiki(WIKI, CATALOGUE.wiki.find_page("README.md")),
+)
+
+
+def paths(ranking) -> list[str]:
+    return [hit.path for hit in ranking.hits]
+
+
+def test_an_error_line_finds_its_troubleshooting_entry_among_chatter():
+    question = (
+        "Hi all, I have been trying for two days to get my new box going and I read a lot "
+        "of pages already. The server loads the weights and then it just dies, any idea "
+        "what I am doing wrong? I tried a few things from the forums without luck."
+    )
+    ranking = RANKER.rank(question, ["NCCL error: Failed to CUDA calloc 10485760 bytes"])
+    assert paths(ranking)[0] == "troubleshooting/common-issues.md"
+    top = ranking.hits[0]
+    assert top.anchor == "nccl-cannot-allocate-its-buffers"
+    assert ("error_quote", "NCCL error: Failed to CUDA calloc 10485760 bytes") in top.why
+    assert ranking.confidence == "high"
+
+
+def test_error_lines_match_despite_other_numbers_and_paths():
+    line = "[rank3]: /opt/venv/lib/nccl.py:88 NCCL error: Failed to CUDA calloc 2097152 bytes"
+    ranking = RANKER.rank("startup fails", [line])
+    assert ranking.hits[0].anchor == "nccl-cannot-allocate-its-buffers"
+
+
+def test_a_named_family_brings_its_hub_and_current_page():
+    family = next(f for f in CATALOGUE.families if f.group == "main" and f.hub)
+    ranking = RANKER.rank(f"How do I launch {family.name} on four cards with the right image?")
+    assert ranking.family == family.name
+    assert {family.hub, family.current_page} & set(paths(ranking)[:2])
+
+
+def test_each_page_appears_once():
+    ranking = RANKER.rank("NCCL P2P topology nvidia-smi topo graph file tuning", limit=10)
+    assert len(paths(ranking)) == len(set(paths(ranking)))
+
+
+def test_a_model_the_wiki_never_names_is_not_answered_with_confidence():
+    ranking = RANKER.rank(
+        "Does anyone run acme/Zephyrine-70B-Instruct on two cards? The server will not start."
+    )
+    assert "acme/zephyrine-70b-instruct" in ranking.unknown
+    assert ranking.confidence == "low"
+
+
+def test_nothing_to_rank_says_none():
+    assert RANKER.rank("the and of to").confidence == "none"
+    assert RANKER.rank("").hits == ()
+
+
+def test_identifiers_and_error_lines_weigh_more_than_words():
+    terms = request_terms("please check NCCL_P2P_LEVEL and --max-num-seqs", ["OutOfMemoryError"])
+    assert terms["nccl_p2p_level"] > terms["check"]
+    assert terms["max-num-seqs"] > terms["check"]
+    assert terms["outofmemoryerror"] > terms["nccl_p2p_level"]
+    assert "please" not in terms and "and" not in terms
+
+
+def test_hostile_sizes_are_capped():
+    ranking = RANKER.rank("nccl " * 200_000, ["x" * 100_000] * 500)
+    assert len(ranking.hits) <= 5
+
+
+def test_page_kinds_come_from_structure():
+    statuses = CATALOGUE.statuses()
+    kinds = {path: page_kind(page, statuses.get(path)) for path, page in WIKI.pages.items()}
+    assert kinds["troubleshooting/common-issues.md"] == "troubleshooting"
+    for path, status in statuses.items():
+        if status in ("hub", "current"):
+            assert kinds[path] == status
+    assert set(kinds.values()) <= set(PAGE_PRIORS)
+    assert PAGE_PRIORS["troubleshooting"] > PAGE_PRIORS["dated"]
+    assert PAGE_PRIORS["current"] > PAGE_PRIORS["historical"]
+
+
+def test_a_dated_note_ranks_below_the_entry_it_repeats(tmp_path):
+    root = tmp_path / "wiki"
+    (root / "troubleshooting").mkdir(parents=True)
+    (root / "daily").mkdir()
+    entry = (
+        "# Problems\n\n## Kernel Image Missing\n\n**Error**: `no kernel image is available`\n\n"
+        "**Cause**: the wheel lacks sm_120 kernels.\n\n**Fix**: use an image built for sm_120.\n"
+    )
+    (root / "troubleshooting" / "problems.md").write_text(entry)
+    (root / "daily" / "2026-01-02.md").write_text(
+        "# Day notes 2026-01-02\n\n## Kernel image missing again\n\n"
+        "Saw no kernel image is available today on sm_120, rebuilt the wheel for sm_120.\n"
+    )
+    wiki = load_wiki(root)
+    ranker = PageRanker.build(wiki)
+    ranking = ranker.rank("vLLM dies: no kernel image is available for sm_120, rebuilt the wheel")
+    assert paths(ranking)[:2] == ["troubleshooting/problems.md", "daily/2026-01-02.md"]
