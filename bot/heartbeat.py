@@ -53,7 +53,11 @@ HEARTBEAT_EVERY = 30.0
 #: A heartbeat older than this (seconds) means the bot is stuck or gone: four missed beats.
 DEFAULT_MAX_AGE = 120.0
 
-Status = Literal["healthy", "missing", "unreadable", "stale", "disconnected"]
+Status = Literal["healthy", "missing", "unreadable", "stale", "future", "disconnected"]
+
+#: How far ahead of this clock a heartbeat may be dated (clock steps, skew between
+#: the bot and the checker) and still count as just written.
+FUTURE_TOLERANCE = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +160,7 @@ class Health:
             "max_age": self.max_age,
             "age": age,
             "over": max(age - self.max_age, 0.0),
+            "ahead": max(-age, 0.0),
             "error": self.error,
             "pid": beat.pid if beat else None,
             "revision": beat.revision if beat else None,
@@ -173,8 +178,13 @@ def check_heartbeat(
         return Health("missing", path, max_age)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return Health("unreadable", path, max_age, error=str(exc))
-    # A heartbeat from a little in the future (clocks adjusted) counts as just written.
-    age = max((time.time() if now is None else now) - beat.time, 0.0)
+    age = (time.time() if now is None else now) - beat.time
+    if age < -FUTURE_TOLERANCE:
+        # Dated ahead of this clock: a forged or stale file from a skewed clock
+        # would otherwise count as fresh until that moment arrives.
+        return Health("future", path, max_age, beat, age)
+    # A heartbeat from a few seconds in the future (clocks adjusted) counts as just written.
+    age = max(age, 0.0)
     if age > max_age:
         return Health("stale", path, max_age, beat, age)
     if not beat.connected:

@@ -14,6 +14,8 @@ import asyncio
 import logging
 import os
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +25,27 @@ from knowledge.templates import load_templates
 from .config import BotConfig, ConfigError, load_config
 from .heartbeat import DEFAULT_MAX_AGE, check_heartbeat, heartbeat_path
 
-__all__ = ["DEFAULT_CONFIG", "add_commands", "doctor", "health", "serve", "sync"]
+__all__ = [
+    "DEFAULT_CONFIG",
+    "RETRY_ATTEMPTS",
+    "RETRY_FIRST_DELAY",
+    "RETRY_MAX_DELAY",
+    "add_commands",
+    "doctor",
+    "health",
+    "serve",
+    "sync",
+]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_CONFIG = Path("config.yaml")
+
+#: ``serve`` tries to reach Discord this many times, waiting twice as long each
+#: time (from the first delay up to the cap), before it gives up with exit code 1.
+RETRY_ATTEMPTS = 10
+RETRY_FIRST_DELAY = 2.0
+RETRY_MAX_DELAY = 300.0
 
 
 def _config_option(parser: argparse.ArgumentParser) -> None:
@@ -108,7 +126,7 @@ def _prepare(args: argparse.Namespace) -> tuple[BotConfig, str] | int:
     t = load_templates("bot.yaml")
     token = os.environ.get("DISCORD_TOKEN", "").strip()
     if not token:
-        print(t("serve.missing_token"), file=sys.stderr)
+        print(t("serve.missing_token", command=_command(args)), file=sys.stderr)
         return 2
     try:
         config = load_config(_config_path(args))
@@ -116,6 +134,34 @@ def _prepare(args: argparse.Namespace) -> tuple[BotConfig, str] | int:
         print(t("serve.config_error", error=exc), file=sys.stderr)
         return 2
     return config, token
+
+
+def _command(args: argparse.Namespace) -> str:
+    """The command as the user typed it, for the first word of a message."""
+    cmd = getattr(args, "cmd", None)
+    return f"wikibot {cmd}" if cmd else "python -m bot"
+
+
+def _retry_delays() -> Iterator[float]:
+    """Seconds to wait before each new attempt to reach Discord: doubling, capped."""
+    delay = RETRY_FIRST_DELAY
+    for _ in range(RETRY_ATTEMPTS - 1):
+        yield delay
+        delay = min(delay * 2, RETRY_MAX_DELAY)
+
+
+def _network_errors() -> tuple[type[BaseException], ...]:
+    """What "Discord cannot be reached" looks like, as opposed to a refused token."""
+    import aiohttp
+    import discord
+
+    return (
+        OSError,
+        TimeoutError,
+        aiohttp.ClientError,
+        discord.GatewayNotFound,
+        discord.DiscordServerError,
+    )
 
 
 def _setup_logging(verbose: bool) -> None:
@@ -137,18 +183,54 @@ def serve(args: argparse.Namespace) -> int:
 
     from .client import WikiBot
 
+    t = load_templates("bot.yaml")
+    command = _command(args)
+    unreachable = _network_errors()
+
     async def run() -> None:
         async with WikiBot(config) as bot:
             await bot.start(token)
 
-    try:
-        asyncio.run(run())
-    except discord.LoginFailure:
-        print(load_templates("bot.yaml")("serve.login_failed"), file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        pass
-    return 0
+    delays = _retry_delays()
+    attempt = 1
+    while True:
+        try:
+            asyncio.run(run())
+        except discord.LoginFailure:
+            print(t("serve.login_failed"), file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            return 0
+        except unreachable as exc:
+            # One line per attempt, never a traceback: the cause is the network.
+            error = _one_line(exc)
+            delay = next(delays, None)
+            if delay is None:
+                print(
+                    t("serve.gave_up", command=command, error=error, attempts=attempt),
+                    file=sys.stderr,
+                )
+                return 1
+            print(
+                t(
+                    "serve.unreachable",
+                    command=command,
+                    error=error,
+                    delay=delay,
+                    attempt=attempt,
+                    attempts=RETRY_ATTEMPTS,
+                ),
+                file=sys.stderr,
+            )
+            time.sleep(delay)
+            attempt += 1
+        else:
+            return 0
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 300 else text[:299] + "…"
 
 
 def sync(args: argparse.Namespace) -> int:
