@@ -36,6 +36,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from knowledge.safe_yaml import YamlTooLarge, load_yaml
+
 log = logging.getLogger(__name__)
 
 __all__ = ["BotConfig", "ConfigError", "Cooldown", "SupportConfig", "load_config", "parse_config"]
@@ -378,7 +380,9 @@ def load_config(path: str | Path) -> BotConfig:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the config file: {exc}") from None
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
+    except YamlTooLarge as exc:
+        raise ConfigError(f"{path}: refused: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""

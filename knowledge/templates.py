@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
+from knowledge.safe_yaml import load_yaml
 
 __all__ = ["Templates", "load_templates"]
 
@@ -65,7 +65,7 @@ def load_templates(name: str = "replies.yaml", directory: Path | None = None) ->
         text = (directory / name).read_text(encoding="utf-8")
     else:
         text = resources.files("templates").joinpath(name).read_text(encoding="utf-8")
-    data = yaml.safe_load(text) or {}
+    data = load_yaml(text) or {}
     if not isinstance(data, dict):
         raise ValueError(f"template file {name} must hold a mapping")
     flat: dict[str, Any] = {}

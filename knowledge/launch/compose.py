@@ -16,6 +16,7 @@ import yaml
 from knowledge.launch.model import Gpus
 from knowledge.launch.settings import int_or_none
 from knowledge.launch.shell import safe_split, shell_script
+from knowledge.safe_yaml import YamlTooLarge, load_yaml
 
 __all__ = ["COMPOSE_HINT_RE", "ComposeService", "compose_interpolate", "read_compose"]
 
@@ -129,7 +130,9 @@ def read_compose(text: str, env: dict[str, str], problems: list[str]) -> Compose
     The service's ``environment`` is written into ``env``.
     """
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)  # aliases and sizes capped: compose text is pasted by users
+    except YamlTooLarge as exc:
+        return f"compose YAML refused: {exc}"
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""

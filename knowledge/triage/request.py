@@ -22,6 +22,8 @@ from typing import Any, BinaryIO, Final
 
 import yaml
 
+from knowledge.safe_yaml import YamlTooLarge, load_yaml
+
 __all__ = [
     "FIELDS",
     "FIELD_ALIASES",
@@ -221,9 +223,10 @@ class RequestReader:
     def request_file(self, path: str) -> dict[Any, Any]:
         """The mapping of request fields in a YAML or JSON file."""
         text = self.read(path, MAX_REQUEST_BYTES)
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         try:
-            data = yaml.load(text, Loader=loader)  # a safe loader: plain data only
+            data = load_yaml(text)  # plain data only; aliases, sizes and digits capped
+        except YamlTooLarge as exc:
+            raise RequestError(f"{path} is refused: {exc}") from None
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from knowledge.files import FileTooLarge, NotRegularFile, read_regular_bytes
 from knowledge.wiki.model import Page, Wiki
-from knowledge.wiki.parse import parse_page
+from knowledge.wiki.parse import PageTooComplex, parse_page
 
 __all__ = ["MAX_PAGE_BYTES", "SKIP_DIRS", "load_wiki", "read_page"]
 
@@ -77,6 +77,8 @@ def read_page(
     text = unicodedata.normalize("NFC", text.lstrip("\ufeff"))
     try:
         title, sections, parse_problems = parse_page(rel, text)
+    except PageTooComplex as exc:
+        return None, str(exc)
     except Exception as exc:  # a parser bug must not take the whole wiki down
         log.warning("page %s could not be parsed: %r", rel, exc)
         return None, f"parse error: {type(exc).__name__}"

@@ -20,11 +20,33 @@ from markdown_it.token import Token
 
 from knowledge.wiki.model import Cell, CodeBlock, Labelled, Link, Section, Table
 
-__all__ = ["PARSER_VERSION", "github_anchor", "parse_page"]
+__all__ = [
+    "MAX_INLINE_MARKUP",
+    "PARSER_VERSION",
+    "PageTooComplex",
+    "github_anchor",
+    "parse_page",
+]
 
 #: Bump when parsing changes or the model's classes move, so cached parses from an
 #: older version are not reused.
 PARSER_VERSION = 4
+
+#: Inline markup characters (emphasis, links, code spans, HTML, escapes) one page
+#: may hold outside code blocks. Inline parsing costs time and memory per such
+#: character (a 2 MB page of ``*_`` took 15 s and ~1 GB); the busiest page of the
+#: real wiki has ~1,600 of them.
+MAX_INLINE_MARKUP = 50_000
+_MARKUP = "*_[]`<>\\&~!"
+
+
+class PageTooComplex(ValueError):
+    """A page with more inline markup than :data:`MAX_INLINE_MARKUP`; it is not parsed."""
+
+    def __init__(self, count: int, limit: int) -> None:
+        super().__init__(f"too much inline markup ({count:,} of *_[]`<> ... > {limit:,})")
+        self.count = count
+        self.limit = limit
 
 
 # --- anchors -------------------------------------------------------------------
@@ -213,10 +235,23 @@ def _label_of(inline: Token) -> tuple[str, str, tuple[tuple[str, str], ...]] | N
     return label, rest, tuple(quotes)
 
 
-def parse_page(path: str, text: str) -> tuple[str, list[Section], list[str]]:
-    """Parse one page's Markdown: (title, sections, problems)."""
+def parse_page(
+    path: str, text: str, *, max_markup: int = MAX_INLINE_MARKUP
+) -> tuple[str, list[Section], list[str]]:
+    """Parse one page's Markdown: (title, sections, problems).
+
+    Raises :class:`PageTooComplex` for a page with more than ``max_markup`` inline
+    markup characters outside code blocks.
+    """
     problems: list[str] = []
-    tokens = _markdown().parse(text)
+    md = _markdown()
+    # Blocks first (linear, cheap), then the markup their inline text holds: past the
+    # bound the page is refused before the inline parser spends anything on it.
+    blocks = md.disable("inline").parse(text)
+    markup = sum(t.content.count(c) for t in blocks if t.type == "inline" for c in _MARKUP)
+    if markup > max_markup:
+        raise PageTooComplex(markup, max_markup)
+    tokens = md.enable("inline").parse(text)
     anchors = _AnchorRegistry()
     stem = PurePosixPath(path).stem
     sections: list[_SectionBuilder] = [_SectionBuilder(stem, 0, "", 1, ())]

@@ -57,6 +57,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from knowledge.safe_yaml import load_yaml
 from knowledge.triage.rules.checks import CHECKS
 
 __all__ = [
@@ -339,7 +340,7 @@ def _problem(error: Mapping[str, Any]) -> str:
 
 def _parse_file(name: str, text: str) -> list[Rule]:
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)  # aliases and sizes capped, as every YAML a user writes
     except yaml.YAMLError as exc:
         raise RuleError(f"{name}: not valid YAML ({exc})") from None
     items = data.get("rules") if isinstance(data, Mapping) else None

@@ -1,0 +1,144 @@
+"""One YAML loader for everything a user can write: requests, rule files, config.
+
+``yaml.safe_load`` builds plain data only, but it still lets a 400-byte document
+expand into gigabytes: aliases (``*a``) re-use a node, so nine levels of ten
+aliases each stand for a billion strings that any code walking the result (a
+``str()``, a redaction pass, a search) expands for real. PyYAML also turns a
+5,000-digit number into an ``int`` whose ``str()`` raises, and recurses once per
+nesting level.
+
+:func:`load_yaml` composes the document into nodes (with the C parser when
+present), then measures the node graph *as if every alias were expanded*,
+counting each shared node once per use (memoised, so the measuring itself costs
+one pass over the distinct nodes), and refuses the document before a single
+Python object is built when it is over any of the caps: alias uses, expanded
+nodes, expanded characters, nesting depth, or digits of a number.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+__all__ = ["YamlLimits", "YamlTooLarge", "load_yaml"]
+
+_INT_TAG = "tag:yaml.org,2002:int"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+_DIGITS = re.compile(r"[0-9]")
+
+
+class YamlTooLarge(yaml.YAMLError):
+    """A document over one of the caps of :class:`YamlLimits`; the text says which."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        #: As on PyYAML's own errors, for handlers that print ``exc.problem``.
+        self.problem = problem
+
+
+@dataclass(frozen=True, slots=True)
+class YamlLimits:
+    """Caps on one document, counted with every alias expanded."""
+
+    #: Uses of an alias (``*name``); real configs and compose files use a handful.
+    aliases: int = 100
+    #: Nodes (scalars, lists and mappings) of the expanded document.
+    nodes: int = 200_000
+    #: Characters in all scalars of the expanded document.
+    chars: int = 16 * 1024 * 1024
+    #: Nesting of lists and mappings.
+    depth: int = 64
+    #: Digits of one number (Python refuses to print an int of more than 4,300).
+    digits: int = 1000
+
+
+@dataclass(slots=True)
+class _Size:
+    nodes: int
+    chars: int
+
+
+class _Measure:
+    """The expanded size of a node graph, each distinct node measured once."""
+
+    def __init__(self, limits: YamlLimits) -> None:
+        self.limits = limits
+        self.aliases = 0
+        self.sizes: dict[int, _Size] = {}
+        self.open: set[int] = set()
+
+    def size(self, node: Node, depth: int) -> _Size:
+        key = id(node)
+        known = self.sizes.get(key)
+        if known is not None:
+            # A node met again is an alias use: it costs its whole size once more.
+            self.aliases += 1
+            if self.aliases > self.limits.aliases:
+                raise YamlTooLarge(f"more than {self.limits.aliases} aliases (*name)")
+            return known
+        if key in self.open:
+            raise YamlTooLarge("an alias refers to a node that contains it")
+        if depth > self.limits.depth:
+            raise YamlTooLarge(f"nested more than {self.limits.depth} levels deep")
+        if isinstance(node, ScalarNode):
+            value = node.value
+            if (
+                node.tag in (_INT_TAG, _FLOAT_TAG)
+                and len(value) > self.limits.digits
+                and len(_DIGITS.findall(value)) > self.limits.digits
+            ):
+                raise YamlTooLarge(
+                    f"a number of more than {self.limits.digits} digits"
+                    f" (line {node.start_mark.line + 1})"
+                )
+            size = _Size(1, len(value))
+        else:
+            self.open.add(key)
+            size = _Size(1, 0)
+            children: list[Node] = []
+            if isinstance(node, SequenceNode):
+                children = list(node.value)
+            elif isinstance(node, MappingNode):
+                children = [part for pair in node.value for part in pair]
+            for child in children:
+                inner = self.size(child, depth + 1)
+                size.nodes += inner.nodes
+                size.chars += inner.chars
+                self._check(size)
+            self.open.discard(key)
+        self._check(size)
+        self.sizes[key] = size
+        return size
+
+    def _check(self, size: _Size) -> None:
+        if size.nodes > self.limits.nodes:
+            raise YamlTooLarge(f"expands to more than {self.limits.nodes:,} values")
+        if size.chars > self.limits.chars:
+            raise YamlTooLarge(f"expands to more than {self.limits.chars:,} characters")
+
+
+def load_yaml(text: str | bytes, limits: YamlLimits | None = None) -> Any:
+    """Plain data from one YAML (or JSON) document, as ``yaml.safe_load`` gives it.
+
+    Raises ``yaml.YAMLError`` for text that is not YAML and :class:`YamlTooLarge`
+    (a subclass, with a message saying which cap) before building anything when the
+    document is over ``limits``.
+    """
+    limits = limits or YamlLimits()
+    loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader = loader_class(text)
+    try:
+        try:
+            node = loader.get_single_node()
+        except RecursionError:
+            raise YamlTooLarge(f"nested more than {limits.depth} levels deep") from None
+        if node is None:
+            return None
+        _Measure(limits).size(node, 0)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
