@@ -3,30 +3,44 @@
 #   docker run -d --name wikibot -e DISCORD_TOKEN \
 #     -v "$PWD/config.yaml:/config/config.yaml:ro" -v "$PWD/rtx6kpro:/wiki:ro" \
 #     -v wikibot-data:/data wikibot
-FROM python:3.11-slim
+# BASE is any Debian-like image with python3 (3.11+) and its venv module;
+# `make docker-smoke` builds and checks the image (see README).
+ARG BASE=python:3.11-slim
 
-ENV PYTHONDONTWRITEBYTECODE=1 \
-    PYTHONUNBUFFERED=1 \
-    PIP_NO_CACHE_DIR=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    WIKIBOT_DATA=/data
-
-WORKDIR /app
+FROM ${BASE} AS build
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+# A folder of wheels built on the host, for builds that cannot reach the package
+# index: `--build-arg WHEELHOUSE=.wheelhouse` installs from it with --no-index.
+ARG WHEELHOUSE=
+RUN python3 -m venv /opt/wikibot
+WORKDIR /src
 # Dependencies first, so code changes do not reinstall them.
 COPY pyproject.toml README.md ./
 COPY knowledge/__init__.py knowledge/
 COPY bot/__init__.py bot/
 COPY templates/__init__.py templates/
-RUN pip install . && pip uninstall -y rtx6k-wikibot
+COPY ${WHEELHOUSE:-pyproject.toml} /wheelhouse/
+RUN /opt/wikibot/bin/pip install ${WHEELHOUSE:+--no-index --find-links /wheelhouse} . \
+    && /opt/wikibot/bin/pip uninstall -y rtx6k-wikibot
 COPY knowledge knowledge
 COPY bot bot
 COPY templates templates
-RUN pip install --no-deps . \
-    && useradd --create-home --uid 10001 wikibot \
+# The wheel holds bot/, knowledge/ and templates/ only: no tests reach the image.
+RUN /opt/wikibot/bin/pip install --no-deps ${WHEELHOUSE:+--no-index --find-links /wheelhouse} . \
+    && /opt/wikibot/bin/pip uninstall -y pip setuptools wheel \
+    && find /opt/wikibot -name __pycache__ -prune -exec rm -rf {} +
+
+FROM ${BASE}
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    WIKIBOT_DATA=/data \
+    PATH=/opt/wikibot/bin:$PATH
+COPY --from=build /opt/wikibot /opt/wikibot
+RUN useradd --create-home --uid 10001 wikibot \
     && mkdir -p /data /wiki /config \
     && chown wikibot:wikibot /data
-
-USER wikibot
+USER 10001
+WORKDIR /home/wikibot
 # The index, parsed-page cache and heartbeat live here: keep it on a volume.
 VOLUME ["/data"]
 HEALTHCHECK --interval=60s --timeout=10s --start-period=120s --retries=3 \

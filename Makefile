@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean docker-smoke
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,5 +22,8 @@ test: $(STAMP)  ## lint and the whole test suite
 bench: $(STAMP)  ## speed and memory figures on ../shared/wiki-snapshot
 	$(BIN)/python -m benchmarks
 
+docker-smoke:  ## build the Docker image and run it as deployed (root and a Docker engine)
+	scripts/docker-smoke.sh
+
 clean:
-	rm -rf $(VENV) data .pytest_cache
+	rm -rf $(VENV) data .pytest_cache .wheelhouse
