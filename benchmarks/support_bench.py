@@ -1,6 +1,6 @@
 """/support through the Discord stand-in: the wiki's answer and the forum post, under load.
 
-    python -m benchmarks.support_bench [--wiki DIR] [--count N] [--in-flight K]
+    python -m benchmarks.support_bench [--wiki DIR] [--count N] [--in-flight K] [--spec]
     python -m benchmarks support          # the same, from the benchmark runner
 
 The real bot runs against the loopback stand-in in one event loop. Each request
@@ -14,7 +14,10 @@ goes through the whole form: ``/support``, step 1, "Continue", step 2 with a
 
 ``--in-flight`` requests run at once (default 20); a ticker records how late the
 event loop wakes meanwhile (the stall). The stand-in shares the bot's loop, so its
-own work is in the figures too. Printed, never asserted.
+own work is in the figures too; its check of every body against Discord's OpenAPI
+description (jsonschema, tens of milliseconds per modal or embed, on that loop) is
+the tests' business and off here unless ``--spec`` asks for it, so the figures are
+the bot's. Printed, never asserted.
 """
 
 from __future__ import annotations
@@ -94,7 +97,9 @@ async def _one(ds: Any, i: int, user: int) -> tuple[float, float]:
     return deflection, posted.at - pressed.sent_at
 
 
-async def _scenario(kb: Any, config: Any, count: int, in_flight: int) -> dict[str, Any]:
+async def _scenario(
+    kb: Any, config: Any, count: int, in_flight: int, spec: bool
+) -> dict[str, Any]:
     from bot.client import WikiBot
     from tests.discord_standin import StandinConfig, run_bot
 
@@ -103,7 +108,7 @@ async def _scenario(kb: Any, config: Any, count: int, in_flight: int) -> dict[st
         bot.support_retry_interval = 3600.0
         return bot
 
-    standin_config = StandinConfig(wait_timeout=120.0, startup_timeout=120.0)
+    standin_config = StandinConfig(wait_timeout=120.0, startup_timeout=120.0, check_spec=spec)
     deflections: list[float] = []
     posts: list[float] = []
     async with run_bot(factory, standin_config) as ds:
@@ -126,6 +131,7 @@ async def _scenario(kb: Any, config: Any, count: int, in_flight: int) -> dict[st
     return {
         "requests": len(deflections),
         "in_flight": in_flight,
+        "spec_checked": spec,
         "seconds": round(took, 2),
         "deflection_p50_ms": _ms(deflections, 50),
         "deflection_p99_ms": _ms(deflections, 99),
@@ -135,7 +141,9 @@ async def _scenario(kb: Any, config: Any, count: int, in_flight: int) -> dict[st
     }
 
 
-def run(wiki_dir: Path, *, count: int = 100, in_flight: int = 20) -> dict[str, Any]:
+def run(
+    wiki_dir: Path, *, count: int = 100, in_flight: int = 20, spec: bool = False
+) -> dict[str, Any]:
     from bot.config import parse_config
     from knowledge.service import KnowledgeBase
     from tests.discord_standin import DEFAULT_IDS
@@ -154,7 +162,7 @@ def run(wiki_dir: Path, *, count: int = 100, in_flight: int = 20) -> dict[str, A
             name="bench",
         )
         try:
-            return asyncio.run(_scenario(kb, config, count, in_flight))
+            return asyncio.run(_scenario(kb, config, count, in_flight, spec))
         finally:
             kb.close()
     finally:
@@ -166,11 +174,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wiki", type=Path, default=DEFAULT_WIKI)
     parser.add_argument("--count", type=int, default=100)
     parser.add_argument("--in-flight", type=int, default=20)
+    parser.add_argument(
+        "--spec", action="store_true", help="check every body against the OpenAPI description"
+    )
     args = parser.parse_args(argv)
     if not args.wiki.is_dir():
         print(f"{args.wiki} not found (use --wiki DIR)", file=sys.stderr)
         return 2
-    figures = run(args.wiki, count=args.count, in_flight=args.in_flight)
+    figures = run(args.wiki, count=args.count, in_flight=args.in_flight, spec=args.spec)
     for key, value in figures.items():
         print(f"{key:>20}: {value}")
     print(

@@ -214,6 +214,7 @@ def support_flow(
     desk = open_desk(kb)
     t = desk.t
     try:
+        desk.expire_drafts()
         draft = desk.resumable(user)
         if draft is not None:
             answer = ask(t("console.resume", when=iso(draft.updated_at))).strip().casefold()

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import re
 import secrets
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
@@ -37,6 +39,7 @@ from knowledge.triage.engine import TriageContext, TriageResult
 from knowledge.triage.redact import redact
 
 __all__ = [
+    "CHECKED_KEPT",
     "LOG_TAIL_LINES",
     "MAX_TITLE_CHARS",
     "Filed",
@@ -59,6 +62,8 @@ MAX_CONTENT_CHARS: Final = 2000
 _PARALLEL_RE: Final = re.compile(
     r"\b(?:tp|dcp|dp|pp|mtp|dspark|tensor.parallel)\s*[=:x]?\s*\d", re.I
 )
+#: Checked drafts whose triage summary is kept for filing (the newest ones).
+CHECKED_KEPT: Final = 512
 #: Ticket status -> the event recorded when a ticket moves there.
 _STATUS_EVENTS: Final = {"solved": "solved", "closed": "closed", "open": "reopened"}
 
@@ -168,14 +173,21 @@ class SupportDesk:
         self.t = templates or load_templates("intake.yaml")
         self.clock = clock
         self.form: Form = build_form(context.checklist, self.t)
+        #: draft id -> (the draft's updated_at when checked, the triage summary): "File
+        #: the ticket" files what the user was shown without running the triage again.
+        self._checked: OrderedDict[str, tuple[float, dict[str, Any]]] = OrderedDict()
+        self._checked_lock = threading.Lock()
 
     # ----------------------------------------------------------------- drafts
 
     def resumable(self, user: str) -> Draft | None:
         """The user's open draft, if one is younger than the draft expiry."""
-        now = self.clock()
-        self.store.expire_drafts(now - self.settings.draft_ttl)
-        return self.store.open_draft(user, now - self.settings.draft_ttl)
+        return self.store.open_draft(user, self.clock() - self.settings.draft_ttl)
+
+    def expire_drafts(self) -> int:
+        """Delete drafts older than the expiry (a write: run it now and then, not per
+        request; :meth:`resumable` already ignores them). Returns how many went."""
+        return self.store.expire_drafts(self.clock() - self.settings.draft_ttl)
 
     def new_draft(self, user: str, *, model: str = "") -> Saved:
         """A fresh, stored draft; ``model`` (a family name or key) pre-fills the model page."""
@@ -354,7 +366,22 @@ class SupportDesk:
         if blocking:
             raise IntakeError("empty", "\n".join(blocking))
         result = self.triage(draft)
-        return draft, result, self.deflection_reply(draft, summarise(result, self.form))
+        summary = summarise(result, self.form)
+        with self._checked_lock:
+            self._checked[draft.id] = (draft.updated_at, summary)
+            self._checked.move_to_end(draft.id)
+            while len(self._checked) > CHECKED_KEPT:
+                self._checked.popitem(last=False)
+        return draft, result, self.deflection_reply(draft, summary)
+
+    def _summary(self, draft: Draft) -> dict[str, Any]:
+        """The triage summary of ``draft``: the one its check showed when the draft has not
+        changed since, else a fresh triage (after a restart, or from the command line)."""
+        with self._checked_lock:
+            checked = self._checked.pop(draft.id, None)
+        if checked is not None and checked[0] == draft.updated_at:
+            return checked[1]
+        return summarise(self.triage(draft), self.form)
 
     def deflection_reply(self, draft: Draft, summary: Mapping[str, Any]) -> Reply:
         t = self.t
@@ -423,7 +450,7 @@ class SupportDesk:
         blocking = self.blocking(draft)
         if blocking:
             raise IntakeError("empty", "\n".join(blocking))
-        summary = summarise(self.triage(draft), self.form)
+        summary = self._summary(draft)
         family = summary.get("family") or ""
         if not family:
             key, _ = self.resolve_model(draft.values.get("model_page", ""))

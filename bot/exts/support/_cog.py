@@ -18,18 +18,22 @@ tickets, the SQLite store); this cog only opens modals, shows answers and posts.
   ``support.nudge`` on (needs the Message Content intent) the missing checklist
   items and suggested pages instead.
 
-Store calls run in worker threads (``asyncio.to_thread``) and triage in the bot's
-knowledge threads; nothing slow runs on the event loop.
+Nothing slow runs on the event loop. The triage (the wiki's search) runs in the bot's
+knowledge threads (``bot.in_thread``); drafts and tickets (redaction, SQLite writes,
+the post's body) in the cog's own store threads, so filing a ticket never queues
+behind the triages of twenty other requests, nor in asyncio's default pool.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import io
 import logging
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import discord
 from discord import app_commands
@@ -68,6 +72,13 @@ log = logging.getLogger(__name__)
 
 #: Seconds between two looks for pending posts (tests set ``bot.support_retry_interval``).
 RETRY_EVERY = 30.0
+#: Seconds between two clean-ups of expired drafts (done by the retry loop).
+EXPIRE_EVERY = 600.0
+#: Threads for the ticket store: SQLite serialises writes on one connection anyway; a
+#: second thread redacts the next request while the first waits on the disk.
+STORE_THREADS = 2
+
+T = TypeVar("T")
 
 
 class SupportCog(commands.Cog):
@@ -88,6 +99,7 @@ class SupportCog(commands.Cog):
         self._desk_lock = asyncio.Lock()
         self._retry_task: asyncio.Task[None] | None = None
         self._posting: set[int] = set()
+        self._store_pool = ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="wikibot-tickets")
 
     # ----------------------------------------------------------------- set-up
 
@@ -103,7 +115,15 @@ class SupportCog(commands.Cog):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._retry_task
         if self.store is not None:
-            await asyncio.to_thread(self.store.close)
+            await self.in_store(self.store.close)
+        self._store_pool.shutdown(wait=False)
+
+    async def in_store(self, func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        """Run a (blocking) draft or ticket call in the store threads."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._store_pool, functools.partial(func, *args, **kwargs)
+        )
 
     def _settings(self) -> IntakeSettings:
         c = self.config
@@ -121,7 +141,7 @@ class SupportCog(commands.Cog):
             if self._desk is None or self._desk_state is not state:
                 if self.store is None:
                     data_dir = self.bot.kb.data_dir
-                    self.store = await asyncio.to_thread(SqliteTicketStore.in_folder, data_dir)
+                    self.store = await self.in_store(SqliteTicketStore.in_folder, data_dir)
                 context = await self.bot.in_thread(lambda: self.bot.kb.triage_context)
                 self._desk = SupportDesk(context, self.store, settings=self._settings())
                 self._desk_state = state
@@ -164,7 +184,7 @@ class SupportCog(commands.Cog):
             if key is None:
                 await self._refuse(interaction, problem or "")
                 return
-        draft = await asyncio.to_thread(desk.resumable, user)
+        draft = await self.in_store(desk.resumable, user)
         if draft is not None and not model:
             when = f"<t:{int(draft.updated_at)}:R>"
             view = flow_view(
@@ -181,7 +201,7 @@ class SupportCog(commands.Cog):
                 interaction, self.t("resume.title"), self.t("resume.text", when=when), view=view
             )
             return
-        saved = await asyncio.to_thread(desk.new_draft, user, model=model or "")
+        saved = await self.in_store(desk.new_draft, user, model=model or "")
         await interaction.response.send_modal(
             step_modal(desk, saved.draft, 1, self.t, desk.model_choices())
         )
@@ -230,7 +250,7 @@ class SupportCog(commands.Cog):
             del values["log"]  # an empty box keeps a log stored before (or uploaded now)
         uploads = {key: await self._download(a) for key, a in submitted.files.items()}
         try:
-            saved = await asyncio.to_thread(
+            saved = await self.in_store(
                 desk.save, draft_id, user, values, uploads=uploads, step=step
             )
         except IntakeError as exc:
@@ -295,7 +315,7 @@ class SupportCog(commands.Cog):
         desk = await self.desk()
         user = user_key(interaction.user)
         if action == "new":
-            saved = await asyncio.to_thread(desk.new_draft, user)
+            saved = await self.in_store(desk.new_draft, user)
             await interaction.response.send_modal(
                 step_modal(desk, saved.draft, 1, self.t, desk.model_choices())
             )
@@ -305,10 +325,10 @@ class SupportCog(commands.Cog):
             if isinstance(interaction.channel, discord.Thread):
                 with contextlib.suppress(discord.HTTPException):
                     text = await self._starter_text(interaction.channel)
-            saved = await asyncio.to_thread(desk.new_draft, user)
+            saved = await self.in_store(desk.new_draft, user)
             draft = saved.draft
             if text.strip():
-                draft = (await asyncio.to_thread(desk.save, draft.id, user, {"text": text})).draft
+                draft = (await self.in_store(desk.save, draft.id, user, {"text": text})).draft
             await interaction.response.send_modal(
                 step_modal(desk, draft, 1, self.t, desk.model_choices())
             )
@@ -317,12 +337,12 @@ class SupportCog(commands.Cog):
             await self._file(interaction, desk, draft_id, user)
             return
         try:
-            draft = await asyncio.to_thread(desk.draft, draft_id, user)
+            draft = await self.in_store(desk.draft, draft_id, user)
         except IntakeError as exc:
             await self._refuse(interaction, str(exc))
             return
         if action == "solved":
-            await asyncio.to_thread(desk.deflect, draft_id, user)
+            await self.in_store(desk.deflect, draft_id, user)
             embed = render.embed(
                 Reply("ok", self.t("deflected.title"), self.t("deflected.text"), ephemeral=True)
             )
@@ -346,7 +366,7 @@ class SupportCog(commands.Cog):
         await interaction.response.defer(ephemeral=True, thinking=True)
         forum_id = self.config.forum_channel_id
         try:
-            filed = await self.bot.in_thread(desk.file, draft_id, user, post=forum_id is not None)
+            filed = await self.in_store(desk.file, draft_id, user, post=forum_id is not None)
         except IntakeError as exc:
             await self._refuse(interaction, str(exc))
             return
@@ -391,9 +411,9 @@ class SupportCog(commands.Cog):
         try:
             forum = await self._forum()
             if forum is None:
-                await asyncio.to_thread(desk.post_failed, ticket, "forum_missing")
+                await self.in_store(desk.post_failed, ticket, "forum_missing")
                 return None, "forum_missing"
-            post = desk.ticket_post(ticket)
+            post = await self.in_store(desk.ticket_post, ticket)
             tags = tags_for(forum, post.tags, ticket.triage.get("family_name"))
             asker = user_id_of(ticket.user)
             mention = f"<@{asker}>\n" if asker else ""
@@ -417,23 +437,28 @@ class SupportCog(commands.Cog):
         except discord.HTTPException as exc:
             reason = failure_reason(exc)
             log.warning("ticket %d not posted (%s): %s", ticket.id, reason, exc)
-            await asyncio.to_thread(desk.post_failed, ticket, f"{exc.status} {exc.code} {reason}")
+            await self.in_store(desk.post_failed, ticket, f"{exc.status} {exc.code} {reason}")
             return None, reason
         finally:
             self._posting.discard(ticket.id)
-        await asyncio.to_thread(desk.posted, ticket.id, created.thread.id)
+        await self.in_store(desk.posted, ticket.id, created.thread.id)
         return created.thread, ""
 
     async def _retry_loop(self) -> None:
         every = float(getattr(self.bot, "support_retry_interval", RETRY_EVERY))
         await self.bot.wait_until_ready()
+        expired_at = float("-inf")
         while True:
             await asyncio.sleep(every)
-            if self.config.forum_channel_id is None:
-                continue
             try:
                 desk = await self.desk()
-                for ticket in await asyncio.to_thread(desk.due_posts):
+                now = asyncio.get_running_loop().time()
+                if now - expired_at >= EXPIRE_EVERY:
+                    expired_at = now
+                    await self.in_store(desk.expire_drafts)
+                if self.config.forum_channel_id is None:
+                    continue
+                for ticket in await self.in_store(desk.due_posts):
                     await self.post_ticket(desk, ticket)
             except Exception:  # keep retrying whatever one round did
                 log.exception("retrying pending ticket posts failed")
@@ -449,7 +474,7 @@ class SupportCog(commands.Cog):
         desk = await self.desk()
         status = {"solved": "solved", "close": "closed", "reopen": "open"}[action]
         try:
-            ticket = await asyncio.to_thread(
+            ticket = await self.in_store(
                 desk.set_status,
                 ticket_id,
                 status,
@@ -504,7 +529,7 @@ class SupportCog(commands.Cog):
         """Support tickets, newest first (staff only)."""
         await self._staff_only(interaction)
         desk = await self.desk()
-        tickets = await asyncio.to_thread(
+        tickets = await self.in_store(
             desk.store.list_tickets, status=status, family=family or None, limit=20
         )
         lines = [
@@ -540,7 +565,7 @@ class SupportCog(commands.Cog):
         await self._staff_only(interaction)
         desk = await self.desk()
         try:
-            ticket = await asyncio.to_thread(desk.ticket, id)
+            ticket = await self.in_store(desk.ticket, id)
         except IntakeError as exc:
             await self._refuse(interaction, str(exc))
             return
@@ -616,7 +641,7 @@ class SupportCog(commands.Cog):
         def counts() -> tuple[int, int]:
             return len(desk.store.list_tickets(status="open", limit=10_000)), desk.pending_count()
 
-        opened, pending = await asyncio.to_thread(counts)
+        opened, pending = await self.in_store(counts)
         source = desk.form.source or self.t("status.builtin")
         return Field(
             self.t("status.field"),

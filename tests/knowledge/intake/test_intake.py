@@ -274,6 +274,25 @@ def test_filing_twice_makes_one_ticket(desk, store):
     assert [(e.kind, e.actor) for e in ticket.events] == [("created", "discord:1")]
 
 
+def test_filing_after_the_check_files_what_it_showed_without_a_second_triage(desk, clock):
+    runs = []
+    triage = desk.triage
+    desk.triage = lambda draft: runs.append(draft.id) or triage(draft)
+    checked = fill(desk)
+    _, result, _ = desk.check(checked.id, "discord:1")
+    ticket = desk.file(checked.id, "discord:1", post=True).ticket
+    assert runs == [checked.id], "the check's triage was reused"
+    assert [s["page"] for s in ticket.triage["suggestions"]] == [
+        s.page for s in result.suggestions
+    ]
+    edited = fill(desk)
+    desk.check(edited.id, "discord:1")
+    clock.now += 1
+    desk.save(edited.id, "discord:1", {"client": "curl localhost:8000/v1/models"})
+    desk.file(edited.id, "discord:1", post=True)
+    assert runs == [checked.id, edited.id, edited.id], "an edit after the check is triaged again"
+
+
 def test_a_user_filing_ten_a_minute_is_told_to_wait(desk, clock):
     filed = []
     refused = []
