@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean docker-smoke
+.PHONY: demo test lint bench eval clean docker-smoke
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,18 @@ bench: $(STAMP)  ## speed and memory figures on ../shared/wiki-snapshot
 
 docker-smoke:  ## build the Docker image and run it as deployed (root and a Docker engine)
 	scripts/docker-smoke.sh
+
+EVAL_WIKI ?= ../shared/wiki-snapshot
+EVAL_REQUESTS ?= ../shared/eval-dev/requests.jsonl
+
+eval: $(STAMP)  ## triage and /search scored on the judged dev requests
+	@if [ ! -d "$(EVAL_WIKI)" ] || [ ! -f "$(EVAL_REQUESTS)" ]; then \
+		echo "make eval needs the wiki snapshot and the judged requests beside the repository:"; \
+		echo "  $(EVAL_WIKI) and $(EVAL_REQUESTS) (one or both are missing)."; \
+		echo "Set EVAL_WIKI=DIR EVAL_REQUESTS=FILE, or run: $(BIN)/wikibot eval --wiki DIR FILE"; \
+		exit 2; \
+	fi
+	$(BIN)/wikibot eval --wiki $(EVAL_WIKI) $(EVAL_REQUESTS)
 
 clean:
 	rm -rf $(VENV) data .pytest_cache .wheelhouse

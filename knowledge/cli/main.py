@@ -1,9 +1,9 @@
-"""The knowledge commands of ``wikibot``: console, ask, index, triage and tickets.
+"""The knowledge commands of ``wikibot``: console, ask, index, triage, tickets and eval.
 
 ``bot.cli`` builds the ``wikibot`` parser, adds these with
 :func:`add_knowledge_commands` and its own ``serve``/``sync``/``health``;
 nothing here imports discord. The modules of this package import one way
-(``main`` -> ``console``, ``triage``/``tickets`` -> ``options``), never each other back.
+(``main`` -> ``console``, ``triage``/``tickets``/``eval`` -> ``options``), never each other back.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import json
 import time
 
 from knowledge.cli.console import dispatch, render_text, run_console
+from knowledge.cli.eval import add_eval_command
 from knowledge.cli.options import add_wiki_options, open_knowledge, progress_bar, wiki_folders
 from knowledge.cli.tickets import add_tickets_command
 from knowledge.cli.triage import add_triage_command
@@ -97,3 +98,4 @@ def add_knowledge_commands(sub: argparse._SubParsersAction) -> None:
 
     add_triage_command(sub, render_text)
     add_tickets_command(sub)
+    add_eval_command(sub)
