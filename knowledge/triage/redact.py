@@ -16,12 +16,23 @@ Kinds (the ``KINDS`` constant):
 ``aws-secret-key``  a 40-character AWS secret assigned to a name containing ``SECRET``.
 ``discord-token``   three dot-separated base64url parts whose first part decodes to a
                     Discord user id (17-20 digits).
+``jwt``             a JSON Web Token: ``eyJ...`` header and payload (base64url JSON
+                    objects) and a signature, dot-separated.
+``encoded-secret``  a base64 (or base64url) run of at least 24 characters that decodes
+                    to printable text in which one of the other kinds is found.
 ``cli-secret``      the value of a command-line flag named like a secret:
                     ``--api-key X``, ``--hf-token=X``, ``--password X`` ...
 ``env-secret``      the value of an assignment whose name looks secret (see
                     ``is_secret_name``): ``NAME=v``, ``export NAME=v``, ``-e NAME=v``,
                     ``--env NAME=v``, YAML ``NAME: v``, JSON ``"NAME": "v"``,
                     Python ``'name': 'v'``.
+
+Disguises are undone before matching. Text that is not plain ASCII is NFKC-normalised
+(fullwidth ``ｈｆ＿`` reads ``hf_``) and loses its format characters (zero-width
+spaces and joiners, soft hyphens, bidi controls); the redacted text is that
+normalised text. A token broken over two lines (a line that ends in token characters,
+the next that goes on with them after optional indentation) is matched as if the lines
+were joined; each piece is replaced and the line break kept, so line numbers stay.
 
 Values that are obviously not secrets are left alone: empty values, a value that is
 exactly one reference such as ``$VAR``, ``${VAR}`` or ``$(cmd)`` (so a password that
@@ -35,10 +46,12 @@ For ``${VAR:-default}`` only a non-placeholder default is masked. Names ending i
 ``_TOKEN``/``_KEY`` whose value is a plain integer of at most 8 digits (``MAX_TOKEN=4096``)
 are counts, not secrets; names containing ``PASSWORD``/``SECRET`` are masked even then.
 
-Time is linear in the input: every pattern is a handful of character classes with
-bounded or non-overlapping repetition and no nested quantifiers, and assignments and
-flags are found from a keyword (``token``, ``key``, ``secret``, ``pass``, ``pwd``) and
-then walked with bounded string scans instead of by backtracking.
+Time is linear in the input (plain ASCII skips the normalising; the joined-lines view
+is searched with the token patterns only, and mapped back only when one matches; base64
+is looked for in words of 24 characters or more only): every pattern is a handful of
+character classes with bounded or non-overlapping repetition and no nested quantifiers,
+and assignments and flags are found from a keyword (``token``, ``key``, ``secret``,
+``pass``, ``pwd``) and then walked with bounded string scans instead of by backtracking.
 """
 
 from __future__ import annotations
@@ -47,6 +60,7 @@ import base64
 import binascii
 import logging
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -73,6 +87,8 @@ GITHUB_TOKEN: Final = "github-token"
 AWS_ACCESS_KEY: Final = "aws-access-key"
 AWS_SECRET_KEY: Final = "aws-secret-key"
 DISCORD_TOKEN: Final = "discord-token"
+JWT: Final = "jwt"
+ENCODED_SECRET: Final = "encoded-secret"
 CLI_SECRET: Final = "cli-secret"
 ENV_SECRET: Final = "env-secret"
 
@@ -85,6 +101,8 @@ KINDS: Final[tuple[str, ...]] = (
     GITHUB_TOKEN,
     AWS_ACCESS_KEY,
     DISCORD_TOKEN,
+    JWT,
+    ENCODED_SECRET,
     CLI_SECRET,
     ENV_SECRET,
     AWS_SECRET_KEY,
@@ -154,6 +172,25 @@ _DISCORD_TAIL_RE: Final = re.compile(r"\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,45
 _DISCORD_CHARS: Final = frozenset(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 )
+# A JWT: base64url JSON header and payload (``{"`` encodes as ``ey``), then a signature
+# (empty for ``alg: none``).
+_JWT_RE: Final = re.compile(
+    r"(?<![A-Za-z0-9_-])ey[A-Za-z0-9_-]{8,4096}\.ey[A-Za-z0-9_-]{8,65536}\.[A-Za-z0-9_-]{0,4096}"
+)
+# A line break inside a token: a token character before it, another after optional
+# indentation. The literal ``\n`` comes first so the search runs at memchr speed.
+_TOKEN_BREAK_RE: Final = re.compile(r"\n(?<=[A-Za-z0-9_.-]\n)[ \t]{0,16}(?=[A-Za-z0-9_.-])")
+_TOKEN_BREAK_CRLF_RE: Final = re.compile(
+    r"(?:\r\n(?<=[A-Za-z0-9_.-]\r\n)|\n(?<=[A-Za-z0-9_.-]\n))[ \t]{0,16}(?=[A-Za-z0-9_.-])"
+)
+# Base64 runs, in the standard or the URL-safe alphabet (never both), padded or not.
+_B64_RE: Final = re.compile(
+    r"(?<![A-Za-z0-9+/_-])(?:[A-Za-z0-9+/]{24,65536}|[A-Za-z0-9_-]{24,65536})={0,2}"
+    r"(?![A-Za-z0-9+/=_-])"
+)
+_ASCII_BYTES: Final = bytes(range(128))
+#: Shortest base64 run looked into (20 bytes, an AWS key id, encode to 28 characters).
+_B64_MIN_CHARS: Final = 24
 _WORD_CHARS: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 # Secret-looking names are found from a keyword, in lower, UPPER or Capitalised spelling.
 _KEYWORD_RE: Final = re.compile(
@@ -321,6 +358,11 @@ def _is_discord_user_id(part: str) -> bool:
 
 
 def _discord_pass(text: str) -> tuple[str, int]:
+    spans = _discord_spans(text)
+    return _apply(text, spans), len(spans)
+
+
+def _discord_spans(text: str) -> list[tuple[int, int, str]]:
     spans: list[tuple[int, int, str]] = []
     last_end = 0
     for m in _DISCORD_TAIL_RE.finditer(text):
@@ -333,7 +375,7 @@ def _discord_pass(text: str) -> tuple[str, int]:
         if _is_discord_user_id(text[start:dot]):
             spans.append((start, m.end(), DISCORD_TOKEN))
             last_end = m.end()
-    return _apply(text, spans), len(spans)
+    return spans
 
 
 def _value_span(text: str, pos: int, yaml_style: bool) -> tuple[int, int] | None:
@@ -484,6 +526,161 @@ def _apply(text: str, spans: Sequence[tuple[int, int, str]]) -> str:
     return "".join(out)
 
 
+def _decodes_to(part: str, first: bytes) -> bytes | None:
+    """``part`` decoded as base64url (or base64), when it starts with ``first``."""
+    try:
+        raw = base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+    except (binascii.Error, ValueError):
+        return None
+    return raw if raw.startswith(first) else None
+
+
+def _jwt_pass(text: str) -> tuple[str, int]:
+    if "ey" not in text:
+        return text, 0
+    count = 0
+
+    def replace(m: re.Match[str]) -> str:
+        nonlocal count
+        header = _decodes_to(m.group(0).split(".", 1)[0], b"{")
+        if header is None or b'"' not in header:
+            return m.group(0)
+        count += 1
+        return placeholder(JWT)
+
+    return _JWT_RE.sub(replace, text), count
+
+
+def _encoded_pass(text: str) -> tuple[str, int]:
+    """Base64 runs whose decoded text holds a secret of another kind.
+
+    Runs are looked for only in the long words (a ``split`` and a length test run at C
+    speed; a regex over the whole text would not), then each found run is replaced.
+    """
+    words = " ".join(w for w in text.split() if len(w) >= _B64_MIN_CHARS)
+    hidden = {run for run in _B64_RE.findall(words) if _hides_secret(run)}
+    count = 0
+    for run in sorted(hidden, key=len, reverse=True):
+        count += text.count(run)
+        text = text.replace(run, placeholder(ENCODED_SECRET))
+    return text, count
+
+
+def _hides_secret(run: str) -> bool:
+    """True when ``run`` decodes to printable text in which a secret is found."""
+    body = run.rstrip("=")
+    if len(body) % 4 == 1:  # not base64 of anything
+        return False
+    altchars = b"-_" if "-" in body or "_" in body else None
+    try:
+        raw = base64.b64decode(body + "=" * (-len(body) % 4), altchars=altchars)
+    except (binascii.Error, ValueError):
+        return False
+    if not raw.isascii() or not raw.translate(None, b"\r\n\t").decode().isprintable():
+        return False
+    return _redact_counts(raw.decode("ascii"), nested=True)[1].total() > 0
+
+
+def _normalised(text: str) -> str:
+    """``text`` NFKC-normalised, without format characters (ASCII is returned as is)."""
+    if text.isascii():
+        return text
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    # UTF-8 never puts an ASCII byte inside a longer sequence, so deleting the ASCII
+    # bytes leaves the other characters whole: their set, at C speed.
+    others = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES)
+    for char in set(others.decode("utf-8", "surrogatepass")):
+        if unicodedata.category(char) == "Cf":
+            text = text.replace(char, "")
+    return text
+
+
+#: Patterns of tokens that may be broken over two lines, by kind.
+_BREAKABLE: Final = (
+    (HF_TOKEN, (_HF_RE, _HF_ORG_RE)),
+    (GITHUB_TOKEN, (_GH_RE, _GH_PAT_RE)),
+    (AWS_ACCESS_KEY, (_AWS_ACCESS_RE,)),
+)
+
+
+def _broken_spans(joined: str) -> list[tuple[int, int, str, re.Pattern[str] | None]]:
+    """Tokens in the joined-lines view: (start, end, kind, the pattern that found it)."""
+    spans: list[tuple[int, int, str, re.Pattern[str] | None]] = []
+    for kind, patterns in _BREAKABLE:
+        for pattern in patterns:
+            spans.extend(
+                (m.start(), m.end(), kind, pattern)
+                for m in pattern.finditer(joined)
+                if _starts_word(joined, m.start())
+            )
+    if "ey" in joined:
+        spans.extend(
+            (m.start(), m.end(), JWT, _JWT_RE)
+            for m in _JWT_RE.finditer(joined)
+            if _decodes_to(m.group(0).split(".", 1)[0], b"{") is not None
+        )
+    spans.extend((start, end, kind, None) for start, end, kind in _discord_spans(joined))
+    spans.sort(key=lambda span: (span[0], -span[1]))
+    kept: list[tuple[int, int, str, re.Pattern[str] | None]] = []
+    for span in spans:
+        if not kept or span[0] >= kept[-1][1]:
+            kept.append(span)
+    return kept
+
+
+def _broken_pass(text: str) -> tuple[str, Counter[str]]:
+    """Tokens broken over lines: each piece replaced, the line breaks kept."""
+    counts: Counter[str] = Counter()
+    if "\n" not in text:
+        return text, counts
+    breaker = _TOKEN_BREAK_CRLF_RE if "\r" in text else _TOKEN_BREAK_RE
+    joined = breaker.sub("", text)
+    if len(joined) == len(text):
+        return text, counts
+    spans = _broken_spans(joined)
+    if not spans:
+        return text, counts
+    breaks = [m.span() for m in breaker.finditer(text)]
+    # joined position -> original position: add the lengths of the breaks before it.
+    starts: list[int] = []  # joined position at which each break was cut out
+    removed = 0
+    for b_start, b_end in breaks:
+        starts.append(b_start - removed)
+        removed += b_end - b_start
+    out: list[str] = []
+    pos = 0
+    index = 0
+    shift = 0
+    for j_start, j_end, kind, pattern in spans:
+        while index < len(starts) and starts[index] <= j_start:
+            shift += breaks[index][1] - breaks[index][0]
+            index += 1
+        start = j_start + shift
+        inner = []
+        for i in range(index, len(starts)):
+            if starts[i] >= j_end:
+                break
+            if inner and pattern is not None and pattern.fullmatch(joined, j_start, starts[i]):
+                j_end = starts[i]  # the token ends at a line end: the next line is not in it
+                break
+            inner.append(breaks[i])
+        if not inner:
+            continue  # wholly on one line: not a broken token (left to the line passes)
+        end = j_end + shift + sum(b - a for a, b in inner)
+        out.append(text[pos:start])
+        piece = start
+        for b_start, b_end in inner:
+            out.append(placeholder(kind) if b_start > piece else "")
+            out.append(text[b_start:b_end])
+            piece = b_end
+        out.append(placeholder(kind) if end > piece else "")
+        pos = end
+        counts[kind] += 1
+    out.append(text[pos:])
+    return "".join(out), counts
+
+
 _SIMPLE_PASSES: Final[tuple[tuple[str, Callable[[str], tuple[str, int]]], ...]] = (
     (PRIVATE_KEY, _pem_pass),
     (AUTHORIZATION, _auth_pass),
@@ -492,14 +689,21 @@ _SIMPLE_PASSES: Final[tuple[tuple[str, Callable[[str], tuple[str, int]]], ...]] 
     (GITHUB_TOKEN, _github_pass),
     (AWS_ACCESS_KEY, _aws_access_pass),
     (DISCORD_TOKEN, _discord_pass),
+    (JWT, _jwt_pass),
 )
 
 
-def _redact_counts(text: str) -> tuple[str, Counter[str]]:
+def _redact_counts(text: str, *, nested: bool = False) -> tuple[str, Counter[str]]:
     counts: Counter[str] = Counter()
+    text = _normalised(text)
     for kind, run in _SIMPLE_PASSES:
         text, n = run(text)
         counts[kind] += n
+    text, broken = _broken_pass(text)
+    counts.update(broken)
+    if not nested:  # base64 inside base64 is not looked into
+        text, n = _encoded_pass(text)
+        counts[ENCODED_SECRET] += n
     text, cli, env, aws = _keyword_pass(text)
     counts[CLI_SECRET] += cli
     counts[ENV_SECRET] += env

@@ -31,6 +31,10 @@ DISCORD = (
     + "Q" * 19
 )
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+    "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+)
 
 # (case id, text, expected kind, the secret that must disappear)
 TRUE_POSITIVES = [
@@ -72,6 +76,15 @@ TRUE_POSITIVES = [
     ("hf-token-flag-quoted", '--hf-token "abc def 123"', "cli-secret", "abc def 123"),
     ("password-flag", "mysql --password s3cr3t-pw", "cli-secret", "s3cr3t-pw"),
     ("discord", f"DISCORD bot {DISCORD} end.", "discord-token", DISCORD),
+    ("jwt", f"auth {JWT} end", "jwt", JWT),
+    ("jwt-unsigned", "id " + JWT.rsplit(".", 1)[0] + ". end", "jwt", JWT.split(".")[1]),
+    ("base64-hf", f"header {base64.b64encode(HF.encode()).decode()} ok", "encoded-secret", HF),
+    (
+        "base64url-json",
+        "cfg=" + base64.urlsafe_b64encode(b'{"hf_token": "abcdefgh12345"}').decode(),
+        "encoded-secret",
+        base64.urlsafe_b64encode(b'{"hf_token": "abcdefgh12345"}').decode(),
+    ),
     ("url-password", "postgres://bob:s3cr3tpw@db.local:5432/app", "url-password", "s3cr3tpw"),
     ("url-password-empty-user", "redis://:hunter2hunter2@cache:6379", "url-password", "hunter2"),
     ("env-assign", "HF_HUB_TOKEN=abc123def456", "env-secret", "abc123def456"),
@@ -120,6 +133,9 @@ FALSE_POSITIVES = [
     ("prose-token", "Set your HF token before starting; the key is in the vault."),
     ("short-prefix", "ghp_short hf_tooShort AKIA123"),
     ("word-glued-hf", "xhf_" + "a" * 40),
+    ("ey-words", "they.eyeballed.every key eyJustAWord.eyNotJson.x"),
+    ("base64-of-prose", base64.b64encode(b"a healthy log line with nothing in it").decode()),
+    ("lines-ending-in-words", "loading model\nweights from disk\n  done in 3 s\n"),
 ]
 
 
