@@ -1,0 +1,205 @@
+"""Keep a :class:`~knowledge.service.KnowledgeBase` on the live generation of a source.
+
+:class:`Follower` owns the store, the HTTP client and the settings; the bot
+keeps one for its lifetime (one shared ``httpx`` client) and calls
+:meth:`Follower.follow` from a worker thread: fetch, and when a new generation
+went live, point the knowledge base at it, update the index incrementally (only
+pages whose content changed are parsed and indexed again) and work out what to
+announce. Everything here is synchronous and never touches Discord.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from knowledge.reply import Field, Reply
+from knowledge.search.index import BuildStats
+from knowledge.templates import Templates, load_templates
+from knowledge.text import inline_code
+from knowledge.wiki.parse import load_wiki
+
+from .changes import Snapshot, WikiChanges, announcement
+from .extract import Caps
+from .fetch import CheckFailed, FetchOutcome, fetch_once
+from .http import HttpSettings, WikiHttp
+from .spec import DEFAULT_API_URL, Source
+from .store import Generation, SourceState, Store
+
+__all__ = ["FollowResult", "Follower", "SourceSettings"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSettings:
+    source: Source
+    api_url: str = DEFAULT_API_URL
+    caps: Caps = field(default_factory=Caps)
+    #: Timeouts and retries; None: the defaults for ``api_url``.
+    http: HttpSettings | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FollowResult:
+    outcome: FetchOutcome
+    #: The index update, when a new generation went live.
+    built: BuildStats | None = None
+    changes: WikiChanges = field(default_factory=WikiChanges)
+    #: The announcement to post, or None when nothing a user would notice changed.
+    announcement: Reply | None = None
+
+
+class Follower:
+    def __init__(
+        self,
+        settings: SourceSettings,
+        data_dir: Path,
+        *,
+        token: str | None = None,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        templates: Templates | None = None,
+    ) -> None:
+        self.settings = settings
+        self.store = Store(data_dir)
+        http = settings.http or HttpSettings(api_url=settings.api_url)
+        if token is None:
+            token = os.environ.get("GITHUB_TOKEN", "").strip() or None
+        self.http = WikiHttp(http, token=token, transport=transport, sleep=sleep)
+        self.t = templates or load_templates("source.yaml")
+
+    def close(self) -> None:
+        self.http.close()
+
+    # --- generations -----------------------------------------------------------
+
+    def live(self) -> Generation | None:
+        """The live generation if it was fetched from this follower's source."""
+        live = self.store.live()
+        if live is None or live.source != self.settings.source.text:
+            return None
+        return live
+
+    def fetch(self, check: Callable[[Path], None] | None = None) -> FetchOutcome:
+        """One check of the source (raises on failure; the live generation stays)."""
+        s = self.settings
+        return fetch_once(self.store, s.source, self.http, s.caps, check=check)
+
+    def ensure(self) -> Generation:
+        """The live generation, fetching it first if there is none yet (a fresh machine)."""
+        live = self.live()
+        if live is not None:
+            return live
+        return self.fetch().live
+
+    def link_base(self, generation: Generation) -> str | None:
+        """Where page links of ``generation`` point (the pages at its commit), if known."""
+        if not generation.commit:
+            return None
+        return self.settings.source.page_base(self.settings.api_url, generation.commit)
+
+    def commit_url(self, generation: Generation) -> str | None:
+        if not generation.commit:
+            return None
+        return self.settings.source.commit_url(self.settings.api_url, generation.commit)
+
+    # --- following ---------------------------------------------------------------
+
+    def follow(self, kb, *, force: bool = False) -> FollowResult:
+        """Fetch; on a new generation, switch ``kb`` to it and update its index.
+
+        ``kb`` is a :class:`~knowledge.service.KnowledgeBase` serving this source.
+        With ``force`` the index is rebuilt in full even when nothing was fetched.
+        """
+        old = kb.state
+        outcome = self.fetch(check=lambda tree: _check_tree(tree, old.wiki.pages))
+        if not outcome.changed:
+            built = kb.reload(force=True) if force else None
+            return FollowResult(outcome, built)
+        before = Snapshot.of(old.wiki, old.glossary, old.catalogue)
+        kb.wiki_dir = outcome.live.path
+        kb.link_base = self.link_base(outcome.live) or kb.link_base
+        built = kb.reload(force=force)
+        new = kb.state
+        changes = WikiChanges.between(before, Snapshot.of(new.wiki, new.glossary, new.catalogue))
+        reply = announcement(
+            changes,
+            self.t,
+            kb.link,
+            commit=outcome.live.commit,
+            commit_url=self.commit_url(outcome.live),
+        )
+        log.info(
+            "wiki now at %s: %s",
+            outcome.live.commit[:12] or outcome.live.id[:13],
+            changes.summary(),
+        )
+        return FollowResult(outcome, built, changes, reply)
+
+    # --- status --------------------------------------------------------------------
+
+    def state(self) -> SourceState:
+        return self.store.state()
+
+    def status_fields(self) -> tuple[Field, ...]:
+        """Fields /wiki status adds: source, commit (linked), fetched, last checked, last error."""
+        t = self.t
+        live = self.live()
+        state = self.store.state()
+        if live is not None and live.commit:
+            url = self.commit_url(live)
+            short = live.commit[:12]
+            commit = f"[`{short}`]({url})" if url else inline_code(short)
+        elif live is not None:
+            commit = inline_code(live.id[:13])
+        else:
+            commit = t("status.never")
+        fields = [
+            Field(t("status.source"), inline_code(self.settings.source.text), False),
+            Field(t("status.commit"), commit, True),
+            Field(t("status.fetched_at"), _when(t, live.fetched_at if live else 0.0), True),
+            Field(t("status.checked_at"), _when(t, state.checked_at), True),
+        ]
+        if state.last_error and state.source == self.settings.source.text:
+            fields.append(Field(t("status.last_error"), state.last_error[:1000], False))
+        return tuple(fields)
+
+    def status(self, reply: Reply) -> Reply:
+        """``reply`` (the knowledge base's status) with the source's fields added."""
+        from dataclasses import replace
+
+        return replace(
+            reply,
+            fields=(*reply.fields, *self.status_fields()),
+            meta={**reply.meta, "source": self.settings.source.text, **self._status_meta()},
+        )
+
+    def _status_meta(self) -> dict[str, object]:
+        live = self.live()
+        state = self.store.state()
+        return {
+            "commit": live.commit if live else None,
+            "fetched_at": live.fetched_at if live else None,
+            "checked_at": state.checked_at or None,
+            "last_error": state.last_error,
+        }
+
+
+def _check_tree(tree: Path, cache) -> None:
+    """Refuse a tree with no readable page (parses only pages that changed)."""
+    wiki = load_wiki(tree, cache=cache)
+    if not wiki.pages:
+        raise CheckFailed("the fetched wiki has no page the bot can read")
+
+
+def _when(t: Templates, stamp: float) -> str:
+    if not stamp:
+        return t("status.never")
+    return t("status.ago", stamp=int(stamp))
