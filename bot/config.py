@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
+from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -37,6 +38,8 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from knowledge.safe_yaml import YamlTooLarge, load_yaml
+from knowledge.source import Caps, Source, SourceError, check_api_url, parse_source
+from knowledge.source.spec import DEFAULT_API_URL
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +91,8 @@ class BotConfig:
     guild_ids: tuple[int, ...]
     #: Members with one of these roles may run admin commands (besides Manage Server).
     admin_role_ids: tuple[int, ...]
-    wiki_dir: Path
+    #: The local wiki folder (``wiki.path``); None when the wiki is fetched (``wiki.source``).
+    wiki_dir: Path | None
     #: ``https://github.com/<owner>/<repo>/blob/<branch>/``: page links are built on it.
     link_base: str | None
     #: Where the search index lives; None means the per-wiki cache folder.
@@ -99,6 +103,13 @@ class BotConfig:
     support: SupportConfig = SupportConfig()
     #: The file this was read from (for messages), or None when built in code.
     source: Path | None = None
+    #: Where the bot fetches and follows the wiki from (``wiki.source``), if anywhere.
+    wiki_source: Source | None = None
+    api_url: str = DEFAULT_API_URL
+    #: Channel the "wiki changed" announcements go to (``wiki.announce_channel``).
+    announce_channel: int | None = None
+    #: Limits on one fetch (``wiki.max_*``).
+    caps: Caps = dataclass_field(default_factory=Caps)
 
 
 # --- the file's schema ------------------------------------------------------------------
@@ -149,6 +160,22 @@ def _https(value: str | None) -> str | None:
     return value if value.endswith("/") else value + "/"
 
 
+def _source(value: str | None) -> Source | None:
+    if not value:
+        return None
+    try:
+        return parse_source(value)
+    except SourceError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _api_url(value: str) -> str:
+    try:
+        return check_api_url(value)
+    except SourceError as exc:
+        raise _fail(str(exc)) from None
+
+
 def _off_or_range(value: float) -> float:
     if value != 0 and not 1 <= value <= MAX_REFRESH_MINUTES:
         raise ValueError("out of range")
@@ -179,13 +206,42 @@ class _Discord(_Section):
     admin_role_ids: _Ids
 
 
+_MIB = 1024 * 1024
+_DEFAULT_CAPS = Caps()
+
+
+def _cap(default: int, low: int, high: int, what: str) -> Any:
+    return Field(
+        default=default, strict=True, ge=low, le=high, description=f"{what} from {low} to {high}"
+    )
+
+
 class _Wiki(_Section):
     path: Annotated[
-        _Text,
+        _Text | None,
         AfterValidator(_folder),
-        AfterValidator(_existing),
-        Field(description="the folder holding the wiki's Markdown pages"),
+        AfterValidator(lambda p: None if p is None else _existing(p)),
+        Field(default=None, description="the folder holding the wiki's Markdown pages"),
     ]
+    source: Annotated[
+        _Text | None,
+        AfterValidator(_source),
+        Field(default=None, description="github:OWNER/REPO[@REF] or an https:// .tar.gz URL"),
+    ]
+    api_url: Annotated[
+        _Text,
+        AfterValidator(_api_url),
+        Field(default=DEFAULT_API_URL, description="the GitHub API's https:// URL"),
+    ]
+    announce_channel: Annotated[
+        _DiscordId | None,
+        Field(default=None, description="a Discord channel id (a positive integer)"),
+    ]
+    max_download_mb: Annotated[int, _cap(_DEFAULT_CAPS.download_bytes // _MIB, 1, 4096, "MiB")]
+    max_files: Annotated[int, _cap(_DEFAULT_CAPS.members, 10, 1_000_000, "a count")]
+    max_unpacked_mb: Annotated[int, _cap(_DEFAULT_CAPS.unpacked_bytes // _MIB, 1, 16384, "MiB")]
+    max_file_mb: Annotated[int, _cap(_DEFAULT_CAPS.file_bytes // _MIB, 1, 1024, "MiB")]
+    max_depth: Annotated[int, _cap(_DEFAULT_CAPS.depth, 1, 64, "a number of folders")]
     link_base: Annotated[
         Annotated[str, StringConstraints(strict=True, strip_whitespace=True)] | None,
         AfterValidator(_https),
@@ -349,6 +405,21 @@ def parse_config(data: Any, *, name: str = "<config>", base: Path | None = None)
             " it can be removed",
             name,
         )
+    wiki = file.wiki
+    if wiki.path is None and wiki.source is None:
+        raise ConfigError(
+            f"{name}: wiki.path: is required: the folder holding the wiki's Markdown pages"
+            " (or set wiki.source: github:OWNER/REPO to fetch it)"
+        )
+    if wiki.path is not None and wiki.source is not None:
+        raise ConfigError(f"{name}: wiki.source: set wiki.path or wiki.source, not both")
+    caps = Caps(
+        download_bytes=wiki.max_download_mb * _MIB,
+        members=wiki.max_files,
+        unpacked_bytes=wiki.max_unpacked_mb * _MIB,
+        file_bytes=wiki.max_file_mb * _MIB,
+        depth=wiki.max_depth,
+    )
     return BotConfig(
         guild_ids=file.discord.guild_ids,
         admin_role_ids=file.discord.admin_role_ids,
@@ -365,6 +436,10 @@ def parse_config(data: Any, *, name: str = "<config>", base: Path | None = None)
             rate_minutes=file.support.rate_minutes,
             nudge=file.support.nudge,
         ),
+        wiki_source=wiki.source,
+        api_url=wiki.api_url,
+        announce_channel=wiki.announce_channel,
+        caps=caps,
     )
 
 

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import unquote
 
 __all__ = ["Fault", "GitHubStandin", "Request", "github_standin", "tarball", "tree_files"]
 
@@ -121,7 +122,7 @@ class GitHubStandin:
     def _route(self, h: BaseHTTPRequestHandler) -> None:
         parts = h.path.split("?")[0].strip("/").split("/")
         if len(parts) >= 5 and parts[0] == "repos" and parts[3] == "commits":
-            self._commits(h, (parts[1], parts[2]), "/".join(parts[4:]))
+            self._commits(h, (parts[1], parts[2]), unquote("/".join(parts[4:])))
         elif len(parts) == 5 and parts[0] == "repos" and parts[3] == "tarball":
             self._answer(
                 h, "tarball", 302, {"Location": f"/codeload/{parts[1]}/{parts[2]}/{parts[4]}"}, b""

@@ -14,9 +14,16 @@ import time
 
 from knowledge.cli.console import dispatch, render_text, run_console
 from knowledge.cli.eval import add_eval_command
-from knowledge.cli.options import add_wiki_options, open_knowledge, progress_bar, wiki_folders
+from knowledge.cli.options import (
+    add_wiki_options,
+    fetched_link_base,
+    open_knowledge,
+    progress_bar,
+    wiki_folders,
+)
 from knowledge.cli.tickets import add_tickets_command
 from knowledge.cli.triage import add_triage_command
+from knowledge.cli.wiki import add_wiki_command
 from knowledge.service import KnowledgeBase
 from knowledge.templates import load_templates
 
@@ -51,7 +58,7 @@ def _ask(args: argparse.Namespace) -> int:
 def _index(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     t = load_templates()
-    kb = KnowledgeBase(*wiki_folders(args, t), templates=t)
+    kb = KnowledgeBase(*wiki_folders(args, t), link_base=fetched_link_base(args), templates=t)
     try:
         with progress_bar(t("cli.indexing")) as progress:
             built = kb.reload(force=args.full, progress=progress)
@@ -99,3 +106,4 @@ def add_knowledge_commands(sub: argparse._SubParsersAction) -> None:
     add_triage_command(sub, render_text)
     add_tickets_command(sub)
     add_eval_command(sub)
+    add_wiki_command(sub)

@@ -10,12 +10,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from knowledge.service import KnowledgeBase, Progress, default_data_dir, demo_wiki_dir
+from knowledge.source.follow import fetched_wiki
 from knowledge.templates import Templates
 
 if TYPE_CHECKING:
     from tqdm import tqdm
 
-__all__ = ["add_wiki_options", "open_knowledge", "progress_bar", "wiki_folders"]
+__all__ = [
+    "add_wiki_options",
+    "fetched_link_base",
+    "open_knowledge",
+    "progress_bar",
+    "wiki_folders",
+]
 
 
 def add_wiki_options(parser: argparse.ArgumentParser) -> None:
@@ -29,12 +36,18 @@ def add_wiki_options(parser: argparse.ArgumentParser) -> None:
         "--data",
         type=Path,
         default=None,
-        help="data folder for the index (default: per-wiki cache folder)",
+        help="data folder for the index (default: per-wiki cache folder); without --wiki,"
+        " the wiki fetched into it by `wikibot wiki fetch` is used",
     )
 
 
 def wiki_folders(args: argparse.Namespace, t: Templates) -> tuple[Path, Path]:
-    """The wiki and data folders the options name (defaults: demo wiki, per-wiki cache)."""
+    """The wiki and data folders the options name (defaults: the wiki fetched into
+    ``--data`` by ``wikibot wiki fetch`` if any, else the demo wiki; per-wiki cache)."""
+    if args.wiki is None and args.data is not None:
+        fetched = fetched_wiki(args.data)
+        if fetched is not None:
+            return fetched.path, args.data
     wiki = args.wiki if args.wiki is not None else demo_wiki_dir()
     if not wiki.is_dir():
         raise SystemExit(t("cli.wiki_not_found", path=wiki))
@@ -45,7 +58,13 @@ def open_knowledge(
     args: argparse.Namespace, t: Templates, *, progress: Progress | None = None
 ) -> KnowledgeBase:
     wiki, data = wiki_folders(args, t)
-    return KnowledgeBase.open(wiki, data, progress=progress)
+    return KnowledgeBase.open(wiki, data, link_base=fetched_link_base(args), progress=progress)
+
+
+def fetched_link_base(args: argparse.Namespace) -> str | None:
+    """Page links of a fetched wiki point at its commit on GitHub."""
+    fetched = fetched_wiki(args.data) if args.wiki is None and args.data is not None else None
+    return fetched.link_base if fetched is not None else None
 
 
 @contextlib.contextmanager

@@ -121,6 +121,7 @@ def _fetch(
                 archive,
                 limit=caps.download_bytes,
                 what=f"{source.text}: the tarball of {commit[:12]}",
+                auth=True,
             )
             gen_id = commit
         else:
@@ -151,6 +152,8 @@ def _fetch(
             pages=extracted.pages,
             files=extracted.files,
             bytes=extracted.bytes,
+            link_base=source.page_base(http.settings.api_url, commit) if commit else None,
+            commit_url=source.commit_url(http.settings.api_url, commit) if commit else None,
         )
         installed = store.install(tree, generation)
     finally:

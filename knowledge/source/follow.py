@@ -10,6 +10,7 @@ announce. Everything here is synchronous and never touches Discord.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import time
@@ -32,7 +33,7 @@ from .http import HttpSettings, WikiHttp
 from .spec import DEFAULT_API_URL, Source
 from .store import Generation, SourceState, Store
 
-__all__ = ["FollowResult", "Follower", "SourceSettings"]
+__all__ = ["FollowResult", "Follower", "SourceSettings", "fetched_wiki", "source_data_dir"]
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +79,12 @@ class Follower:
     def close(self) -> None:
         self.http.close()
 
+    def __enter__(self) -> Follower:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # --- generations -----------------------------------------------------------
 
     def live(self) -> Generation | None:
@@ -99,20 +106,10 @@ class Follower:
             return live
         return self.fetch().live
 
-    def link_base(self, generation: Generation) -> str | None:
-        """Where page links of ``generation`` point (the pages at its commit), if known."""
-        if not generation.commit:
-            return None
-        return self.settings.source.page_base(self.settings.api_url, generation.commit)
-
-    def commit_url(self, generation: Generation) -> str | None:
-        if not generation.commit:
-            return None
-        return self.settings.source.commit_url(self.settings.api_url, generation.commit)
 
     # --- following ---------------------------------------------------------------
 
-    def follow(self, kb, *, force: bool = False) -> FollowResult:
+    def follow(self, kb, *, force: bool = False, progress=None) -> FollowResult:
         """Fetch; on a new generation, switch ``kb`` to it and update its index.
 
         ``kb`` is a :class:`~knowledge.service.KnowledgeBase` serving this source.
@@ -121,12 +118,12 @@ class Follower:
         old = kb.state
         outcome = self.fetch(check=lambda tree: _check_tree(tree, old.wiki.pages))
         if not outcome.changed:
-            built = kb.reload(force=True) if force else None
+            built = kb.reload(force=True, progress=progress) if force else None
             return FollowResult(outcome, built)
         before = Snapshot.of(old.wiki, old.glossary, old.catalogue)
         kb.wiki_dir = outcome.live.path
-        kb.link_base = self.link_base(outcome.live) or kb.link_base
-        built = kb.reload(force=force)
+        kb.link_base = outcome.live.link_base or kb.link_base
+        built = kb.reload(force=force, progress=progress)
         new = kb.state
         changes = WikiChanges.between(before, Snapshot.of(new.wiki, new.glossary, new.catalogue))
         reply = announcement(
@@ -134,7 +131,7 @@ class Follower:
             self.t,
             kb.link,
             commit=outcome.live.commit,
-            commit_url=self.commit_url(outcome.live),
+            commit_url=outcome.live.commit_url,
         )
         log.info(
             "wiki now at %s: %s",
@@ -154,7 +151,7 @@ class Follower:
         live = self.live()
         state = self.store.state()
         if live is not None and live.commit:
-            url = self.commit_url(live)
+            url = live.commit_url
             short = live.commit[:12]
             commit = f"[`{short}`]({url})" if url else inline_code(short)
         elif live is not None:
@@ -190,6 +187,26 @@ class Follower:
             "checked_at": state.checked_at or None,
             "last_error": state.last_error,
         }
+
+
+def source_data_dir(source: Source) -> Path:
+    """The default data folder of a fetched wiki: one per source, under ``$WIKIBOT_DATA``
+    or the user's cache folder (as :func:`knowledge.service.default_data_dir` does for
+    a local wiki folder)."""
+    base = os.environ.get("WIKIBOT_DATA")
+    if base:
+        root = Path(base)
+    else:
+        cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        root = Path(cache) / "wikibot"
+    name = f"{source.owner}-{source.repo}" if source.is_github else "url"
+    digest = hashlib.sha256(source.text.encode()).hexdigest()[:10]
+    return root / f"{name}-{digest}"
+
+
+def fetched_wiki(data_dir: Path) -> Generation | None:
+    """The live fetched generation in ``data_dir``, if a fetch ever succeeded there."""
+    return Store(data_dir).live()
 
 
 def _check_tree(tree: Path, cache) -> None:

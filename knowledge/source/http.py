@@ -4,8 +4,8 @@
   read and pool timeouts, plus an overall deadline per download (a server that
   trickles bytes never trips a read timeout). A clear ``User-Agent``.
 - ``GITHUB_TOKEN`` (passed in by the caller) is sent as a bearer token to the
-  API host only, never to the host a redirect leads to, and never logged or put
-  into a message.
+  API host only, never along a redirect (GitHub's download links are signed), and
+  never logged or put into a message.
 - Redirects are followed by hand: at most a few hops, never from https to http,
   and only to the API's own host or GitHub's download hosts.
 - The commit of a ref is asked for as its SHA alone
@@ -213,27 +213,37 @@ class WikiHttp:
         return self._call(once)
 
     def download(
-        self, url: str, into: Path, *, limit: int, etag: str | None = None, what: str = ""
+        self,
+        url: str,
+        into: Path,
+        *,
+        limit: int,
+        etag: str | None = None,
+        what: str = "",
+        auth: bool = False,
     ) -> Download:
         """Stream ``url`` into the file ``into`` (at most ``limit`` bytes), following
-        allowed redirects. With ``etag``, a 304 returns ``changed=False``."""
+        allowed redirects. With ``etag``, a 304 returns ``changed=False``. With
+        ``auth`` (a GitHub API URL) the token goes with the first request."""
         what = what or "the download"
 
         def once() -> Download:
-            return self._download_once(url, into, limit=limit, etag=etag, what=what)
+            return self._download_once(url, into, limit=limit, etag=etag, what=what, auth=auth)
 
         return self._call(once)
 
     def _download_once(
-        self, url: str, into: Path, *, limit: int, etag: str | None, what: str
+        self, url: str, into: Path, *, limit: int, etag: str | None, what: str, auth: bool
     ) -> Download:
         deadline = time.monotonic() + self.settings.download_seconds
         headers = {"If-None-Match": etag} if etag else {}
         origin = urlsplit(url)
-        for _hop in range(MAX_REDIRECTS + 1):
+        for hop in range(MAX_REDIRECTS + 1):
+            # The token goes with the request to the API only, never along a redirect.
+            sent = self._auth(url, headers) if auth and hop == 0 else headers
             try:
-                with self._client.stream("GET", url, headers=self._auth(url, headers)) as response:
-                    if response.is_redirect:
+                with self._client.stream("GET", url, headers=sent) as response:
+                    if response.has_redirect_location:
                         url = self._redirect(url, response, origin, what)
                         continue
                     if response.status_code == 304 and etag:
@@ -348,4 +358,4 @@ def _network(exc: httpx.TransportError) -> str:
 def _log_retry(state) -> None:
     exc = state.outcome.exception() if state.outcome else None
     wait = state.next_action.sleep if state.next_action else 0.0
-    log.warning("%s; trying again in %.1f s (try %d)", exc, wait, state.attempt_number + 1)
+    log.info("%s; trying again in %.1f s (try %d)", exc, wait, state.attempt_number + 1)

@@ -59,6 +59,9 @@ class Generation:
     pages: int = 0
     files: int = 0
     bytes: int = 0
+    #: Where page links of this generation point, and the commit's web page (GitHub).
+    link_base: str | None = None
+    commit_url: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
