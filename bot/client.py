@@ -34,11 +34,12 @@ from typing import Any, TypeVar
 import discord
 from discord.ext import commands
 
-from knowledge.service import KnowledgeBase, default_data_dir
+from knowledge.service import KnowledgeBase
+from knowledge.source import Follower, SourceSettings
 from knowledge.templates import Templates, load_templates
 
 from .components import DeleteButton
-from .config import BotConfig
+from .config import BotConfig, data_dir_of
 from .cooldowns import Cooldowns
 from .errors import WikiTree
 from .heartbeat import HEARTBEAT_EVERY
@@ -112,6 +113,7 @@ class WikiBot(commands.Bot):
         config: BotConfig,
         *,
         knowledge: KnowledgeBase | None = None,
+        follower: Follower | None = None,
         open_knowledge: bool = True,
         sync_on_start: bool = True,
         refresh_interval: float | None = None,
@@ -145,6 +147,11 @@ class WikiBot(commands.Bot):
         #: Held by whatever reloads the wiki (/wiki reindex, the periodic refresh): one at a time.
         self.reload_lock = asyncio.Lock()
         self._pool = ThreadPoolExecutor(KNOWLEDGE_THREADS, thread_name_prefix="wikibot-knowledge")
+        #: Fetches and follows ``wiki.source`` (None when the wiki is a local folder).
+        self.follower = follower
+        if follower is None and config.wiki_source is not None:
+            settings = SourceSettings(config.wiki_source, config.api_url, config.caps)
+            self.follower = Follower(settings, data_dir_of(config))
         self._heap = FrozenHeap()
         #: Guilds whose last command sync failed, and why (shown by /wiki status).
         self.sync_failures: dict[int, str] = {}
@@ -159,8 +166,14 @@ class WikiBot(commands.Bot):
 
     def _load_knowledge(self) -> KnowledgeBase:
         config = self.config
-        data_dir = config.data_dir or default_data_dir(config.wiki_dir)
-        kb = KnowledgeBase.open(config.wiki_dir, data_dir, link_base=config.link_base)
+        data_dir = data_dir_of(config)
+        if self.follower is None:
+            kb = KnowledgeBase.open(config.wiki_dir, data_dir, link_base=config.link_base)
+        else:
+            # A fresh machine has no generation yet: the first fetch happens here.
+            live = self.follower.ensure()
+            link_base = config.link_base or live.link_base
+            kb = KnowledgeBase.open(live.path, data_dir, link_base=link_base)
         _ = kb.state.ranker  # built now, before the heap is frozen, not on a first question
         return kb
 
@@ -280,3 +293,5 @@ class WikiBot(commands.Bot):
         self._pool.shutdown(wait=False, cancel_futures=True)
         if self._owns_kb and self._kb is not None:
             await asyncio.to_thread(self._kb.close)
+        if self.follower is not None:
+            self.follower.close()

@@ -43,7 +43,15 @@ from knowledge.source.spec import DEFAULT_API_URL
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BotConfig", "ConfigError", "Cooldown", "SupportConfig", "load_config", "parse_config"]
+__all__ = [
+    "BotConfig",
+    "ConfigError",
+    "Cooldown",
+    "SupportConfig",
+    "data_dir_of",
+    "load_config",
+    "parse_config",
+]
 
 DEFAULT_COOLDOWN_RATE = 3
 DEFAULT_COOLDOWN_PER = 10.0
@@ -465,3 +473,16 @@ def load_config(path: str | Path) -> BotConfig:
         raise ConfigError(f"{path}: not valid YAML{where}: {problem}") from None
     config = parse_config(data, name=str(path), base=path.resolve().parent)
     return replace(config, source=path)
+
+
+def data_dir_of(config: BotConfig) -> Path:
+    """The data folder: ``wiki.data_dir``, else one per wiki folder or per source."""
+    from knowledge.service import default_data_dir
+    from knowledge.source.follow import source_data_dir
+
+    if config.data_dir is not None:
+        return config.data_dir
+    if config.wiki_source is not None:
+        return source_data_dir(config.wiki_source)
+    assert config.wiki_dir is not None
+    return default_data_dir(config.wiki_dir)

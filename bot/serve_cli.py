@@ -19,10 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from knowledge.service import default_data_dir
+from knowledge.source import ArchiveError, CheckFailed, FetchError, StoreBusy
 from knowledge.templates import load_templates
 
-from .config import BotConfig, ConfigError, load_config
+from .config import BotConfig, ConfigError, data_dir_of, load_config
 from .heartbeat import DEFAULT_MAX_AGE, check_heartbeat, heartbeat_path
 
 __all__ = [
@@ -199,6 +199,13 @@ def serve(args: argparse.Namespace) -> int:
         except discord.LoginFailure:
             print(t("serve.login_failed"), file=sys.stderr)
             return 1
+        except (FetchError, ArchiveError, CheckFailed, StoreBusy) as exc:
+            # Only on a fresh machine: with a wiki fetched before, the bot starts on it.
+            print(
+                load_templates("source.yaml")("fetch.first_failed", error=_one_line(exc)),
+                file=sys.stderr,
+            )
+            return 1
         except KeyboardInterrupt:
             return 0
         except unreachable as exc:
@@ -316,7 +323,7 @@ def health(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(t("health.config_error", error=exc), file=sys.stderr)
         return 1
-    data_dir = config.data_dir or default_data_dir(config.wiki_dir)
+    data_dir = data_dir_of(config)
     verdict = check_heartbeat(heartbeat_path(data_dir), max_age=args.max_age)
     line = t(f"health.{verdict.status}", **verdict.values())
     print(line, file=sys.stdout if verdict.ok else sys.stderr)

@@ -227,6 +227,7 @@ def announcement(
         pages=tuple(pages),
         meta={
             "commit": commit,
+            "commit_url": commit_url,
             "updated": [c.new.key for c in changes.updated],
             "new_families": [v.key for v in changes.new_families],
             "new_terms": [n.term for n in changes.new_terms],

@@ -21,7 +21,7 @@ from pathlib import Path
 import httpx
 
 from knowledge.reply import Field, Reply
-from knowledge.search.index import BuildStats
+from knowledge.search import BuildStats
 from knowledge.templates import Templates, load_templates
 from knowledge.text import inline_code
 from knowledge.wiki.parse import load_wiki

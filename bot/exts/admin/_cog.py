@@ -15,8 +15,11 @@ from discord.ext import commands
 
 from bot.cooldowns import cooldown
 from bot.errors import Refused, describe
+from bot.exts.upkeep._announce import post_announcement
 from bot.respond import defer, send_reply
 from knowledge.reply import Field, Reply
+from knowledge.search import BuildStats
+from knowledge.source import ArchiveError, CheckFailed, FetchError, StoreBusy
 
 from ._checks import admin_only
 from ._views import ClearCopiesView
@@ -27,6 +30,9 @@ if TYPE_CHECKING:
 __all__ = ["AdminCog"]
 
 log = logging.getLogger(__name__)
+
+#: What a failed wiki check raises; /wiki reindex then rebuilds from the live generation.
+SOURCE_ERRORS = (FetchError, ArchiveError, CheckFailed, StoreBusy, OSError)
 
 #: Seconds between two "Reindexing: n/m pages" edits (edits are rate limited by Discord).
 PROGRESS_EVERY = 2.0
@@ -67,13 +73,15 @@ class AdminCog(commands.Cog):
         support = self.bot.get_cog("SupportCog")
         if support is not None:  # open and pending tickets, where the checklist came from
             reply = dataclasses.replace(reply, fields=(*reply.fields, await support.status_field()))
+        if self.bot.follower is not None:  # source, commit, fetched, last checked, last error
+            reply = self.bot.follower.status(reply)
         await send_reply(interaction, reply, kb, private=True)
 
     @wiki.command(name="reindex")
     @admin_only("admin.reindex_action")
     @cooldown()
     async def reindex(self, interaction: discord.Interaction) -> None:
-        """Re-read the wiki and rebuild the search index (server admins only).
+        """Fetch and re-read the wiki, then rebuild the search index (server admins only).
 
         Takes seconds on the real wiki: deferred, run in a worker thread (not the
         knowledge threads, so searches go on meanwhile), with progress shown by
@@ -95,8 +103,12 @@ class AdminCog(commands.Cog):
 
             reporter = asyncio.create_task(self._report_progress(interaction, progress))
             started = time.perf_counter()
+            fetch_note = None
             try:
-                built = await asyncio.to_thread(kb.reload, force=True, progress=on_progress)
+                if self.bot.follower is None:
+                    built = await asyncio.to_thread(kb.reload, force=True, progress=on_progress)
+                else:
+                    built, fetch_note = await self._fetch_and_rebuild(on_progress)
             finally:
                 reporter.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -112,9 +124,31 @@ class AdminCog(commands.Cog):
                 seconds=took,
                 revision=state.wiki.revision,
             )
+            if fetch_note:
+                text += "\n" + fetch_note
             log.info("reindex done in %.2fs: %s", took, text)
             reply = Reply("reindex", t("admin.reindex_title"), text)
             await send_reply(interaction, reply, kb, private=True)
+
+    async def _fetch_and_rebuild(self, on_progress) -> tuple[BuildStats, str]:
+        """Check the source first; rebuild from what is live whether or not that worked."""
+        follower = self.bot.follower
+        assert follower is not None
+        kb = self.bot.kb
+        t = follower.t
+        try:
+            result = await asyncio.to_thread(follower.follow, kb, force=True, progress=on_progress)
+        except SOURCE_ERRORS as exc:
+            log.warning("reindex: the wiki check failed: %s", exc)
+            built = await asyncio.to_thread(kb.reload, force=True, progress=on_progress)
+            return built, t("reindex.fetch_failed", error=" ".join(str(exc).split())[:500])
+        live = result.outcome.live
+        commit = live.commit[:12] or live.id[:13]
+        if result.announcement is not None:
+            await post_announcement(self.bot, result.announcement)
+        key = "reindex.fetched" if result.outcome.changed else "reindex.unchanged"
+        assert result.built is not None  # force=True always rebuilds
+        return result.built, t(key, commit=commit)
 
     async def _report_progress(
         self, interaction: discord.Interaction, progress: dict[str, int]

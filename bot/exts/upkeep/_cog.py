@@ -1,11 +1,17 @@
 """Keeping the bot current and saying that it is alive; two background loops, no commands.
 
 Refresh: every ``wiki.refresh_minutes`` (``WikiBot.refresh_interval`` seconds)
-the wiki folder is read again by :meth:`KnowledgeBase.reload` in a worker thread.
+the wiki is brought up to date in a worker thread. With ``wiki.source`` the bot
+follows the source itself (:meth:`knowledge.source.Follower.follow`): a check
+costs a 304 when nothing changed; a new commit is downloaded, unpacked beside
+the live generation, swapped in, and the index updated from the changed pages;
+what users would notice is announced in ``wiki.announce_channel``. A rate limit
+postpones the checks until GitHub's reset time. With ``wiki.path`` the folder
+is read again by :meth:`KnowledgeBase.reload`.
 Unchanged pages come from the parse cache and the index is updated
 incrementally, so a quiet wiki costs little more than reading its files. The bot
-never runs git: admins keep the folder current (a cron ``git pull``, a mounted
-volume). A refresh and ``/wiki reindex`` hold ``WikiBot.reload_lock``: a tick
+never runs git: with ``wiki.path`` admins keep the folder current (a cron ``git
+pull``, a mounted volume). A refresh and ``/wiki reindex`` hold ``WikiBot.reload_lock``: a tick
 that finds a reload running is skipped, not queued. A failing refresh is logged
 and the wiki already loaded goes on answering; the loop carries on.
 
@@ -22,13 +28,13 @@ import asyncio
 import logging
 import os
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from discord.ext import commands, tasks
 
 from bot.heartbeat import HEARTBEAT_EVERY, Heartbeat, heartbeat_path, write_heartbeat
-from knowledge.search import BuildStats
 
+from ._announce import post_announcement
 from ._changes import PageChanges
 
 if TYPE_CHECKING:
@@ -46,7 +52,7 @@ class UpkeepCog(commands.Cog):
         self.connected = False
         #: Refreshes failed in a row: the first is logged with its traceback, the rest in a line.
         self.failures = 0
-        self._reload: asyncio.Task[BuildStats] | None = None
+        self._reload: asyncio.Task[Any] | None = None
         self._beating = False
         self._beat_failing = False
 
@@ -92,6 +98,9 @@ class UpkeepCog(commands.Cog):
         await self.bot.wait_until_ready()
 
     async def _refresh(self) -> None:
+        if self.bot.follower is not None:
+            await self._follow()
+            return
         kb = self.bot.kb
         old = kb.wiki
         self._reload = asyncio.create_task(asyncio.to_thread(kb.reload), name="wiki-refresh")
@@ -122,6 +131,50 @@ class UpkeepCog(commands.Cog):
             built.seconds,
             changes,
         )
+
+    async def _follow(self) -> None:
+        follower = self.bot.follower
+        assert follower is not None
+        kb = self.bot.kb
+        state = await asyncio.to_thread(follower.state)
+        if state.retry_at > time.time():
+            log.info(
+                "wiki check skipped: rate limited for %.0f s more", state.retry_at - time.time()
+            )
+            return
+        old = kb.state.wiki.revision
+        self._reload = asyncio.create_task(
+            asyncio.to_thread(follower.follow, kb), name="wiki-follow"
+        )
+        try:
+            # Shielded: a shutdown cancelling the loop must not abandon a half-done swap.
+            result = await asyncio.shield(self._reload)
+        except Exception as exc:
+            self.failures += 1
+            if self.failures == 1:
+                log.warning("wiki check failed; still answering from revision %s: %s", old, exc)
+            else:
+                log.error("wiki check failed again (%d in a row): %s", self.failures, exc)
+            return
+        if self.failures:
+            log.info("wiki checks work again after %d failures", self.failures)
+            self.failures = 0
+        if not result.outcome.changed:
+            log.debug("wiki check: %s unchanged", follower.settings.source.text)
+            return
+        self.bot.settle_memory()
+        built = result.built
+        log.info(
+            "wiki now at %s: revision %s -> %s, index %s in %.2f s; %s",
+            result.outcome.live.commit[:12] or result.outcome.live.id[:13],
+            old,
+            kb.state.wiki.revision,
+            built.mode if built else "-",
+            built.seconds if built else 0.0,
+            result.changes.summary(),
+        )
+        if result.announcement is not None:
+            await post_announcement(self.bot, result.announcement)
 
     # --- heartbeat ---------------------------------------------------------------
 
