@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import shutil
+from functools import partial
 from pathlib import Path
 
+from knowledge.answers._format import link
 from knowledge.service import KnowledgeBase, demo_wiki_dir
 from knowledge.source import Snapshot, WikiChanges, announcement
 from knowledge.templates import load_templates
@@ -47,7 +49,7 @@ def test_visible_edits_are_found_and_worded(tmp_path):
     reply = announcement(
         changes,
         load_templates("source.yaml"),
-        kb.link,
+        partial(link, kb.t, kb.links),
         commit="a" * 40,
         commit_url="https://example.org/commit/aaa",
     )
@@ -56,13 +58,11 @@ def test_visible_edits_are_found_and_worded(tmp_path):
     runbooks = fields["Runbooks"]
     assert (
         "**Qwen3**: [Qwen3 v3](https://example.org/blob/x/models/qwen3_v3.md)"
-        " is now current (was Qwen3 v2)."
-        in runbooks
+        " is now current (was Qwen3 v2)." in runbooks
     )
     assert (
         "New image `demo-registry/vllm:orchard-v4-cu130-20261101`"
-        " (was `demo-registry/vllm:orchard-v3-cu130-20260801`)."
-        in runbooks
+        " (was `demo-registry/vllm:orchard-v3-cu130-20260801`)." in runbooks
     )
     assert fields["New runbook families"] == (
         "**Wombat\\-9**: [Wombat v1](https://example.org/blob/x/models/wombat_v1.md)"
@@ -84,7 +84,9 @@ def test_an_invisible_edit_announces_nothing(tmp_path):
     new, kb = snapshot_of(tmp_path, invisible_edit(files), "new")
     changes = WikiChanges.between(old, new)
     assert not changes
-    assert announcement(changes, load_templates("source.yaml"), kb.link) is None
+    assert (
+        announcement(changes, load_templates("source.yaml"), partial(link, kb.t, kb.links)) is None
+    )
     kb.close()
     kb_old.close()
 
@@ -98,7 +100,9 @@ def test_a_long_list_is_cut_to_whole_lines_within_a_field(tmp_path):
         files["GLOSSARY.md"].decode().replace("| TP | Tensor", rows + "| TP | Tensor", 1).encode()
     )
     new, kb = snapshot_of(tmp_path, edited, "new")
-    reply = announcement(WikiChanges.between(old, new), load_templates("source.yaml"), kb.link)
+    reply = announcement(
+        WikiChanges.between(old, new), load_templates("source.yaml"), partial(link, kb.t, kb.links)
+    )
     (field,) = reply.fields
     assert len(field.value) <= 1024 and field.value.splitlines()[-1].startswith("… and ")
     assert all(line.startswith("[QQ") for line in field.value.splitlines()[:-1])

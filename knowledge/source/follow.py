@@ -16,10 +16,13 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import httpx
 
+from knowledge.answers import Links
+from knowledge.answers._format import link
 from knowledge.reply import Field, Reply
 from knowledge.search import BuildStats
 from knowledge.templates import Templates, load_templates
@@ -106,7 +109,6 @@ class Follower:
             return live
         return self.fetch().live
 
-
     # --- following ---------------------------------------------------------------
 
     def follow(self, kb, *, force: bool = False, progress=None) -> FollowResult:
@@ -122,14 +124,14 @@ class Follower:
             return FollowResult(outcome, built)
         before = Snapshot.of(old.wiki, old.glossary, old.catalogue)
         kb.wiki_dir = outcome.live.path
-        kb.link_base = outcome.live.link_base or kb.link_base
+        kb.links = Links.of(outcome.live.link_base or kb.link_base)
         built = kb.reload(force=force, progress=progress)
         new = kb.state
         changes = WikiChanges.between(before, Snapshot.of(new.wiki, new.glossary, new.catalogue))
         reply = announcement(
             changes,
             self.t,
-            kb.link,
+            partial(link, kb.t, kb.links),
             commit=outcome.live.commit,
             commit_url=outcome.live.commit_url,
         )

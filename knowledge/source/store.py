@@ -32,6 +32,8 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from knowledge.files import fsync_dir, write_atomic
+
 __all__ = ["FETCHED_DIR", "Generation", "SourceState", "Store", "StoreBusy"]
 
 log = logging.getLogger(__name__)
@@ -169,7 +171,7 @@ class Store:
             with contextlib.suppress(OSError):
                 link.unlink()
             raise
-        _fsync_dir(self.root)
+        fsync_dir(self.root)
         self.clean(keep={generation.id, *([live.id] if live else [])})
         return installed
 
@@ -226,25 +228,7 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1, sort_keys=True)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    write_atomic(path, json.dumps(data, indent=1, sort_keys=True))
 
 
 def _fsync_tree(root: Path) -> None:
@@ -256,4 +240,4 @@ def _fsync_tree(root: Path) -> None:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-        _fsync_dir(Path(dirpath))
+        fsync_dir(Path(dirpath))
