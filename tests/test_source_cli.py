@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -23,6 +24,10 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture
 def gh(monkeypatch):
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    # What the CLI prints is asserted line by line: no handler of an earlier test
+    # (nor a lower root level) may add log lines to it.
+    monkeypatch.setattr(logging.root, "handlers", [])
+    monkeypatch.setattr(logging.root, "level", logging.WARNING)
     with github_standin() as standin:
         yield standin
 
