@@ -15,7 +15,7 @@ import pytest
 from bot.cli import main
 from knowledge.service import demo_wiki_dir
 from knowledge.source import Store
-from knowledge.wiki.parse import load_wiki
+from knowledge.wiki import load_wiki
 from tests.github_standin import Fault, github_standin, tarball, tree_files
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,9 +18,9 @@ from knowledge.reply import LIMITS, Field, PageRef, Reply
 from knowledge.templates import Templates
 from knowledge.text import escape_markdown, inline_code
 from knowledge.triage.known_errors import KnownErrors
+from knowledge.wiki import Wiki
 from knowledge.wiki.catalogue import Catalogue
 from knowledge.wiki.glossary import Glossary
-from knowledge.wiki.parse import Wiki
 
 __all__ = [
     "FamilyUpdate",

@@ -27,7 +27,7 @@ from knowledge.reply import Field, Reply
 from knowledge.search import BuildStats
 from knowledge.templates import Templates, load_templates
 from knowledge.text import inline_code
-from knowledge.wiki.parse import load_wiki
+from knowledge.wiki import load_wiki
 
 from .changes import Snapshot, WikiChanges, announcement
 from .extract import Caps
