@@ -23,6 +23,7 @@ AREAS = [
     ("benchmarks.triage_bench", "triage of requests and logs", True),
     ("benchmarks.discord_bench", "end to end through the Discord stand-in", True),
     ("benchmarks.support_bench", "/support: deflection and forum post at 20 in flight", True),
+    ("benchmarks.fetch_bench", "fetching and following the wiki over loopback HTTP", True),
 ]
 
 
