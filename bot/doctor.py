@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from knowledge.service import default_data_dir
+from knowledge.source import FETCHED_DIR
+from knowledge.source.follow import fetched_wiki
 from knowledge.templates import Templates, load_templates
 
-from .config import BotConfig, ConfigError, load_config
+from .config import BotConfig, ConfigError, data_dir_of, load_config
 
 if TYPE_CHECKING:
     from .client import WikiBot
@@ -155,12 +156,15 @@ def command_differences(
 
 
 def _wiki_checks(config: BotConfig, t: Templates) -> list[Check]:
+    data = data_dir_of(config)
     wiki = config.wiki_dir
+    if wiki is None:  # wiki.source: the generation fetched last, if any
+        live = fetched_wiki(data)
+        wiki = live.path if live is not None else data / FETCHED_DIR
     pages = [p for p in wiki.rglob("*.md") if p.is_file()] if wiki.is_dir() else []
     if not pages:
         return [Check(t("doctor.wiki_empty", path=wiki), False, t("doctor.wiki_fix"))]
     checks = [Check(t("doctor.wiki_ok", pages=len(pages), path=wiki), True)]
-    data = config.data_dir or default_data_dir(wiki)
     manifests = list(data.rglob("manifest.json")) if data.is_dir() else []
     fix_args = {"wiki": wiki, "data": data}
     if not manifests:
@@ -308,7 +312,7 @@ async def run_checks(
                 "doctor.config_ok",
                 path=config_path,
                 guilds=len(config.guild_ids),
-                wiki=config.wiki_dir,
+                wiki=config.wiki_dir or (config.wiki_source and config.wiki_source.text),
             ),
             True,
         )
