@@ -11,10 +11,10 @@ import pytest
 from bot.client import WikiBot
 from bot.config import BotConfig, parse_config
 from knowledge.service import demo_wiki_dir
+from tests.bot.helpers import embed_of
 from tests.discord_standin import DEFAULT_IDS
 from tests.github_standin import github_standin, tarball, tree_files
 from tests.source_edits import invisible_edit, visible_edits
-from tests.test_bot_fixtures import embed_of
 
 TICK = 0.05
 WAIT = 120.0  # a hang guard, not a speed limit: reindexing takes seconds on a busy machine

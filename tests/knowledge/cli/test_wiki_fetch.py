@@ -17,8 +17,7 @@ from knowledge.service import demo_wiki_dir
 from knowledge.source import Store
 from knowledge.wiki import load_wiki
 from tests.github_standin import Fault, github_standin, tarball, tree_files
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support import ROOT
 
 
 @pytest.fixture
