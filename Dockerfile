@@ -1,8 +1,9 @@
 # wikibot: the Discord bot for the RTX PRO 6000 Blackwell field wiki.
 #   docker build -t wikibot .
-#   docker run -d --name wikibot -e DISCORD_TOKEN \
-#     -v "$PWD/config.yaml:/config/config.yaml:ro" -v "$PWD/rtx6kpro:/wiki:ro" \
-#     -v wikibot-data:/data wikibot
+#   docker run -d --name wikibot -e DISCORD_TOKEN -e GITHUB_TOKEN \
+#     -v "$PWD/config.yaml:/config/config.yaml:ro" -v wikibot-data:/data wikibot
+# (config with wiki.source: the bot fetches the wiki into /data; with wiki.path: /wiki,
+# add -v "$PWD/rtx6kpro:/wiki:ro")
 # BASE is any Debian-like image with python3 (3.11+) and its venv module;
 # `make docker-smoke` builds and checks the image (see README).
 ARG BASE=python:3.11-slim
@@ -41,7 +42,7 @@ RUN useradd --create-home --uid 10001 wikibot \
     && chown wikibot:wikibot /data
 USER 10001
 WORKDIR /home/wikibot
-# The index, parsed-page cache and heartbeat live here: keep it on a volume.
+# The fetched wiki, index, parsed-page cache and heartbeat live here: keep it on a volume.
 VOLUME ["/data"]
 HEALTHCHECK --interval=60s --timeout=10s --start-period=120s --retries=3 \
     CMD ["wikibot", "health", "--config", "/config/config.yaml"]
