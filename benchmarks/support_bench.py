@@ -97,9 +97,7 @@ async def _one(ds: Any, i: int, user: int) -> tuple[float, float]:
     return deflection, posted.at - pressed.sent_at
 
 
-async def _scenario(
-    kb: Any, config: Any, count: int, in_flight: int, spec: bool
-) -> dict[str, Any]:
+async def _scenario(kb: Any, config: Any, count: int, in_flight: int, spec: bool) -> dict[str, Any]:
     from bot.client import WikiBot
     from tests.discord_standin import StandinConfig, run_bot
 

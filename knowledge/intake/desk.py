@@ -14,7 +14,9 @@
    rate limited per user; ``post`` tells the store the ticket waits for the forum.
 5. ``set_status``: solved, closed, reopened, by the asker or staff.
 6. ``ticket_post``: the forum post's title, text, embed fields, attachments and tags;
-   ``post_failed`` / ``posted`` / ``due_posts`` keep pending posts and retry them.
+   ``start_post`` / ``post_failed`` / ``posted`` / ``due_posts`` keep pending posts and
+   retry them; a post begun but never recorded is looked for (by ``TicketPost.key``)
+   before it is made again.
 """
 
 from __future__ import annotations
@@ -124,6 +126,9 @@ class TicketPost:
     attachments: tuple[tuple[str, str], ...]
     #: Tag names wanted on the post: the family (when known) and the status.
     tags: tuple[str, ...]
+    #: The ticket's idempotency key (its draft id), shown in the embed's footer: a post
+    #: made but never recorded (the bot killed in between) is found again by it.
+    key: str = ""
 
 
 def _merge_redactions(
@@ -524,6 +529,10 @@ class SupportDesk:
             if self.store.claim_post(t.id, now=now, lease=self.settings.lease)
         ]
 
+    def start_post(self, ticket_id: int) -> Ticket:
+        """Record that the post is being created now (before the request is sent)."""
+        return self.store.start_post(ticket_id, at=self.clock())
+
     def posted(self, ticket_id: int, thread_id: int) -> Ticket:
         return self.store.mark_posted(ticket_id, thread_id, at=self.clock())
 
@@ -608,7 +617,14 @@ class SupportDesk:
                 {t("ticket.redaction", kind=k, field=f) for k, f, _ in ticket.redactions}
             )
             fields.append(Field(t("ticket.sections.redactions"), "\n".join(lines)))
-        reply = Reply("ticket", ticket.title, "", fields=tuple(fields), meta={"ticket": ticket.id})
+        reply = Reply(
+            "ticket",
+            ticket.title,
+            "",
+            fields=tuple(fields),
+            footer=t("ticket.footer", id=ticket.id, key=ticket.draft_id),
+            meta={"ticket": ticket.id},
+        )
         tags = tuple(x for x in (ticket.family, ticket.status) if x)
         return TicketPost(
             title=truncate(ticket.title, MAX_TITLE_CHARS),
@@ -616,6 +632,7 @@ class SupportDesk:
             reply=reply.fitted(),
             attachments=tuple(attachments),
             tags=tags,
+            key=ticket.draft_id,
         )
 
 

@@ -31,6 +31,7 @@ POST_STATES: Final = ("none", "pending", "posted")
 EVENT_KINDS: Final = (
     "created",
     "deflected",
+    "post_started",
     "posted",
     "post_failed",
     "solved",
@@ -111,6 +112,8 @@ class Ticket:
     post_attempts: int = 0
     post_error: str = ""
     next_attempt_at: float | None = None
+    #: When the bot last began creating the post (None: never tried).
+    post_started_at: float | None = None
     events: tuple[TicketEvent, ...] = ()
 
     def to_json(self) -> dict[str, Any]:

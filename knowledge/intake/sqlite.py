@@ -81,11 +81,16 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     CREATE UNIQUE INDEX tickets_thread ON tickets (thread_id) WHERE thread_id IS NOT NULL;
     CREATE INDEX ticket_events_ticket ON ticket_events (ticket_id, at);
     """,
+    # When the bot last began creating the post: a post may exist that was never
+    # recorded (killed in between), so the next attempt looks for it first.
+    """
+    ALTER TABLE tickets ADD COLUMN post_started_at REAL;
+    """,
 )
 
 _TICKET_COLUMNS: Final = (
     "id, draft_id, user, title, family, status, created_at, updated_at, data, "
-    "post_state, thread_id, post_attempts, post_error, next_attempt_at"
+    "post_state, thread_id, post_attempts, post_error, next_attempt_at, post_started_at"
 )
 
 
@@ -289,6 +294,7 @@ class SqliteTicketStore:
             post_attempts=row["post_attempts"],
             post_error=row["post_error"],
             next_attempt_at=row["next_attempt_at"],
+            post_started_at=row["post_started_at"],
             events=tuple(self.events(row["id"])) if with_events else (),
         )
 
@@ -439,6 +445,19 @@ class SqliteTicketStore:
             (now, limit),
         )
         return [self._ticket(r, with_events=False) for r in rows]
+
+    def start_post(self, ticket_id: int, *, at: float) -> Ticket:
+        with self._write() as db:
+            cur = db.execute(
+                "UPDATE tickets SET post_started_at = ? WHERE id = ? AND post_state = 'pending'",
+                (at, ticket_id),
+            )
+            if cur.rowcount:
+                self._event(db, "post_started", "bot", at, ticket_id=ticket_id)
+        ticket = self.get_ticket(ticket_id)
+        if ticket is None:
+            raise NotFound(str(ticket_id))
+        return ticket
 
     def pending_count(self) -> int:
         rows = self._read("SELECT COUNT(*) FROM tickets WHERE post_state = 'pending'")

@@ -394,6 +394,86 @@ def test_a_restart_with_an_open_ticket_keeps_its_buttons_working(discord_standin
     assert thread["thread_metadata"]["archived"] and thread["thread_metadata"]["locked"]
 
 
+def _as_killed_before_recording(data: Path, *, thread_id: int | None) -> None:
+    """The database as ``kill -9`` right after "File the ticket" leaves it: the ticket
+    pending with its post begun (``post_started_at`` was written before the request
+    left), no thread recorded, due now. ``thread_id``: the post Discord made, if any."""
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        ticket = store.get_ticket(1)
+        assert ticket.post_started_at is not None, "the intent is recorded before posting"
+        if thread_id is not None:
+            assert ticket.thread_id == thread_id and ticket.post_state == "posted"
+        store._db.execute(
+            "UPDATE tickets SET post_state = 'pending', thread_id = NULL, next_attempt_at = 0"
+        )
+    finally:
+        store.close()
+
+
+async def _until_posted(data: Path) -> Any:
+    for _ in range(400):
+        store = SqliteTicketStore.in_folder(data)
+        try:
+            ticket = store.get_ticket(1)
+        finally:
+            store.close()
+        if ticket.post_state == "posted":
+            return ticket
+        await asyncio.sleep(0.025)
+    raise AssertionError("the pending ticket was never posted nor found")
+
+
+def test_a_crash_between_the_post_and_its_record_finds_the_post_instead_of_posting_again(
+    discord_standin, data
+):
+    made: dict[str, Any] = {}
+
+    async def first(ds):
+        _, _, step = await through_step_1(ds)
+        _, check = await through_step_2(ds, step)
+        await ds.press(check, button_id(check, "File the ticket"))
+        request = await ds.wait_for_request(lambda r: r.route == "create_thread")
+        thread_id = int(request.response["id"])
+        await _until_posted(data)
+        made["id"] = thread_id
+        made["thread"] = copy.deepcopy(ds.threads[thread_id])
+        made["message"] = copy.deepcopy(ds.messages[thread_id])
+
+    async def after_restart(ds):  # Discord still has the post; the bot's store does not
+        ds.threads[made["id"]] = made["thread"]
+        ds.messages[made["id"]] = made["message"]
+        return await _until_posted(data)
+
+    discord_standin.run(factory(data), first)
+    _as_killed_before_recording(data, thread_id=made["id"])
+    ticket = discord_standin.run(factory(data), after_restart)
+    assert ticket.thread_id == made["id"], "the post made before the crash is recorded"
+    assert discord_standin.last.requests_to("active_threads"), "it was looked for"
+    assert not discord_standin.last.requests_to("create_thread"), "and not made again"
+    assert [e.kind for e in ticket.events].count("posted") == 2
+
+
+def test_a_crash_before_the_post_left_posts_it_once_on_retry(discord_standin, data):
+    async def first(ds):
+        fail(ds, "create_thread", status=503, code=0, message="Service Unavailable", times=None)
+        _, _, step = await through_step_1(ds)
+        _, check = await through_step_2(ds, step)
+        await ds.press(check, button_id(check, "File the ticket"))
+        await ds.wait_for_request(lambda r: r.route == "create_thread")
+
+    async def after_restart(ds):
+        return await _until_posted(data)
+
+    discord_standin.run(factory(data), first)
+    _as_killed_before_recording(data, thread_id=None)
+    ticket = discord_standin.run(factory(data), after_restart)
+    assert discord_standin.last.requests_to("active_threads"), "it looked for an earlier post"
+    [made] = discord_standin.last.requests_to("create_thread")
+    assert ticket.thread_id == int(made.response["id"])
+    assert made.json["message"]["embeds"][0]["footer"]["text"].endswith(f"ref {ticket.draft_id}")
+
+
 # --- more faults --------------------------------------------------------------------------
 
 

@@ -177,7 +177,7 @@ is the same object, also when ``run`` raised.
 
 Route names in ``RecordedRequest.route``: get_me, application_info, gateway,
 gateway_bot, global_commands, guild_commands, my_guilds, guild, guild_channels,
-guild_member, interaction_callback, followup,
+guild_member, active_threads, interaction_callback, followup,
 webhook_message, channel, channel_message, message, create_thread, typing,
 reaction, cdn, unknown. To serve a new route, add it in ``Standin._add_routes``.
 

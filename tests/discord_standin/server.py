@@ -437,6 +437,7 @@ class Standin:
             ("GET", "/guilds/{guild}", "guild", self._get_guild),
             ("GET", "/guilds/{guild}/channels", "guild_channels", self._get_guild_channels),
             ("GET", "/guilds/{guild}/members/{uid}", "guild_member", self._get_guild_member),
+            ("GET", "/guilds/{guild}/threads/active", "active_threads", self._active_threads),
             ("GET", "/channels/{cid}", "channel", self._get_channel),
             ("PATCH", "/channels/{cid}", "channel", self._edit_channel),
             ("POST", "/channels/{cid}/messages", "channel_message", self._post_message),
@@ -1987,6 +1988,16 @@ class Standin:
         return self._json(member_json(self.guild, member))
 
     # ------------------------------------------------------------------ channels & messages
+    async def _active_threads(self, request: web.Request) -> web.Response:
+        """The guild's threads that are not archived (forum posts included), as Discord
+        lists them; the bot's thread memberships are not modelled (``members`` empty)."""
+        if not self._authorized(request):
+            return self._unauthorized()
+        if int(request.match_info["guild"]) != self.guild.id:
+            return self._error(404, 10004, "Unknown Guild")
+        threads = [t for t in self.threads.values() if not t["thread_metadata"].get("archived")]
+        return self._json({"threads": threads, "members": [], "has_more": False})
+
     async def _get_channel(self, request: web.Request) -> web.Response:
         if not self._authorized(request):
             return self._unauthorized()

@@ -404,7 +404,14 @@ class SupportCog(commands.Cog):
     async def post_ticket(
         self, desk: SupportDesk, ticket: Ticket
     ) -> tuple[discord.Thread | None, str]:
-        """Create the forum post for a pending ticket; on failure keep it pending."""
+        """Create the forum post for a pending ticket; on failure keep it pending.
+
+        The store learns that the post is being made before the request leaves
+        (``start_post``), and the post carries the ticket's key. A ticket whose earlier
+        attempt began (the bot was killed, or Discord timed out, before the thread id
+        was recorded) is first looked for in the forum, and recorded if found, so a
+        retry never makes a second post.
+        """
         if ticket.id in self._posting:
             return None, "other"
         self._posting.add(ticket.id)
@@ -414,6 +421,13 @@ class SupportCog(commands.Cog):
                 await self.in_store(desk.post_failed, ticket, "forum_missing")
                 return None, "forum_missing"
             post = await self.in_store(desk.ticket_post, ticket)
+            if ticket.post_started_at is not None:
+                found = await self._find_post(forum, ticket, post.key)
+                if found is not None:
+                    log.info("ticket %d: found its post %d made before", ticket.id, found.id)
+                    await self.in_store(desk.posted, ticket.id, found.id)
+                    return found, ""
+            await self.in_store(desk.start_post, ticket.id)
             tags = tags_for(forum, post.tags, ticket.triage.get("family_name"))
             asker = user_id_of(ticket.user)
             mention = f"<@{asker}>\n" if asker else ""
@@ -443,6 +457,32 @@ class SupportCog(commands.Cog):
             self._posting.discard(ticket.id)
         await self.in_store(desk.posted, ticket.id, created.thread.id)
         return created.thread, ""
+
+    async def _find_post(
+        self, forum: discord.ForumChannel, ticket: Ticket, key: str
+    ) -> discord.Thread | None:
+        """The bot's post for ``ticket`` in ``forum`` if one exists: a thread the bot
+        made after the ticket was filed whose starter message's embed carries ``key``.
+        Raises :class:`discord.HTTPException` when the forum cannot be read (the
+        attempt then counts as failed and is retried: posting blind could duplicate)."""
+        me = self.bot.user.id if self.bot.user else None
+        since = ticket.created_at - 60.0  # clocks of Discord and the host may differ
+        threads = {t.id: t for t in forum.threads}
+        for thread in await forum.guild.active_threads():
+            if thread.parent_id == forum.id:
+                threads[thread.id] = thread
+        for thread in sorted(threads.values(), key=lambda t: t.id):
+            if thread.owner_id != me:
+                continue
+            if discord.utils.snowflake_time(thread.id).timestamp() < since:
+                continue
+            try:
+                starter = thread.starter_message or await thread.fetch_message(thread.id)
+            except discord.NotFound:
+                continue
+            if any(key and key in (embed.footer.text or "") for embed in starter.embeds):
+                return thread
+        return None
 
     async def _retry_loop(self) -> None:
         every = float(getattr(self.bot, "support_retry_interval", RETRY_EVERY))

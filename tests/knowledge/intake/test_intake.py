@@ -282,9 +282,7 @@ def test_filing_after_the_check_files_what_it_showed_without_a_second_triage(des
     _, result, _ = desk.check(checked.id, "discord:1")
     ticket = desk.file(checked.id, "discord:1", post=True).ticket
     assert runs == [checked.id], "the check's triage was reused"
-    assert [s["page"] for s in ticket.triage["suggestions"]] == [
-        s.page for s in result.suggestions
-    ]
+    assert [s["page"] for s in ticket.triage["suggestions"]] == [s.page for s in result.suggestions]
     edited = fill(desk)
     desk.check(edited.id, "discord:1")
     clock.now += 1
