@@ -27,6 +27,7 @@ from whoosh.analysis import (
     Token,
 )
 from whoosh.fields import ID, STORED, TEXT, Schema
+from whoosh.filedb.filestore import RamStorage
 from whoosh.query import And, Or, Query, Term
 from whoosh.searching import Searcher
 
@@ -207,6 +208,21 @@ class WhooshEngine(Engine):
 
     def open(self, gen_dir: Path) -> Generation:
         return _WhooshGeneration(gen_dir, whoosh_index.open_dir(str(gen_dir), schema=self.schema))
+
+    def write_memory(self, pages: Iterable[Sequence[Document]]) -> Generation:
+        ix = RamStorage().create_index(self.schema)
+        writer = ix.writer(limitmb=_FULL_LIMITMB)
+        try:
+            for docs in pages:
+                for doc in docs:
+                    writer.add_document(**_fields(doc))
+            writer.commit()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                writer.cancel()
+            ix.close()
+            raise
+        return _WhooshGeneration(Path(":memory:"), ix)
 
 
 class _WhooshGeneration(Generation):

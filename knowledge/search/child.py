@@ -74,8 +74,7 @@ def write_in_child(
             )
         except OSError as exc:
             raise IndexBuildError(
-                f"search index build process could not be started ({exc}); "
-                "the previous index is still in use"
+                f"search index build process could not be started ({exc})"
             ) from exc
         finally:
             os.close(there)  # the child has its own copy: EOF here once it is gone
@@ -89,16 +88,14 @@ def write_in_child(
         while True:
             if not here.poll(_IDLE_TIMEOUT):
                 raise IndexBuildError(
-                    f"search index build process sent nothing for {_IDLE_TIMEOUT:g} s; "
-                    "stopped it, the previous index is still in use"
+                    f"search index build process sent nothing for {_IDLE_TIMEOUT:g} s; stopped it"
                 )
             try:
                 message = here.recv()
             except (EOFError, ConnectionResetError):
                 proc.wait()
                 raise IndexBuildError(
-                    f"search index build process {_exit_reason(proc.returncode)} "
-                    "before finishing; the previous index is still in use"
+                    f"search index build process {_exit_reason(proc.returncode)} before finishing"
                 ) from None
             kind = message[0]
             if kind == "progress":
@@ -109,16 +106,12 @@ def write_in_child(
                 break
             else:
                 log.error("search index build process failed:\n%s", message[2])
-                raise IndexBuildError(
-                    f"search index build process failed: {message[1]}; "
-                    "the previous index is still in use"
-                )
+                raise IndexBuildError(f"search index build process failed: {message[1]}")
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(_EXIT_TIMEOUT)
         if proc.returncode != 0:
             raise IndexBuildError(
-                f"search index build process {_exit_reason(proc.returncode)} after writing; "
-                "the previous index is still in use"
+                f"search index build process {_exit_reason(proc.returncode)} after writing"
             )
         if count != sections:
             raise IndexBuildError(

@@ -43,7 +43,15 @@ class IndexLockedError(RuntimeError):
 
 
 class IndexBuildError(RuntimeError):
-    """The process building a new generation failed or died; the old one still serves."""
+    """Building or updating the index failed (a full disk, a dying build process).
+
+    Nothing of the failed build is left behind. ``previous_kept`` says whether an
+    earlier index still serves; it is False when there was none to keep.
+    """
+
+    def __init__(self, message: str, *, previous_kept: bool = True) -> None:
+        super().__init__(message)
+        self.previous_kept = previous_kept
 
 
 class WouldRewrite(Exception):
@@ -57,6 +65,8 @@ class BuildStats:
     sections: int
     changed_pages: int
     seconds: float
+    #: Why the build or update failed while the previous index kept serving, else None.
+    problem: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,3 +207,10 @@ class Engine(ABC):
     @abstractmethod
     def open(self, gen_dir: Path) -> Generation:
         """Open a generation that :meth:`write` filled. Raises if it is unreadable."""
+
+    @abstractmethod
+    def write_memory(self, pages: Iterable[Sequence[Document]]) -> Generation:
+        """A generation of every page's documents held in memory only (nothing on disk).
+
+        For a run that has no usable data folder; it is gone when closed.
+        """

@@ -9,10 +9,15 @@ searches one generation.
 
 A full rebuild fills a new generation and only then swaps it in, so a crash, an
 exception or a dying child mid-build leaves the previous index serving. Small
-changes are applied in place (the engine's commits are all-or-nothing) and the
-manifest is rewritten afterwards; replaying an interrupted update is harmless
-because every changed page is deleted by path before its sections are added
-again.
+changes are applied to a copy of the live generation, which is then swapped in
+the same way: the live generation's files are never written again, so a failed
+update (a full disk) leaves nothing behind but the previous index, still serving.
+When :meth:`SearchIndex.open` or :meth:`SearchIndex.update` fail to write (an
+``OSError`` such as ENOSPC, or a failed build process) while a previous index
+exists, it keeps serving, the failure is logged once as a warning and returned
+in :attr:`BuildStats.problem`; the next update tries again. Without a previous
+index, or on a forced :meth:`SearchIndex.rebuild`, :class:`IndexBuildError` is
+raised, saying whether a previous index still serves.
 """
 
 from __future__ import annotations
@@ -20,8 +25,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from knowledge.search import ranking
@@ -35,6 +40,7 @@ from knowledge.search.engine import (
     Found,
     Generation,
     Hit,
+    IndexBuildError,
     Progress,
     SearchResults,
     WouldRewrite,
@@ -120,6 +126,11 @@ class SearchIndex:
         #: Serialises rebuild/update within the process (the file lock does across).
         self._write_lock = threading.RLock()
         self._closed = False
+        #: The last write failure logged while the previous index kept serving, so a
+        #: retry that fails the same way is not logged again; None after a success.
+        self._failure: str | None = None
+        #: True for an index held in memory only (see :meth:`in_memory`).
+        self.in_memory = False
 
     # -- opening ----------------------------------------------------------------
 
@@ -147,19 +158,58 @@ class SearchIndex:
             self._install(live)
             self._store.clean_if_idle()
             return self, self._stats("reused", wanted, 0, started)
-        with self._write_lock, self._store.lock(self.lock_timeout):
-            if live is not None:
-                self._close_live(live)
-            # Another process may have brought the index up to date meanwhile.
-            live = self._load_live()
-            if live is not None:
-                self._install(live)
-                changed = changed_pages(live.manifest.pages, wanted)
-                if not changed:
-                    return self, self._stats("reused", wanted, 0, started)
-                if len(changed) <= max(3, _INCREMENTAL_SHARE * max(len(wanted), 1)):
-                    return self, self._incremental(wiki, wanted, changed, progress, started)
-            return self, self._full(wiki, wanted, progress, started)
+
+        def bring_up_to_date() -> BuildStats:
+            nonlocal live
+            with self._write_lock, self._store.lock(self.lock_timeout):
+                if live is not None:
+                    self._close_live(live)
+                    live = None
+                # Another process may have brought the index up to date meanwhile.
+                live = self._load_live()
+                if live is not None:
+                    self._install(live)
+                    changed = changed_pages(live.manifest.pages, wanted)
+                    if not changed:
+                        return self._stats("reused", wanted, 0, started)
+                    if len(changed) <= max(3, _INCREMENTAL_SHARE * max(len(wanted), 1)):
+                        return self._incremental(wiki, wanted, changed, progress, started)
+                return self._full(wiki, wanted, progress, started)
+
+        try:
+            return self, self._keeping_previous(bring_up_to_date, wanted, started)
+        except BaseException:
+            if live is not None and self._live is None:  # the lock was never taken
+                live.generation.close()
+            raise
+
+    @classmethod
+    def in_memory(
+        cls,
+        wiki: Wiki,
+        statuses: Mapping[str, str] | None = None,
+        *,
+        engine: Engine | None = None,
+    ) -> tuple[SearchIndex, BuildStats]:
+        """An index of ``wiki`` held in memory only: for a run without a usable data folder.
+
+        It searches like one on disk; :meth:`update` and :meth:`rebuild` build it again
+        in memory. Nothing is written anywhere.
+        """
+        started = time.perf_counter()
+        self = cls(Path(":memory:"), engine=engine)
+        self.in_memory = True
+        wanted = _wanted(wiki, statuses)
+        self._build_memory(wiki, wanted)
+        return self, self._stats("full", wanted, len(wanted), started)
+
+    def _build_memory(self, wiki: Wiki, wanted: dict[str, PageEntry]) -> None:
+        pages = (
+            [section_document(page, section, wanted[path][1]) for section in page.sections]
+            for path, page in sorted(wiki.pages.items())
+        )
+        generation = self.engine.write_memory(pages)
+        self._install(_Live(Path(":memory:"), generation, self._manifest(wanted)))
 
     def rebuild(
         self,
@@ -171,8 +221,15 @@ class SearchIndex:
         started = time.perf_counter()
         self._check_open()
         wanted = _wanted(wiki, statuses)
+        if self.in_memory:
+            with self._write_lock:
+                self._build_memory(wiki, wanted)
+            return self._stats("full", wanted, len(wanted), started)
         with self._write_lock, self._store.lock(self.lock_timeout):
-            return self._full(wiki, wanted, progress, started)
+            try:
+                return self._full(wiki, wanted, progress, started)
+            except (OSError, IndexBuildError) as exc:
+                raise self._build_error(exc) from exc
 
     def update(
         self,
@@ -184,16 +241,27 @@ class SearchIndex:
         started = time.perf_counter()
         self._check_open()
         wanted = _wanted(wiki, statuses)
-        with self._write_lock, self._store.lock(self.lock_timeout):
-            # Reopen: another process may have written a newer generation meanwhile.
-            live = self._load_live()
-            if live is None:
-                return self._full(wiki, wanted, progress, started)
-            self._install(live)
-            changed = changed_pages(live.manifest.pages, wanted)
-            if not changed:
-                return self._stats("reused", wanted, 0, started)
-            return self._incremental(wiki, wanted, changed, progress, started)
+        if self.in_memory:
+            with self._write_lock:
+                live = self._live
+                if live is not None and live.manifest.pages == wanted:
+                    return self._stats("reused", wanted, 0, started)
+                self._build_memory(wiki, wanted)
+            return self._stats("full", wanted, len(wanted), started)
+
+        def bring_up_to_date() -> BuildStats:
+            with self._write_lock, self._store.lock(self.lock_timeout):
+                # Reopen: another process may have written a newer generation meanwhile.
+                live = self._load_live()
+                if live is None:
+                    return self._full(wiki, wanted, progress, started)
+                self._install(live)
+                changed = changed_pages(live.manifest.pages, wanted)
+                if not changed:
+                    return self._stats("reused", wanted, 0, started)
+                return self._incremental(wiki, wanted, changed, progress, started)
+
+        return self._keeping_previous(bring_up_to_date, wanted, started)
 
     def close(self) -> None:
         with self._search_lock:
@@ -218,6 +286,45 @@ class SearchIndex:
     def sections(self) -> int:
         live = self._live
         return live.manifest.sections if live is not None else 0
+
+    # -- write failures -----------------------------------------------------------
+
+    def _build_error(self, exc: OSError | IndexBuildError) -> IndexBuildError:
+        """``exc`` as an IndexBuildError saying whether the previous index still serves."""
+        kept = self._live is not None
+        what = (
+            "the previous index is still in use"
+            if kept
+            else "there is no previous index to answer from"
+        )
+        text = str(exc) if isinstance(exc, IndexBuildError) else f"search index not written: {exc}"
+        return IndexBuildError(f"{text}; {what}", previous_kept=kept)
+
+    def _keeping_previous(
+        self, build: Callable[[], BuildStats], wanted: Mapping[str, PageEntry], started: float
+    ) -> BuildStats:
+        """Run ``build``; if it cannot write while a previous index serves, keep serving it.
+
+        The failure is logged as one warning (not again while retries fail the same
+        way) and returned in ``problem``. Without a previous index it raises
+        :class:`IndexBuildError`.
+        """
+        try:
+            stats = build()
+        except (OSError, IndexBuildError) as exc:
+            error = self._build_error(exc)
+            if not error.previous_kept:
+                raise error from exc
+            problem = str(exc)
+            if problem != self._failure:
+                log.warning(
+                    "search index update failed: %s; still answering from the previous index",
+                    problem,
+                )
+                self._failure = problem
+            return replace(self._stats("reused", wanted, 0, started), problem=problem)
+        self._failure = None
+        return stats
 
     # -- searching --------------------------------------------------------------
 
@@ -268,7 +375,7 @@ class SearchIndex:
         Called with the search lock held, only before a generation's first search:
         one already searched keeps working on removed files (Linux).
         """
-        if self._store.holds_manifest(live.gen_dir):
+        if self.in_memory or self._store.holds_manifest(live.gen_dir):
             return live
         fresh = self._load_live()
         if fresh is None:
@@ -379,14 +486,11 @@ class SearchIndex:
                 write_in_child(self.engine, gen_dir, pages, sections, on_page)
             else:
                 self.engine.write(gen_dir, pages, on_page)
-            manifest = self._manifest(wanted)
-            self._store.publish(gen_dir, manifest)
+            manifest = self._store.publish(gen_dir, self._manifest(wanted))
         except BaseException:
             self._store.discard(gen_dir)
             raise
-        gen_dir = gen_dir.resolve()
-        self._install(_Live(gen_dir, self.engine.open(gen_dir), manifest))
-        self._store.clean_old()
+        self._install_published(gen_dir, manifest)
         if progress is not None and not wiki.pages:
             progress(0, 0)
         return self._stats("full", wanted, len(wanted), started)
@@ -406,31 +510,47 @@ class SearchIndex:
             for done, path in enumerate(changed, start=1):
                 page = wiki.pages.get(path)
                 status = wanted[path][1] if page is not None else ""
-                yield path, [] if page is None else [
-                    section_document(page, section, status) for section in page.sections
-                ]
+                yield (
+                    path,
+                    []
+                    if page is None
+                    else [section_document(page, section, status) for section in page.sections],
+                )
                 if progress is not None:
                     progress(done, len(changed))
 
+        gen_dir = self._store.copy_generation(live.gen_dir)
         try:
-            # Where a full build would run in a child, so does an update that would
-            # rewrite every segment: in process that stalls like a full build.
-            live.generation.update(
-                changes(),
-                rewrite_ok=not self._build_in_child(wiki),
-                timeout=min(self.lock_timeout, 5.0),
-            )
+            copy = self.engine.open(gen_dir)
+            try:
+                # Where a full build would run in a child, so does an update that would
+                # rewrite every segment: in process that stalls like a full build.
+                copy.update(
+                    changes(),
+                    rewrite_ok=not self._build_in_child(wiki),
+                    timeout=min(self.lock_timeout, 5.0),
+                )
+            finally:
+                copy.close()
+            manifest = self._store.publish(gen_dir, self._manifest(wanted))
         except WouldRewrite:
+            self._store.discard(gen_dir)
             log.info(
                 "updating %d pages would rewrite the whole search index here; rebuilding it",
                 len(changed),
             )
             return self._full(wiki, wanted, progress, started)
-        manifest = self._manifest(wanted)
-        self._store.write_manifest(live.gen_dir, manifest)
-        self._install(_Live(live.gen_dir, self.engine.open(live.gen_dir), manifest))
-        self._store.clean_old()
+        except BaseException:
+            self._store.discard(gen_dir)
+            raise
+        self._install_published(gen_dir, manifest)
         return self._stats("incremental", wanted, len(changed), started)
+
+    def _install_published(self, gen_dir: Path, manifest: Manifest) -> None:
+        """Serve the generation just made current and remove the ones before it."""
+        gen_dir = gen_dir.resolve()
+        self._install(_Live(gen_dir, self.engine.open(gen_dir), manifest))
+        self._store.clean_old()
 
 
 def _hit(found: Found, marker: Marker) -> Hit:
@@ -444,4 +564,3 @@ def _hit(found: Found, marker: Marker) -> Hit:
         score=found.score,
         snippet=snippet_for((found.text, found.code), marker),
     )
-

@@ -5,12 +5,18 @@
     data_dir/
       build.lock            held by whoever writes (filelock); readers never take it
       current -> gen-...    symlink to the live generation, swapped with os.replace
-      gen-.../              engine files + manifest.json (page hashes, statuses, versions)
+      gen-.../              engine files + manifest.json (page hashes, statuses, versions,
+                            size and CRC-32 of every engine file)
 
 A new generation is filled, its manifest written, every file fsynced, and only
 then does ``current`` point at it, so a crash or an exception mid-build leaves
-the previous generation serving. Updates in place rewrite the manifest
-afterwards (temp file + os.replace).
+the previous generation serving. A published generation is never written again:
+an update fills a copy (:meth:`Store.copy_generation`) and publishes that.
+
+The manifest's checksums are computed when a generation is published and checked
+when it is read (CRC-32: ~1 ms per MB; it catches damaged files, not forgery,
+since whoever can write the files can write the manifest too). A generation
+whose files no longer match is not used, so the caller rebuilds it.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import os
 import secrets
 import shutil
 import time
+import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -30,12 +37,23 @@ from pydantic import BaseModel, ConfigDict
 from knowledge.files import fsync_dir, write_atomic
 from knowledge.search.engine import IndexLockedError
 
-__all__ = ["Manifest", "PageEntry", "Store", "changed_pages", "fsync_tree"]
+__all__ = [
+    "FileSum",
+    "Manifest",
+    "PageEntry",
+    "Store",
+    "changed_pages",
+    "checksum_files",
+    "fsync_tree",
+    "verify_files",
+]
 
 log = logging.getLogger(__name__)
 
 #: (sha, status, number of sections) of one page.
 PageEntry = tuple[str, str, int]
+#: (size in bytes, CRC-32 as 8 hex digits) of one file of a generation.
+FileSum = tuple[int, str]
 
 _MANIFEST = "manifest.json"
 _CURRENT = "current"
@@ -52,6 +70,9 @@ class Manifest(BaseModel):
     engine_version: str
     #: path -> (sha, status, number of sections)
     pages: dict[str, PageEntry]
+    #: file name -> (size, CRC-32) of each engine file, filled in by Store.publish;
+    #: None in manifests written before checksums existed (such a generation is rebuilt).
+    files: dict[str, FileSum] | None = None
 
     @property
     def sections(self) -> int:
@@ -70,6 +91,47 @@ def changed_pages(have: Mapping[str, PageEntry], wanted: Mapping[str, PageEntry]
     """Paths added, removed or changed (content or status), sorted."""
     paths = set(have) | set(wanted)
     return sorted(p for p in paths if have.get(p) != wanted.get(p))
+
+
+def _crc32(path: Path) -> str:
+    crc = 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            crc = zlib.crc32(chunk, crc)
+    return f"{crc:08x}"
+
+
+def checksum_files(gen_dir: Path) -> dict[str, FileSum]:
+    """(size, CRC-32) of every file of ``gen_dir`` but its manifest, by name."""
+    return {
+        file.name: (file.stat().st_size, _crc32(file))
+        for file in sorted(gen_dir.iterdir())
+        if file.is_file() and not file.is_symlink() and file.name != _MANIFEST
+    }
+
+
+def verify_files(gen_dir: Path, files: Mapping[str, FileSum] | None) -> str | None:
+    """None if every file the manifest lists is there with its size and CRC-32, else why not.
+
+    Sizes are compared first, so a truncated file costs no reading.
+    """
+    if files is None:
+        return "the manifest has no checksums"
+    for name, (size, _) in files.items():
+        try:
+            actual = (gen_dir / name).stat().st_size
+        except OSError as exc:
+            return f"{name}: {exc.strerror or exc}"
+        if actual != size:
+            return f"{name} is {actual} bytes, the manifest says {size}"
+    for name, (_, crc) in files.items():
+        try:
+            actual_crc = _crc32(gen_dir / name)
+        except OSError as exc:
+            return f"{name}: {exc.strerror or exc}"
+        if actual_crc != crc:
+            return f"{name} fails its checksum"
+    return None
 
 
 def fsync_tree(path: Path) -> None:
@@ -127,10 +189,15 @@ class Store:
             return None
         try:
             gen_dir = (self.data_dir / os.readlink(link)).resolve()
-            return gen_dir, self.read_manifest(gen_dir)
+            manifest = self.read_manifest(gen_dir)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             log.warning("search index in %s has no usable manifest (%s); rebuilding", link, exc)
             return None
+        problem = verify_files(gen_dir, manifest.files)
+        if problem is not None:
+            log.warning("search index in %s is damaged (%s); rebuilding", gen_dir, problem)
+            return None
+        return gen_dir, manifest
 
     def read_manifest(self, gen_dir: Path) -> Manifest:
         return Manifest.from_json((gen_dir / _MANIFEST).read_text(encoding="utf-8"))
@@ -149,14 +216,33 @@ class Store:
         gen_dir.mkdir()
         return gen_dir
 
+    def copy_generation(self, source: Path) -> Path:
+        """A new generation (not yet current) holding copies of ``source``'s engine files.
+
+        Copies, not hard links: the engine may write to a file it opens, and the
+        source is live. On failure (a full disk) nothing of the copy is left.
+        """
+        gen_dir = self.new_generation()
+        try:
+            for file in source.iterdir():
+                if file.is_file() and not file.is_symlink() and file.name != _MANIFEST:
+                    shutil.copyfile(file, gen_dir / file.name)
+        except BaseException:
+            self.discard(gen_dir)
+            raise
+        return gen_dir
+
     def write_manifest(self, gen_dir: Path, manifest: Manifest) -> None:
         write_atomic(gen_dir / _MANIFEST, manifest.to_json())
 
-    def publish(self, gen_dir: Path, manifest: Manifest) -> None:
-        """Write ``gen_dir``'s manifest, flush it all to disk, then make it current."""
+    def publish(self, gen_dir: Path, manifest: Manifest) -> Manifest:
+        """Checksum ``gen_dir``'s files into its manifest, write it, flush it all to disk,
+        then make it current. Returns the manifest as written."""
+        manifest = manifest.model_copy(update={"files": checksum_files(gen_dir)})
         self.write_manifest(gen_dir, manifest)
         fsync_tree(gen_dir)
         self._swap(gen_dir)
+        return manifest
 
     def discard(self, gen_dir: Path) -> None:
         shutil.rmtree(gen_dir, ignore_errors=True)

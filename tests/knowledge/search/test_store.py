@@ -378,15 +378,21 @@ def test_reader_needs_no_lock(wiki_dir, data_dir, index):
         os.close(fd)
 
 
-def test_whoosh_writer_lock_gives_a_clear_error(wiki_dir, data_dir, index):
+def test_update_never_writes_the_live_generation(wiki_dir, data_dir, index, monkeypatch):
+    # A Whoosh writer holding the live generation does not matter: updates fill a copy.
+    monkeypatch.setattr(Store, "clean_old", lambda self: None)  # keep the old one to look at
+    live = (data_dir / "current").resolve()
+    before = {file.name: file.read_bytes() for file in live.iterdir() if file.is_file()}
     (wiki_dir / "guides" / "misc.md").write_text("# Assorted Notes\n\n## Other\n\nchanged\n")
-    held = whoosh_index.open_dir(str((data_dir / "current").resolve())).writer()
+    held = whoosh_index.open_dir(str(live)).writer()
     try:
-        with pytest.raises(IndexLockedError, match="locked"):
-            SearchIndex.update(index, load_wiki(wiki_dir))
+        assert index.update(load_wiki(wiki_dir)).mode == "incremental"
+        after = {file.name: file.read_bytes() for file in live.iterdir() if file.is_file()}
     finally:
         held.cancel()
-    assert index.update(load_wiki(wiki_dir)).mode == "incremental"
+    assert {name: after[name] for name in before} == before
+    assert (data_dir / "current").resolve() != live
+    assert index.search("changed").total == 1
 
 
 def test_closed_index_refuses_searches(index):
