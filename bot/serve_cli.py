@@ -19,8 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from knowledge.service import data_dir_problem
 from knowledge.source import ArchiveError, CheckFailed, FetchError, StoreBusy
 from knowledge.templates import load_templates
+from knowledge.wiki.load import WikiFolderError, check_wiki_folder
 
 from .config import BotConfig, ConfigError, data_dir_of, load_config
 from .heartbeat import DEFAULT_MAX_AGE, check_heartbeat, heartbeat_path
@@ -173,11 +175,31 @@ def _setup_logging(verbose: bool) -> None:
     discord.utils.setup_logging(level=logging.DEBUG if verbose else logging.INFO, root=True)
 
 
+def _storage_problem(config: BotConfig) -> str | None:
+    """One line if the wiki folder cannot be read or the data folder cannot be written."""
+    t = load_templates("bot.yaml")
+    if config.wiki_dir is not None:  # a wiki fetched from a source lands in the data folder
+        try:
+            check_wiki_folder(config.wiki_dir)
+        except WikiFolderError as exc:
+            return t("serve.wiki_unusable", path=exc.path, reason=exc.reason or exc.problem)
+    data_dir = data_dir_of(config)
+    reason = data_dir_problem(data_dir)
+    if reason is not None:
+        return t("serve.data_dir_unusable", path=data_dir, reason=reason, config=config.source)
+    return None
+
+
 def serve(args: argparse.Namespace) -> int:
     prepared = _prepare(args)
     if isinstance(prepared, int):
         return prepared
     config, token = prepared
+    # Checked before connecting: the bot cannot run on an index kept only in memory.
+    problem = _storage_problem(config)
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 1
     _setup_logging(getattr(args, "verbose", False))
     import discord
 

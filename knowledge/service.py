@@ -14,9 +14,10 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,14 +25,20 @@ from typing import TYPE_CHECKING
 from knowledge import answers
 from knowledge.answers import Links, WikiState
 from knowledge.reply import Reply
-from knowledge.search import BuildStats, SearchIndex, SearchResults
+from knowledge.search import BuildStats, IndexBuildError, SearchIndex, SearchResults
 from knowledge.templates import Templates, load_templates
 from knowledge.wiki import Catalogue, Glossary, PageCache, Wiki, find_front_page, load_wiki
 
 if TYPE_CHECKING:
     from knowledge.triage.engine import TriageContext
 
-__all__ = ["KnowledgeBase", "Progress", "default_data_dir", "demo_wiki_dir"]
+__all__ = [
+    "KnowledgeBase",
+    "Progress",
+    "data_dir_problem",
+    "default_data_dir",
+    "demo_wiki_dir",
+]
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +63,37 @@ def default_data_dir(wiki_dir: Path) -> Path:
     return root / f"{wiki_dir.resolve().name}-{digest}"
 
 
+def data_dir_problem(data_dir: Path) -> str | None:
+    """None if ``data_dir`` exists (or can be made) and a file can be created in it,
+    else the system's reason (``Read-only file system``, ``Not a directory``, ...)."""
+    try:
+        Path(data_dir).mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=data_dir, prefix=".probe-"):
+            pass
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
+def _os_reason(exc: BaseException) -> str:
+    """The system's words for the OSError behind ``exc``, else ``exc`` itself."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, OSError) and cause.strerror:
+            return cause.strerror
+        cause = cause.__cause__
+    return str(exc)
+
+
 class KnowledgeBase:
-    """Answers from one wiki folder. Thread-safe for concurrent reads."""
+    """Answers from one wiki folder. Thread-safe for concurrent reads.
+
+    With ``memory_fallback`` (the read-only commands of the terminal), a data folder
+    that cannot be created, or is read-only without a usable index, or a first
+    index build that fails (a full disk), costs one warning and an index kept in
+    memory for this run; without it (``wikibot serve``, ``wikibot index``) the
+    error is raised.
+    """
 
     def __init__(
         self,
@@ -66,9 +102,13 @@ class KnowledgeBase:
         *,
         link_base: str | None = None,
         templates: Templates | None = None,
+        memory_fallback: bool = False,
     ) -> None:
         self.wiki_dir = Path(wiki_dir)
         self.data_dir = Path(data_dir)
+        self.memory_fallback = memory_fallback
+        #: Whether files can be written in the data folder; found out at the first load.
+        self._writable: bool | None = None
         self.links = Links.of(link_base)
         self.t = templates or load_templates()
         self._reload_lock = threading.Lock()
@@ -89,31 +129,42 @@ class KnowledgeBase:
         *,
         link_base: str | None = None,
         progress: Progress | None = None,
+        memory_fallback: bool = False,
     ) -> KnowledgeBase:
         wiki_path = Path(wiki_dir) if wiki_dir is not None else demo_wiki_dir()
-        kb = cls(wiki_path, data_dir or default_data_dir(wiki_path), link_base=link_base)
+        kb = cls(
+            wiki_path,
+            data_dir or default_data_dir(wiki_path),
+            link_base=link_base,
+            memory_fallback=memory_fallback,
+        )
         kb.reload(progress=progress)
         return kb
 
     def reload(self, *, force: bool = False, progress: Progress | None = None) -> BuildStats:
         """Re-read the wiki and bring the index up to date (rebuilt if ``force``)."""
         with self._reload_lock:
-            previous = self._state.wiki.pages if self._state else self._page_cache.read()
+            if self._writable is None:
+                problem = data_dir_problem(self.data_dir)
+                self._writable = problem is None
+                if problem is not None:
+                    log.info("data folder %s cannot be written: %s", self.data_dir, problem)
+            if self._state is not None:
+                previous = self._state.wiki.pages
+            else:
+                previous = self._page_cache.read() if self.data_dir.is_dir() else {}
             wiki = load_wiki(self.wiki_dir, cache=previous)
             reparsed = len(previous) != len(wiki.pages) or any(
                 previous.get(path) is not page for path, page in wiki.pages.items()
             )
-            if reparsed:
+            if reparsed and self._writable:
                 self._page_cache.write(wiki.pages)
             front = find_front_page(wiki)
             glossary = Glossary.from_wiki(wiki, front)
             catalogue = Catalogue.from_wiki(wiki, glossary)
             statuses = catalogue.statuses()
             if self._index is None:
-                self.data_dir.mkdir(parents=True, exist_ok=True)
-                self._index, built = SearchIndex.open(
-                    wiki, self.data_dir, statuses=statuses, progress=progress
-                )
+                self._index, built = self._open_index(wiki, statuses, progress)
                 if force and built.mode != "full":
                     built = self._index.rebuild(wiki, statuses=statuses, progress=progress)
             elif force:
@@ -133,6 +184,19 @@ class KnowledgeBase:
                 built.seconds,
             )
             return built
+
+    def _open_index(
+        self, wiki: Wiki, statuses: Mapping[str, str], progress: Progress | None
+    ) -> tuple[SearchIndex, BuildStats]:
+        """The index in the data folder, or (with ``memory_fallback``) one in memory."""
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            return SearchIndex.open(wiki, self.data_dir, statuses=statuses, progress=progress)
+        except (OSError, IndexBuildError) as exc:
+            if not self.memory_fallback:
+                raise
+            log.warning(self.t("cli.memory_index", data=self.data_dir, reason=_os_reason(exc)))
+            return SearchIndex.in_memory(wiki, statuses)
 
     def close(self) -> None:
         if self._index is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 
 from knowledge.cli.console import dispatch, render_text, run_console
@@ -20,12 +21,15 @@ from knowledge.cli.options import (
     open_knowledge,
     progress_bar,
     wiki_folders,
+    wiki_problem,
 )
 from knowledge.cli.tickets import add_tickets_command
 from knowledge.cli.triage import add_triage_command
 from knowledge.cli.wiki import add_wiki_command
+from knowledge.search import IndexBuildError
 from knowledge.service import KnowledgeBase
 from knowledge.templates import load_templates
+from knowledge.wiki import WikiFolderError
 
 __all__ = ["add_knowledge_commands"]
 
@@ -63,6 +67,11 @@ def _index(args: argparse.Namespace) -> int:
         with progress_bar(t("cli.indexing")) as progress:
             built = kb.reload(force=args.full, progress=progress)
         state = kb.state
+    except WikiFolderError as exc:
+        raise SystemExit(wiki_problem(exc, t)) from None
+    except (IndexBuildError, OSError) as exc:
+        print(t("cli.index_failed", error=exc, data=kb.data_dir), file=sys.stderr)
+        return 1
     finally:
         kb.close()
     wiki = state.wiki
@@ -83,6 +92,9 @@ def _index(args: argparse.Namespace) -> int:
     )
     for path, reason in wiki.skipped:
         print(t("cli.index_skipped", path=path, reason=reason))
+    if built.problem is not None:
+        print(t("cli.index_failed_kept", error=built.problem, data=kb.data_dir), file=sys.stderr)
+        return 1
     return 0
 
 

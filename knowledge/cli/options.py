@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from knowledge.service import KnowledgeBase, Progress, default_data_dir, demo_wiki_dir
 from knowledge.source.follow import fetched_wiki
 from knowledge.templates import Templates
+from knowledge.wiki.load import WikiFolderError, check_wiki_folder
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -22,6 +23,7 @@ __all__ = [
     "open_knowledge",
     "progress_bar",
     "wiki_folders",
+    "wiki_problem",
 ]
 
 
@@ -41,24 +43,53 @@ def add_wiki_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: The line for each problem a wiki folder can have (see WikiFolderError).
+_WIKI_PROBLEMS = {
+    "missing": "cli.wiki_not_found",
+    "not_a_folder": "cli.wiki_not_a_folder",
+    "unreadable": "cli.wiki_unreadable",
+}
+
+
+def wiki_problem(exc: WikiFolderError, t: Templates) -> str:
+    """One line saying what is wrong with the wiki folder."""
+    return t(_WIKI_PROBLEMS[exc.problem], path=exc.path, reason=exc.reason)
+
+
 def wiki_folders(args: argparse.Namespace, t: Templates) -> tuple[Path, Path]:
     """The wiki and data folders the options name (defaults: the wiki fetched into
-    ``--data`` by ``wikibot wiki fetch`` if any, else the demo wiki; per-wiki cache)."""
+    ``--data`` by ``wikibot wiki fetch`` if any, else the demo wiki; per-wiki cache).
+
+    Exits with one line when the wiki folder is missing, a file, or cannot be read.
+    """
     if args.wiki is None and args.data is not None:
         fetched = fetched_wiki(args.data)
         if fetched is not None:
             return fetched.path, args.data
     wiki = args.wiki if args.wiki is not None else demo_wiki_dir()
-    if not wiki.is_dir():
-        raise SystemExit(t("cli.wiki_not_found", path=wiki))
+    try:
+        check_wiki_folder(wiki)
+    except WikiFolderError as exc:
+        raise SystemExit(wiki_problem(exc, t)) from None
     return wiki, args.data if args.data is not None else default_data_dir(wiki)
 
 
 def open_knowledge(
     args: argparse.Namespace, t: Templates, *, progress: Progress | None = None
 ) -> KnowledgeBase:
+    """The knowledge base for a read-only command: without a usable data folder (or
+    when the first index build fails) it answers from an index in memory."""
     wiki, data = wiki_folders(args, t)
-    return KnowledgeBase.open(wiki, data, link_base=fetched_link_base(args), progress=progress)
+    try:
+        return KnowledgeBase.open(
+            wiki,
+            data,
+            link_base=fetched_link_base(args),
+            progress=progress,
+            memory_fallback=True,
+        )
+    except WikiFolderError as exc:  # became unreadable since the check above
+        raise SystemExit(wiki_problem(exc, t)) from None
 
 
 def fetched_link_base(args: argparse.Namespace) -> str | None:

@@ -16,7 +16,7 @@ from knowledge.wiki.catalogue import (
     find_front_page,
 )
 from knowledge.wiki.glossary import Glossary, GlossaryEntry, Lookup, Mention, find_glossary_page
-from knowledge.wiki.load import MAX_PAGE_BYTES, load_wiki, read_page
+from knowledge.wiki.load import MAX_PAGE_BYTES, WikiFolderError, load_wiki, read_page
 from knowledge.wiki.model import Cell, CodeBlock, Labelled, Link, Page, Section, Table, Wiki
 from knowledge.wiki.parse import PARSER_VERSION, github_anchor, parse_page
 from knowledge.wiki.status import WEIGHTS, PageStatus, status_of, status_weight
@@ -44,6 +44,7 @@ __all__ = [
     "Table",
     "Version",
     "Wiki",
+    "WikiFolderError",
     "find_front_page",
     "find_glossary_page",
     "github_anchor",

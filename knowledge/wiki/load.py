@@ -18,7 +18,14 @@ from knowledge.files import FileTooLarge, NotRegularFile, read_regular_bytes
 from knowledge.wiki.model import Page, Wiki
 from knowledge.wiki.parse import PageTooComplex, parse_page
 
-__all__ = ["MAX_PAGE_BYTES", "SKIP_DIRS", "load_wiki", "read_page"]
+__all__ = [
+    "MAX_PAGE_BYTES",
+    "SKIP_DIRS",
+    "WikiFolderError",
+    "check_wiki_folder",
+    "load_wiki",
+    "read_page",
+]
 
 log = logging.getLogger(__name__)
 
@@ -28,13 +35,58 @@ MAX_PAGE_BYTES = 2 * 1024 * 1024
 SKIP_DIRS = frozenset({"images", "img", "assets", "data", "node_modules", "__pycache__"})
 
 
+class WikiFolderError(OSError):
+    """The wiki folder is missing, is not a folder, or cannot be listed.
+
+    ``problem`` is ``"missing"``, ``"not_a_folder"`` or ``"unreadable"``; ``path``
+    the folder as given and ``reason`` the system's words (empty when missing).
+    """
+
+    def __init__(self, path: Path, problem: str, reason: str = "") -> None:
+        super().__init__(
+            {
+                "missing": f"wiki folder not found: {path}",
+                "not_a_folder": f"wiki folder {path} is not a folder",
+            }.get(problem, f"wiki folder {path} cannot be read: {reason}")
+        )
+        self.path = path
+        self.problem = problem
+        self.reason = reason
+
+
+def check_wiki_folder(root: str | os.PathLike[str]) -> Path:
+    """``root`` resolved, once it is a folder this process can list; else WikiFolderError."""
+    path = Path(root)
+    if not path.exists():
+        raise WikiFolderError(path, "missing")
+    if not path.is_dir():
+        raise WikiFolderError(path, "not_a_folder")
+    try:
+        with os.scandir(path) as entries:
+            next(entries, None)
+    except OSError as exc:
+        raise WikiFolderError(path, "unreadable", exc.strerror or str(exc)) from exc
+    return path.resolve()
+
+
 def _category(path: str) -> str:
     parts = PurePosixPath(path).parts
     return parts[0] if len(parts) > 1 else "general"
 
 
-def _iter_markdown(root: Path) -> Iterable[Path]:
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+def _iter_markdown(root: Path, skipped: list[tuple[str, str]]) -> Iterable[Path]:
+    """Markdown files under ``root``; a sub-folder that cannot be listed goes to ``skipped``."""
+
+    def unreadable(exc: OSError) -> None:
+        folder = Path(exc.filename or root)
+        if folder == root:
+            raise WikiFolderError(root, "unreadable", exc.strerror or str(exc)) from exc
+        rel = folder.relative_to(root).as_posix() + "/"
+        reason = f"unreadable folder: {exc.strerror or exc}"
+        log.warning("skipped %s: %s", rel, reason)
+        skipped.append((rel, reason))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable, followlinks=False):
         dirnames[:] = sorted(
             d for d in dirnames if not d.startswith(".") and d.lower() not in SKIP_DIRS
         )
@@ -100,13 +152,13 @@ def load_wiki(root: str | os.PathLike[str], cache: Mapping[str, Page] | None = N
 
     Pages in ``cache`` (e.g. the previous load's ``Wiki.pages``) are reused when
     their content is unchanged, which makes a reload cost little more than reading
-    the files.
+    the files. A wiki folder that is missing, not a folder or cannot be listed
+    raises :class:`WikiFolderError` (never an empty wiki); a sub-folder that cannot
+    be listed is skipped with its reason.
     """
-    root_path = Path(root).resolve()
-    if not root_path.is_dir():
-        raise FileNotFoundError(f"wiki folder not found: {root_path}")
+    root_path = check_wiki_folder(root)
     wiki = Wiki(root=root_path, pages={})
-    for file in _iter_markdown(root_path):
+    for file in _iter_markdown(root_path, wiki.skipped):
         page, reason = read_page(root_path, file, cache)
         if page is None:
             rel = file.relative_to(root_path).as_posix()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.wiki import MAX_PAGE_BYTES, github_anchor, load_wiki, parse_page
+from knowledge.wiki import MAX_PAGE_BYTES, WikiFolderError, github_anchor, load_wiki, parse_page
 from tests.support import DEMO, SNAPSHOT, needs_snapshot
 
 HERE = Path(__file__).parent
@@ -85,8 +85,9 @@ def test_bad_files_are_skipped_or_degraded_with_a_reason(tmp_path, caplog):
 
 
 def test_missing_wiki_folder_is_a_clear_error(tmp_path):
-    with pytest.raises(FileNotFoundError, match="wiki folder not found"):
+    with pytest.raises(WikiFolderError, match="wiki folder not found") as failure:
         load_wiki(tmp_path / "nope")
+    assert failure.value.problem == "missing"
 
 
 def test_revision_changes_with_content(tmp_path):
