@@ -236,7 +236,9 @@ class KnowledgeBase:
         state = self.state
         with self._triage_lock:
             if self._triage is None or self._triage[0] is not state:
-                context = TriageContext.build(state.wiki, state.catalogue, state.search)
+                context = TriageContext.build(
+                    state.wiki, state.catalogue, state.search, ranker=state.ranker
+                )
                 self._triage = (state, context)
             return self._triage[1]
 

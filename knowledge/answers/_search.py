@@ -8,7 +8,7 @@ from knowledge.answers._format import link, names
 from knowledge.answers._state import WikiState
 from knowledge.reply import Field, PageRef, Reply
 from knowledge.search import MAX_QUERY_CHARS, Hit
-from knowledge.search.pages import PageHit, PageRanking, label_word
+from knowledge.search.pages import PageHit, PageRanking, error_lines, label_word
 from knowledge.templates import Templates
 from knowledge.text import clean_user_text, escape_markdown, truncate
 from knowledge.wiki import status_of
@@ -30,11 +30,6 @@ _MAX_LINE_CHARS = 1000
 _PASTED_HITS = 10
 _FIX_CODE_LINES = 3
 _WINDOW = 260
-_ERRORISH = re.compile(
-    r"error|exception|traceback|failed|fatal|assert|unsupported|not supported|no valid|"
-    r"not available|cannot|can't|unable|invalid|illegal|out of memory|oom|killed|timed? ?out",
-    re.IGNORECASE,
-)
 #: Kinds of page worth naming beside a hit, and their wording.
 _KIND_KEYS = {
     "troubleshooting": "search.kind.troubleshooting",
@@ -174,7 +169,7 @@ def _pasted(
     """The pages that best answer a pasted question, best first, with how sure we are."""
     lines = _pasted_lines(query)
     text = "\n".join(lines)
-    errors = [line for line in lines if _ERRORISH.search(line)]
+    errors = error_lines(lines)
     wanted = clean_user_text(category, _MAX_CATEGORY_CHARS).casefold() if category else None
     limit = _PASTED_HITS * (4 if wanted else 1)
     ranking = state.ranker.rank(text, errors, limit=limit)

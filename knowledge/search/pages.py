@@ -42,6 +42,7 @@ __all__ = [
     "PageHit",
     "PageRanker",
     "PageRanking",
+    "error_lines",
     "label_word",
     "page_kind",
     "request_terms",
@@ -72,6 +73,9 @@ _MAX_SECTION_SHARE: Final = 0.12
 _MAX_SECTION_TERMS: Final = 48
 #: Words held by more than about a third of all pages are not shown as reasons.
 _MIN_SHOWN_IDF: Final = 1.0
+#: Telling words the best page must share with a request (without an error quote
+#: or a named family) for the ranking to offer any page.
+_MIN_SHARED_WORDS: Final = 2
 #: Query-term weights by kind.
 _W_ERROR: Final = 2.0
 _W_IDENT: Final = 1.6
@@ -93,6 +97,20 @@ _PATHISH_RE: Final = re.compile(r"(?:/[\w.\-]+){2,}/?")
 _MODEL_RE: Final = re.compile(
     r"\b[A-Za-z][\w.\-]*/[A-Za-z][\w.\-]+"
     r"|\b[A-Za-z][\w.]*(?:-[\w.]+)*-(?:[Aa]?\d+(?:\.\d+)?[BbMm])(?:-[\w.]+)*\b"
+)
+_ERRORISH_RE: Final = re.compile(
+    r"error|exception|traceback|failed|fatal|assert|unsupported|not supported|no valid|"
+    r"not available|cannot|can't|unable|invalid|illegal|out of memory|oom|killed|timed? ?out",
+    re.IGNORECASE,
+)
+#: A model's name and its version: ``GLM-5.1``, ``MiniMax M2.5``, ``Kimi-K2.6``, ``Qwen3.5``.
+_NAMED_VERSION_RE: Final = re.compile(
+    r"\b([A-Za-z]{3,})[-_ ]?([A-Za-z]?\d+(?:\.\d+)*)(?![\w.]*\d*[BbMm]\b)(?=[^\w.]|\.(?!\d)|$)"
+)
+#: File names in a path are not model names (``fmha/runner.cuh``, ``deps/gemm-src``).
+_FILE_RE: Final = re.compile(
+    r"\.(?:c|cc|cpp|cu|cuh|h|hpp|py|pyi|so|rs|go|js|ts|json|ya?ml|toml|txt|md|log|sh)$"
+    r"|^(?:deps|src|lib|build|third_party|csrc|include|tests?|usr|opt|home|tmp)/"
 )
 _NOTE_WORDS: Final = frozenset({"wip", "draft", "scratch", "notes", "diary", "journal", "log"})
 _ERROR_LABELS: Final = frozenset({"error", "errors", "symptom", "symptoms"})
@@ -248,6 +266,19 @@ def request_terms(text: str, errors: Sequence[str] = ()) -> dict[str, float]:
     return weights
 
 
+def error_lines(lines: Iterable[str], limit: int = MAX_ERROR_LINES) -> list[str]:
+    """The lines of a log or pasted text that report an error, each once.
+
+    A long log keeps its first error lines (often the cause) and its last ones
+    (the crash) up to ``limit`` in all.
+    """
+    found = list(dict.fromkeys(line.strip() for line in lines if _ERRORISH_RE.search(line)))
+    if len(found) <= limit:
+        return found
+    head = limit // 3
+    return found[:head] + found[len(found) - (limit - head) :]
+
+
 # ----------------------------------------------------------------------- model
 
 
@@ -371,6 +402,10 @@ class PageRanker:
     expansions: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: Every term of the wiki (for the "names the wiki never mentions" check).
     vocabulary: frozenset[str] = frozenset()
+    #: (family word, version) pairs the wiki names (``("glm", "5.1")``), and the
+    #: words of family names: a version of a family the wiki never names is a newer model.
+    named_versions: frozenset[tuple[str, str]] = frozenset()
+    family_words: frozenset[str] = frozenset()
     #: path -> number of its page document; (path, anchor) -> section title.
     page_number: dict[str, int] = field(default_factory=dict)
     section_titles: dict[tuple[str, str], str] = field(default_factory=dict)
@@ -433,6 +468,13 @@ class PageRanker:
         ranker.section_titles = {(d.path, d.anchor): d.title for d in section_docs}
         if catalogue is not None:
             ranker.families = _family_names(catalogue)
+            ranker.family_words = _family_words(catalogue)
+            ranker.named_versions = frozenset(
+                pair
+                for page in wiki.pages.values()
+                for text in _page_texts(page)
+                for pair in _named_versions(text, ranker.family_words)
+            )
         if glossary is not None:
             ranker.expansions = _expansions(glossary)
         return ranker
@@ -474,6 +516,10 @@ class PageRanker:
                 if path in self.page_titles:
                     fused[path] = fused.get(path, 0.0) + 0.35
         ranked = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[: max(1, limit)]
+        unknown = self._unknown_names(text)
+        evidence = quote_hits or family is not None or unknown
+        if ranked and not evidence and not self._telling(ranked[0][0], query):
+            ranked = []  # a word in common is no reason to read a page
         hits = []
         for path, score in ranked:
             anchor, section_title = "", ""
@@ -502,8 +548,9 @@ class PageRanker:
                     why=tuple(why),
                 )
             )
-        unknown = self._unknown_names(text)
-        confidence = self._confidence(hits, query, quote_hits, family, unknown)
+        newer = self._unknown_versions(text)
+        unknown = tuple(dict.fromkeys((*newer, *unknown)))[:10]
+        confidence = self._confidence(hits, query, quote_hits, family, unknown, newer)
         return PageRanking(
             tuple(hits), confidence, unknown, family.name if family is not None else None
         )
@@ -554,6 +601,22 @@ class PageRanker:
                     found[entry.path] = (strength, entry.anchor, shown)
         return found
 
+    def _telling(self, path: str, query: Mapping[str, float]) -> bool:
+        """True when the page holds at least :data:`_MIN_SHARED_WORDS` of the request's
+        terms that at most half of the wiki's pages (or two) hold."""
+        i = self.page_number.get(path)
+        if i is None:
+            return False
+        tf = self.pages.docs[i].tf
+        most = max(2, len(self.pages.docs) // 2)
+        shared = 0
+        for term in query:
+            if term in tf and len(self.pages.postings.get(term, ())) <= most:
+                shared += 1
+                if shared >= _MIN_SHARED_WORDS:
+                    return True
+        return False
+
     def _shared_words(self, path: str, query: Mapping[str, float], limit: int = 5) -> list[str]:
         i = self.page_number.get(path)
         if i is None:
@@ -574,13 +637,23 @@ class PageRanker:
         unknown: list[str] = []
         for match in _MODEL_RE.finditer(text[:MAX_REQUEST_CHARS]):
             name = match.group().casefold().strip("/.-")
-            if name in self.vocabulary or name in unknown:
+            if name in self.vocabulary or name in unknown or _FILE_RE.search(name):
                 continue
             tail = name.rsplit("/", 1)[-1]
             if tail in self.vocabulary:
                 continue
             unknown.append(name)
         return tuple(unknown[:10])
+
+    def _unknown_versions(self, text: str) -> tuple[str, ...]:
+        """Versions of a family the wiki never names (``GLM-9.9`` when it knows 5.1 and 5.2):
+        a newer model than the wiki covers, whatever the family's pages say."""
+        found: list[str] = []
+        for word, version in _named_versions(text[:MAX_REQUEST_CHARS], self.family_words):
+            name = f"{word}-{version}"
+            if (word, version) not in self.named_versions and name not in found:
+                found.append(name)
+        return tuple(found[:10])
 
     def _confidence(
         self,
@@ -589,12 +662,15 @@ class PageRanker:
         quote_hits: Mapping[str, tuple[float, str, str]],
         family: Family | None,
         unknown: Sequence[str],
+        newer: Sequence[str] = (),
     ) -> str:
         if not hits:
             return "none"
         if quote_hits and hits[0].path in quote_hits:
             return "high"
         covered = self._coverage(hits[0].path, query)
+        if newer:
+            return "low"  # about a version of a family the wiki never names
         if family is not None:
             named = hits[0].path in (family.hub, family.current_page)
             return "high" if named and covered >= 0.5 else "medium"
@@ -629,6 +705,38 @@ def _family_names(catalogue: Catalogue) -> list[tuple[tuple[str, ...], Family]]:
         names = {n for n in names if len(n) >= 3}
         out.append((tuple(sorted(names, key=len, reverse=True)), family))
     return out
+
+
+def _family_words(catalogue: Catalogue) -> frozenset[str]:
+    """The first word of each family's name and hub file name: the model's maker or
+    series (``glm``, ``kimi``, ``minimax``), the word a version number follows."""
+    words: set[str] = set()
+    for family in catalogue.families:
+        names = [family.name]
+        if family.hub:
+            names.append(family.hub.rsplit("/", 1)[-1].removesuffix(".md"))
+        for name in names:
+            first = re.match(r"[A-Za-z]{3,}", name.strip())
+            if first is not None:
+                words.add(first.group().casefold())
+    return frozenset(words)
+
+
+def _page_texts(page: Page) -> Iterable[str]:
+    yield page.title
+    for section in page.sections:
+        yield section.title
+        yield section.text
+        for block in section.code:
+            yield block.text
+
+
+def _named_versions(text: str, words: frozenset[str]) -> Iterable[tuple[str, str]]:
+    """(family word, version) for each ``name-version`` in ``text`` whose name is a family word."""
+    for match in _NAMED_VERSION_RE.finditer(text):
+        word = match.group(1).casefold()
+        if word in words:
+            yield word, match.group(2).casefold()
 
 
 def _expansions(glossary: Glossary) -> dict[str, tuple[str, ...]]:

@@ -1,10 +1,14 @@
 """How sure a triage is: ``high``, ``medium``, ``low`` or ``none``.
 
 ``high`` when the wiki has a page written about exactly this (a known error quoted
-in the log, or an error finding with a justifying section); ``medium`` when the
-pages fit the request (a weaker known-error match, the family recognised by more
-than its name, or a search hit sharing three quarters of the user's words);
-``low`` when the suggestions only share some words; ``none`` without suggestions.
+in the log, or an error finding with a justifying section); otherwise, when the
+page ranker read the request and its best page leads the suggestions, the
+ranker's own confidence (from a matched error quote, a named family, the share of
+the request's telling words the page holds, and names the wiki never mentions),
+raised to ``medium`` by a weaker known-error match or a family recognised by more
+than its name. Without the ranker, ``medium`` needs one of those or a search hit
+sharing three quarters of the user's words. ``low`` when the suggestions only
+share some words; ``none`` without suggestions.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import Final
 from knowledge.triage.family import FamilyInfo
 from knowledge.triage.known_errors import KnownErrorMatch
 from knowledge.triage.rules import Finding
-from knowledge.triage.suggest import Suggestion
+from knowledge.triage.suggest import Suggested
 
 __all__ = ["CONFIDENCES", "STRONG_KINDS", "confidence"]
 
@@ -30,16 +34,20 @@ def confidence(
     known: Sequence[KnownErrorMatch],
     findings: Sequence[Finding],
     family: FamilyInfo | None,
-    suggestions: Sequence[Suggestion],
-    coverage: float,
+    suggested: Suggested,
 ) -> str:
     """One of :data:`CONFIDENCES` for a triage's parts."""
-    if not suggestions:
+    if not suggested.suggestions:
         return "none"
     if any(k.kind in STRONG_KINDS for k in known):
         return "high"
     if any(f.severity == "error" and f.page for f in findings):
         return "high"
-    if known or (family is not None and family.how != "name") or coverage >= GOOD_COVERAGE:
+    if suggested.ranked_first and suggested.ranking is not None:
+        if suggested.ranking.confidence in ("high", "medium"):
+            return suggested.ranking.confidence
+    elif suggested.ranking is None and suggested.coverage >= GOOD_COVERAGE:
+        return "medium"
+    if known or (family is not None and family.how != "name"):
         return "medium"
     return "low"

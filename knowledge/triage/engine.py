@@ -11,8 +11,9 @@ logs) and returns a :class:`TriageResult`:
 4. **known_errors**: the wiki's ``**Error**`` sections whose signatures appear in the
    log, the free text or the client output (``known_errors``).
 5. **log_summary**: ``logs.summarise_log`` of the log.
-6. **suggestions**: the best wiki sections for the whole request, each with why
-   (``suggest``), and an overall **confidence** (``confidence``).
+6. **suggestions**: the best section of the best wiki pages for the whole request,
+   each with why (``suggest``, which reads the request's words with the page ranker
+   behind ``/search``), and an overall **confidence** (``confidence``).
 7. **completeness**: the onboarding checklist item by item (``onboarding``).
 
 A :class:`TriageContext` holds everything prepared from one loaded wiki; the
@@ -30,6 +31,7 @@ from typing import Any, Final
 
 from knowledge.jsonable import to_jsonable
 from knowledge.launch import SHA256_DIGEST_RE, ImageRef, Launch, parse_image, parse_launch
+from knowledge.search.pages import PageRanker
 from knowledge.templates import Templates, load_templates
 from knowledge.triage.confidence import confidence
 from knowledge.triage.family import FamilyFinder, FamilyInfo
@@ -54,7 +56,7 @@ from knowledge.triage.rules import (
     parse_stated,
     stated_settings,
 )
-from knowledge.triage.suggest import Searcher, Suggester, Suggestion, with_anchor
+from knowledge.triage.suggest import Searcher, Suggested, Suggester, Suggestion, with_anchor
 from knowledge.wiki import Catalogue, Wiki, find_front_page
 
 __all__ = ["TriageContext", "TriageResult", "triage"]
@@ -145,8 +147,10 @@ class TriageContext:
         *,
         rules: RuleSet | None = None,
         templates: Templates | None = None,
+        ranker: PageRanker | None = None,
     ) -> TriageContext:
-        """Prepare ``wiki`` (its catalogue, and the index's ``search`` when given)."""
+        """Prepare ``wiki`` (its catalogue, the index's ``search`` and the page
+        ``ranker`` when given)."""
         catalogue = catalogue if catalogue is not None else Catalogue.from_wiki(wiki)
         templates = templates or load_templates("triage.yaml")
         statuses = dict(catalogue.statuses()) if catalogue.families else {}
@@ -158,7 +162,7 @@ class TriageContext:
             checklist=load_checklist(wiki, find_front_page(wiki), templates),
             templates=templates,
             families=FamilyFinder.build(wiki, catalogue),
-            suggester=Suggester.build(wiki, templates, search, statuses),
+            suggester=Suggester.build(wiki, templates, search, statuses, ranker),
         )
 
     def run(self, request: TriageRequest | Mapping[str, Any]) -> TriageResult:
@@ -232,20 +236,18 @@ def triage(context: TriageContext, request: TriageRequest | Mapping[str, Any]) -
     )
     known = tuple(replace(k, page=with_anchor(wiki, k.page)) for k in _known_errors(context, clean))
     try:
-        suggestions, coverage = context.suggester.suggest(
-            clean, known, findings, family, summary, image
-        )
+        suggested = context.suggester.suggest(clean, known, findings, family, summary, image)
     except Exception:
         log.exception("triage: suggestions failed")
-        suggestions, coverage = (), 0.0
+        suggested = Suggested(())
     return TriageResult(
         redactions=redactions,
         launch=launch,
         findings=findings,
         known_errors=known,
         log_summary=summary,
-        suggestions=suggestions,
-        confidence=confidence(known, findings, family, suggestions, coverage),
+        suggestions=suggested.suggestions,
+        confidence=confidence(known, findings, family, suggested),
         completeness=completeness,
         family=family,
         problems=problems,

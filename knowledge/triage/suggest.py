@@ -1,11 +1,17 @@
 """Which wiki sections to read for a request, each with why, best first.
 
 Candidates come from the known errors found, the family's current runbook (and the
-page the user followed), the findings' justifying sections, a search of the
-request's own telling words, the first error of the log, and sections naming the
-image. Each source adds a score in 0..1; a section's score is ``1 - prod(1 - s)``
-over its sources, so agreeing sources add up without passing 1. A search hit counts
-only when it shares enough analysed words with what the user wrote.
+page the user followed), the findings' justifying sections, the pages that best
+answer the request's text and error lines, and sections naming the image. Each
+source adds a score in 0..1; a section's score is ``1 - prod(1 - s)`` over its
+sources, so agreeing sources add up without passing 1, and each page is suggested
+once, by its best section.
+
+The request's words are read by the page ranker of :mod:`knowledge.search.pages`
+(the engine behind ``/search`` with pasted text) when the suggester has one;
+without it, a section search of the request's telling words and of the log's
+first error stands in (a search hit counts only when it shares enough analysed
+words with what the user wrote).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from typing import Final, Protocol
 
 from knowledge.launch import ImageRef
 from knowledge.search import STOP, SearchResults, make_term_analyzer
+from knowledge.search.pages import PageHit, PageRanker, PageRanking, error_lines
 from knowledge.templates import Templates
 from knowledge.triage.family import FamilyInfo
 from knowledge.triage.known_errors import KnownErrorMatch
@@ -30,6 +37,7 @@ from knowledge.wiki import Wiki, status_weight
 __all__ = [
     "MAX_SUGGESTIONS",
     "Searcher",
+    "Suggested",
     "Suggester",
     "Suggestion",
     "with_anchor",
@@ -58,7 +66,11 @@ _WEIGHTS: Final = {
     "symptoms": 0.5,
     "first_error": 0.45,
     "image": 0.25,
+    # the page ranker's best page (the others scale by their score relative to it)
+    "ranked": 0.75,
 }
+#: Characters of the log whose error lines the page ranker reads (its end: the crash).
+_LOG_CHARS: Final = 200_000
 _FINDING_WEIGHTS: Final = {"error": 0.5, "warning": 0.4, "info": 0.15}
 _WORD_RE: Final = re.compile(r"[^\W_]+")
 
@@ -82,6 +94,24 @@ class Suggestion:
             "reasons": list(self.why),
             "score": round(self.score, 3),
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Suggested:
+    """The suggestions for one request, and what confidence can be judged on."""
+
+    suggestions: tuple[Suggestion, ...]
+    #: The top search hit's share of the request's words (section search only).
+    coverage: float = 0.0
+    #: The page ranker's ranking of the request, when it read it.
+    ranking: PageRanking | None = None
+
+    @property
+    def ranked_first(self) -> bool:
+        """True when the first suggestion is the page the ranker put first."""
+        if self.ranking is None or not self.ranking.hits or not self.suggestions:
+            return False
+        return self.suggestions[0].page.partition("#")[0] == self.ranking.hits[0].path
 
 
 @dataclass(slots=True)
@@ -174,6 +204,8 @@ class Suggester:
     statuses: Mapping[str, str] = field(default_factory=dict)
     #: Lower-case word -> number of sections holding it (picks a query's telling words).
     word_sections: Mapping[str, int] = field(default_factory=dict)
+    #: Pages for the request's text and error lines (replaces the section search).
+    ranker: PageRanker | None = None
 
     @classmethod
     def build(
@@ -182,8 +214,10 @@ class Suggester:
         templates: Templates,
         search: Searcher | None = None,
         statuses: Mapping[str, str] | None = None,
+        ranker: PageRanker | None = None,
     ) -> Suggester:
-        return cls(wiki, templates, search, dict(statuses or {}), _word_sections(wiki))
+        words = _word_sections(wiki) if ranker is None else {}
+        return cls(wiki, templates, search, dict(statuses or {}), words, ranker)
 
     def suggest(
         self,
@@ -193,8 +227,8 @@ class Suggester:
         family: FamilyInfo | None,
         summary: LogSummary | None,
         image: ImageRef | None,
-    ) -> tuple[tuple[Suggestion, ...], float]:
-        """The best sections, and the top search hit's share of the request's words."""
+    ) -> Suggested:
+        """The best section of each of the best pages, best first."""
         t = self.templates
         candidates: dict[str, _Candidate] = {}
 
@@ -227,21 +261,62 @@ class Suggester:
                 weight = _FINDING_WEIGHTS.get(finding.severity, _FINDING_WEIGHTS["info"])
                 add(finding.page, weight, t("why.finding", id=finding.id))
         coverage = 0.0
+        ranking = None
         symptoms = " ".join(filter(None, (request.actual, request.text, request.expected)))
-        if symptoms.strip():
-            coverage = self._search(symptoms, "symptoms", add)
-        if summary is not None and summary.first_error and not known:
-            self._search(summary.first_error, "first_error", add)
+        if self.ranker is not None:
+            ranking = self._rank(self.ranker, request, summary)
+            top = ranking.hits[0].score if ranking.hits else 0.0
+            for hit in ranking.hits:
+                ref = f"{hit.path}#{hit.anchor}" if hit.anchor else hit.path
+                score = _WEIGHTS["ranked"] * (hit.score / top if top > 0 else 0.0)
+                add(ref, score, self._ranked_why(hit), _hit_title(hit.title, hit.section_title))
+        else:
+            if symptoms.strip():
+                coverage = self._search(symptoms, "symptoms", add)
+            if summary is not None and summary.first_error and not known:
+                self._search(summary.first_error, "first_error", add)
         if image is not None and image.tag:
             for ref in self._image_sections(image):
                 add(ref, _WEIGHTS["image"], t("why.image"))
         ranked = sorted(candidates.values(), key=lambda c: (-c.score, c.page))
+        best: dict[str, _Candidate] = {}
+        for cand in ranked:  # each page once, by its best section, with every reason
+            path = cand.page.partition("#")[0]
+            if path not in best:
+                best[path] = cand
+            else:
+                best[path].why.extend(w for w in cand.why if w not in best[path].why)
         suggestions = tuple(
             Suggestion(c.page, c.title, tuple(c.why), c.score)
-            for c in ranked[:MAX_SUGGESTIONS]
+            for c in list(best.values())[:MAX_SUGGESTIONS]
             if c.score > 0.0
         )
-        return suggestions, coverage
+        return Suggested(suggestions, coverage, ranking)
+
+    @staticmethod
+    def _rank(
+        ranker: PageRanker, request: TriageRequest, summary: LogSummary | None
+    ) -> PageRanking:
+        """The ranker's pages for everything the user wrote and the log's error lines."""
+        text = "\n".join(
+            filter(None, (request.text, request.actual, request.expected, request.tried))
+        )
+        log_lines = request.log[-_LOG_CHARS:].splitlines()
+        errors = error_lines(log_lines + request.client[-_LOG_CHARS:].splitlines())
+        if summary is not None and summary.first_error and summary.first_error not in errors:
+            errors.insert(0, summary.first_error)
+        return ranker.rank(text, errors, limit=MAX_SUGGESTIONS * 2)
+
+    def _ranked_why(self, hit: PageHit) -> str:
+        t = self.templates
+        for code, detail in hit.why:
+            if code == "error_quote":
+                return t("why.ranked_quote")
+            if code == "terms":
+                return t("why.symptoms", terms=detail)
+            if code == "family":
+                return t("why.ranked_family", family=detail)
+        return t("why.ranked")
 
     def _title(self, path: str, anchor: str) -> str:
         page = self.wiki.pages.get(path)

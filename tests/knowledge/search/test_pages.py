@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from knowledge.search.pages import PAGE_PRIORS, PageRanker, page_kind, request_terms
+from knowledge.search.pages import (
+    PAGE_PRIORS,
+    PageRanker,
+    error_lines,
+    page_kind,
+    request_terms,
+)
 from knowledge.wiki import Catalogue, Glossary, load_wiki
 from tests.support import DEMO
 
@@ -58,6 +64,32 @@ def test_a_model_the_wiki_never_names_is_not_answered_with_confidence():
     )
     assert "acme/zephyrine-70b-instruct" in ranking.unknown
     assert ranking.confidence == "low"
+
+
+def test_a_version_of_a_family_the_wiki_never_names_is_a_newer_model():
+    ranking = RANKER.rank("Does GLM-9.7 run with the same image as the current runbook?")
+    assert "glm-9.7" in ranking.unknown
+    assert ranking.confidence == "low"
+    known = RANKER.rank("Does GLM-5 run with the same image as the current runbook?")
+    assert known.unknown == () and known.confidence != "low"
+
+
+def test_file_paths_are_not_model_names():
+    ranking = RANKER.rank("it crashes in csrc/attention/fmha_runner-v2.cuh with sm_120 on load")
+    assert ranking.unknown == ()
+
+
+def test_a_word_in_common_is_no_answer():
+    ranking = RANKER.rank("how long should sourdough bread proof overnight in a cold kitchen")
+    assert ranking.hits == () and ranking.confidence == "none"
+
+
+def test_error_lines_are_found_once_first_and_last_kept():
+    lines = ["INFO ok", "ValueError: bad", "ValueError: bad", "plain"]
+    lines += [f"RuntimeError: step {i} failed" for i in range(30)]
+    found = error_lines(lines, limit=6)
+    assert found[0] == "ValueError: bad" and found.count("ValueError: bad") == 1
+    assert found[-1] == "RuntimeError: step 29 failed" and len(found) == 6
 
 
 def test_nothing_to_rank_says_none():

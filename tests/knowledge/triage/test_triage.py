@@ -263,6 +263,37 @@ def test_a_context_without_search_still_triages(kb):
     assert result.known_errors and result.findings
 
 
+def test_the_request_is_read_by_the_page_ranker_behind_search(ctx):
+    assert ctx.suggester.ranker is not None
+    question = (
+        "Hello, I moved my setup to a new box last week and followed the runbook as well as I "
+        "could. The weights load on every card, then the engine stops before it serves a "
+        "single request. Is this a memory setting or something about the cards themselves?"
+    )
+    log = "\n".join(INFO.format(i) for i in range(40))
+    log += "\n" + ERROR.format("RuntimeError: NCCL error: Failed to CUDA calloc 2097152 bytes")
+    result = ctx.run({"text": question, "log": log})
+    first = result.suggestions[0]
+    assert first.page == "troubleshooting/common-issues.md#nccl-cannot-allocate-its-buffers"
+    assert result.confidence == "high"
+    paths = [s.page.partition("#")[0] for s in result.suggestions]
+    assert len(paths) == len(set(paths)), "each page is suggested once, by its best section"
+
+
+def test_each_page_is_suggested_once_with_all_its_reasons(ctx):
+    result = ctx.run(v3_request())
+    paths = [s.page.partition("#")[0] for s in result.suggestions]
+    assert len(paths) == len(set(paths))
+    first = result.suggestions[0]
+    assert first.page.startswith("troubleshooting/common-issues.md#")
+    assert len(first.why) >= 2  # its own error, and the finding or the other error it explains
+
+
+def test_a_question_about_a_newer_version_of_a_family_is_not_answered_with_confidence(ctx):
+    result = ctx.run({"text": "Is there a runbook for GLM-9.7 yet? I want it on eight cards."})
+    assert result.confidence == "low"
+
+
 def test_oversized_fields_are_cut_and_said(ctx):
     log = "\n".join(INFO.format(i) for i in range(10)) + "\n"
     huge = log * (9 * 1024 * 1024 // len(log))
