@@ -17,6 +17,7 @@ from knowledge.answers._runbook import launch, runbook, versions
 from knowledge.answers._search import MAX_PASTED_CHARS, SEARCH_PAGE_SIZE, is_pasted, search
 from knowledge.answers._state import Links, WikiState
 from knowledge.answers._status import age, help_reply, status
+from knowledge.answers._support import support_check_reply
 
 __all__ = [
     "AUTOCOMPLETE_LIMIT",
@@ -36,6 +37,7 @@ __all__ = [
     "runbook",
     "search",
     "status",
+    "support_check_reply",
     "term_choices",
     "versions",
 ]

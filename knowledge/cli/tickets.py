@@ -21,6 +21,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from knowledge.answers import support_check_reply
 from knowledge.cli.options import add_wiki_options, open_knowledge
 from knowledge.cli.triage import read_request
 from knowledge.intake.desk import IntakeError, SupportDesk
@@ -250,7 +251,10 @@ def support_flow(
                     say(line)
                 continue
             say(t("console.checking"))
-            _, _, reply = desk.check(draft.id, user)
+            checked, result = desk.check(draft.id, user)
+            reply = support_check_reply(
+                result, checked.redactions, desk.context.templates, t, draft_id=checked.id
+            )
             say(render(reply) if render else reply.title)
             choice = ask(t("console.choice")).strip().casefold()
             if choice == "solved":

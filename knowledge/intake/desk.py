@@ -7,9 +7,10 @@
    (drafts expire after ``IntakeSettings.draft_ttl`` seconds).
 2. ``save``: answers for some fields (typed, or an uploaded log) are cleaned and
    redacted (:mod:`knowledge.intake.validate`) and stored; problems come back worded.
-3. ``check``: the triage of the draft (:mod:`knowledge.triage.engine`), summed up as
-   a :class:`~knowledge.reply.Reply`: what was redacted (kind and field), launch
-   findings, known errors, suggested pages with why, checklist items still missing.
+3. ``check``: the triage of the draft (:mod:`knowledge.triage.engine`), worded like
+   every triage by :func:`knowledge.answers.support_check_reply`: what was redacted
+   (kind and field), launch findings, known errors, suggested pages with why, the
+   checklist with the items still missing.
 4. ``deflect`` ("this solved it") or ``file``: a ticket, idempotent by draft id and
    rate limited per user; ``post`` tells the store the ticket waits for the forum.
 5. ``set_status``: solved, closed, reopened, by the asker or staff.
@@ -34,7 +35,7 @@ from knowledge.intake.fields import Form, build_form
 from knowledge.intake.records import Draft, Ticket
 from knowledge.intake.store import NotFound, RateLimit, RateLimited, TicketStore
 from knowledge.intake.validate import Cleaned, Problem, clean_value, cut_tail, read_upload
-from knowledge.reply import Field, PageRef, Reply
+from knowledge.reply import Field, Reply
 from knowledge.templates import Templates, load_templates
 from knowledge.text import code_block, escape_markdown, truncate
 from knowledge.triage.engine import TriageContext, TriageResult
@@ -364,8 +365,9 @@ class SupportDesk:
     def triage(self, draft: Draft) -> TriageResult:
         return self.context.run(self.request(draft))
 
-    def check(self, draft_id: str, user: str) -> tuple[Draft, TriageResult, Reply]:
-        """The triage of a draft and the private answer shown before filing."""
+    def check(self, draft_id: str, user: str) -> tuple[Draft, TriageResult]:
+        """The triage of a draft, shown before filing (worded by
+        :func:`knowledge.answers.support_check_reply`); kept for :meth:`file`."""
         draft = self.draft(draft_id, user)
         blocking = self.blocking(draft)
         if blocking:
@@ -377,7 +379,7 @@ class SupportDesk:
             self._checked.move_to_end(draft.id)
             while len(self._checked) > CHECKED_KEPT:
                 self._checked.popitem(last=False)
-        return draft, result, self.deflection_reply(draft, summary)
+        return draft, result
 
     def _summary(self, draft: Draft) -> dict[str, Any]:
         """The triage summary of ``draft``: the one its check showed when the draft has not
@@ -387,48 +389,6 @@ class SupportDesk:
         if checked is not None and checked[0] == draft.updated_at:
             return checked[1]
         return summarise(self.triage(draft), self.form)
-
-    def deflection_reply(self, draft: Draft, summary: Mapping[str, Any]) -> Reply:
-        t = self.t
-        none = t("deflection.none")
-        fields: list[Field] = []
-        if draft.redactions:
-            lines = sorted({f"{kind} · {fld}" for kind, fld, _ in draft.redactions})
-            fields.append(Field(t("deflection.redactions"), "\n".join(lines)))
-        findings = [
-            f"[{f['severity']}] {f['message']}" + (f" ({f['page']})" if f.get("page") else "")
-            for f in summary.get("findings", [])
-        ]
-        if findings:
-            fields.append(Field(t("deflection.findings"), "\n".join(findings)))
-        known = [f"{k['title']} ({k['page']})" for k in summary.get("known_errors", [])]
-        if known:
-            fields.append(Field(t("deflection.known_errors"), "\n".join(known)))
-        suggestions = [
-            f"{s['title']} ({s['page']}): {s['why']}" for s in summary.get("suggestions", [])
-        ]
-        fields.append(Field(t("deflection.suggestions"), "\n".join(suggestions) or none))
-        missing = [
-            m["label"] + (f": {m['detail']}" if m.get("detail") else "")
-            for m in summary.get("missing", [])
-        ]
-        fields.append(Field(t("deflection.missing"), "\n".join(missing) or none))
-        pages = tuple(
-            PageRef(*s["page"].split("#", 1), s["title"])
-            if "#" in s["page"]
-            else PageRef(s["page"], None, s["title"])
-            for s in summary.get("suggestions", [])
-        )
-        return Reply(
-            "deflection",
-            t("deflection.title"),
-            self.context.templates(f"confidence.{summary.get('confidence', 'none')}"),
-            fields=tuple(fields),
-            pages=pages,
-            footer=t("deflection.footer"),
-            ephemeral=True,
-            meta={"draft": draft.id, "summary": dict(summary)},
-        )
 
     # ----------------------------------------------------------------- filing
 

@@ -139,9 +139,16 @@ def test_the_form_in_two_steps_then_the_wiki_answer_then_a_forum_post(discord_st
     assert check["flags"] & EPHEMERAL
     answer = embed_of(check)
     names = [f["name"] for f in answer["fields"]]
-    assert "Removed from your request" in names and "Pages that may answer it" in names
-    removed = answer["fields"][names.index("Removed from your request")]["value"]
-    assert "hf-token" in removed and "log" in removed
+    # The triage reply every triage answer uses (templates/triage.yaml), titled for /support.
+    assert answer["title"] == "Before you file: what the wiki says"
+    assert answer["footer"]["text"] == "Nothing has been posted yet."
+    removed_name = "Secrets removed before anything else read the request"
+    assert removed_name in names and "Suggested pages" in names and "Checklist" in names
+    assert names.index("Findings") < names.index("Known errors in your log")
+    removed = answer["fields"][names.index(removed_name)]["value"].replace("\\", "")
+    assert "hf-token" in removed and "log" in removed and HF not in removed
+    checklist = answer["fields"][names.index("Checklist")]["value"]
+    assert "[missing]" in checklist, "the items still missing are marked"
     assert [b["label"] for b in buttons(check)] == ["This solved it", "Edit", "File the ticket"]
     # The post.
     body = request.json
@@ -228,7 +235,7 @@ def test_a_binary_upload_is_refused_and_the_rest_kept(discord_standin, data):
     check = discord_standin.run(factory(data), scenario)
     fields = {f["name"]: f["value"] for f in embed_of(check)["fields"]}
     assert "not text" in fields["Please note"]
-    assert "Pages that may answer it" in fields
+    assert "Suggested pages" in fields
 
 
 # --- faults posting -----------------------------------------------------------------------
@@ -488,7 +495,7 @@ def test_an_upload_over_the_limit_is_refused_unread_and_the_rest_kept(discord_st
     check, downloads = discord_standin.run(factory(data), scenario)
     fields = {f["name"]: f["value"] for f in embed_of(check)["fields"]}
     assert "at most 8.0 MB is read" in fields["Please note"]
-    assert "Pages that may answer it" in fields, "the rest of the request was checked"
+    assert "Suggested pages" in fields, "the rest of the request was checked"
     assert downloads == [], "the file was never downloaded"
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import io
 import logging
@@ -43,6 +44,7 @@ from bot import render
 from bot.cooldowns import cooldown
 from bot.errors import Refused, describe, report_failure, safe_choices
 from bot.respond import send
+from knowledge.answers import support_check_reply
 from knowledge.intake.desk import IntakeError, IntakeSettings, SupportDesk, Upload, summarise
 from knowledge.intake.records import Ticket
 from knowledge.intake.sqlite import SqliteTicketStore
@@ -50,6 +52,7 @@ from knowledge.intake.store import RateLimit
 from knowledge.intake.validate import MAX_UPLOAD_BYTES
 from knowledge.reply import Field, Reply
 from knowledge.templates import Templates, load_templates
+from knowledge.text import escape_markdown
 
 from ._helpers import (
     Submitted,
@@ -287,8 +290,14 @@ class SupportCog(commands.Cog):
         user: str,
         notes: tuple[Field, ...] = (),
     ) -> None:
+        def check() -> Reply:  # the triage and its wording (redacting again): off the loop
+            draft, result = desk.check(draft_id, user)
+            return support_check_reply(
+                result, draft.redactions, desk.context.templates, desk.t, draft_id=draft.id
+            )
+
         try:
-            _, _, reply = await self.bot.in_thread(desk.check, draft_id, user)
+            reply = await self.bot.in_thread(check)
         except IntakeError as exc:
             if exc.code != "empty":
                 await self._refuse(interaction, str(exc))
@@ -299,10 +308,7 @@ class SupportCog(commands.Cog):
             )
             return
         if notes:
-            reply = Reply(
-                reply.kind, reply.title, reply.text, notes + reply.fields, reply.pages,
-                footer=reply.footer, ephemeral=True,
-            )  # fmt: skip
+            reply = dataclasses.replace(reply, fields=notes + reply.fields)
         kb = self.bot.kb
         embed = render.embed(reply, url=render.page_url(reply, kb))
         await send(interaction, embed=embed, ephemeral=True, view=check_view(draft_id, self.t))
@@ -646,11 +652,27 @@ class SupportCog(commands.Cog):
             text = await self._starter_text(thread)
         except discord.HTTPException:
             text = thread.name
-        result = await self.bot.in_thread(desk.context.run, {"text": text})
-        summary = summarise(result, desk.form)
-        none = desk.t("deflection.none")
-        missing = [m["label"] for m in summary["missing"]]
-        pages = [f"{s['title']} ({s['page']}): {s['why']}" for s in summary["suggestions"]]
+
+        def lines() -> tuple[list[str], list[str]]:  # worded as the ticket's post words them
+            summary = summarise(desk.context.run({"text": text}), desk.form)
+            t = desk.t
+            missing = [
+                t("ticket.missing_item", label=escape_markdown(m["label"]))
+                for m in summary["missing"]
+            ]
+            pages = [
+                t(
+                    "ticket.suggestion",
+                    title=escape_markdown(s["title"]),
+                    page=s["page"],
+                    why=escape_markdown(s["why"]),
+                )
+                for s in summary["suggestions"]
+            ]
+            return missing, pages
+
+        missing, pages = await self.bot.in_thread(lines)
+        none = desk.t("ticket.none")
         reply = Reply(
             "ok",
             self.t("nudge.title"),

@@ -9,6 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from knowledge.answers import support_check_reply
+from knowledge.answers.triage import triage_reply
 from knowledge.intake.desk import IntakeError, IntakeSettings, SupportDesk, Upload
 from knowledge.intake.fields import MAX_FIELD_CHARS, MAX_STEP_FIELDS, build_form
 from knowledge.intake.records import Draft
@@ -241,15 +243,23 @@ def test_someone_elses_draft_cannot_be_touched(desk):
 def test_the_check_shows_redactions_suggestions_and_missing_items(desk):
     command = V3_LAUNCH.replace("-e NCCL_GRAPH_FILE=/etc/nccl/graph.xml", f"-e HF_TOKEN={HF}")
     draft = fill(desk, command=command)
-    _, result, reply = desk.check(draft.id, "discord:1")
+    checked, result = desk.check(draft.id, "discord:1")
+    reply = support_check_reply(
+        result, checked.redactions, desk.context.templates, T, draft_id=checked.id
+    )
+    assert reply.title == T("deflection.title") and reply.footer == T("deflection.footer")
+    # The shared triage reply: the same sections, worded by templates/triage.yaml.
+    shared = triage_reply(result, TRIAGE_T)
     names = [f.name for f in reply.fields]
-    assert T("deflection.redactions") in names
-    redactions = reply.fields[names.index(T("deflection.redactions"))].value
+    assert names[1:] == [f.name for f in shared.fields]
+    assert names[0] == TRIAGE_T("sections.redactions"), "the draft's redactions come first"
+    redactions = reply.fields[0].value.replace("\\", "")  # Markdown-escaped
     assert "hf-token" in redactions and "command" in redactions and HF not in redactions
-    assert reply.pages and result.suggestions
-    missing = reply.fields[names.index(T("deflection.missing"))].value
-    assert "client" in missing.casefold()  # no client command was given
-    assert reply.ephemeral
+    assert reply.pages == shared.pages and result.suggestions
+    checklist = reply.fields[names.index(TRIAGE_T("sections.completeness"))].value
+    client = next(ln for ln in checklist.splitlines() if "client" in ln.casefold())
+    assert client.startswith("- [missing]")  # no client command was given
+    assert reply.ephemeral and reply.meta["draft"] == checked.id
 
 
 def test_deflection_is_recorded_and_files_nothing(desk, store):
@@ -279,7 +289,7 @@ def test_filing_after_the_check_files_what_it_showed_without_a_second_triage(des
     triage = desk.triage
     desk.triage = lambda draft: runs.append(draft.id) or triage(draft)
     checked = fill(desk)
-    _, result, _ = desk.check(checked.id, "discord:1")
+    _, result = desk.check(checked.id, "discord:1")
     ticket = desk.file(checked.id, "discord:1", post=True).ticket
     assert runs == [checked.id], "the check's triage was reused"
     assert [s["page"] for s in ticket.triage["suggestions"]] == [s.page for s in result.suggestions]
