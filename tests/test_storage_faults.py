@@ -34,8 +34,10 @@ needs_modes = pytest.mark.skipif(AS_ROOT, reason="root ignores file modes")
 QUERIES = ("zeppelin", "ballast", "flux capacitor", "frobnicator", "fog")
 
 
-def wikibot(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """``wikibot ARGS`` in a fresh process (as a user runs it)."""
+def wikibot(
+    *args: str, env: dict[str, str] | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess:
+    """``wikibot ARGS`` in a fresh process (as a user runs it), ``stdin`` typed in."""
     base = {k: v for k, v in os.environ.items() if k not in ("WIKIBOT_DATA", "XDG_CACHE_HOME")}
     return subprocess.run(
         [sys.executable, "-m", "bot.cli", *args],
@@ -44,6 +46,8 @@ def wikibot(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
         env={**base, **(env or {})},
         cwd=ROOT,
         timeout=180,
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
     )
 
 
@@ -148,6 +152,28 @@ def test_triage_when_the_data_folder_cannot_be_created(tmp_path):
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["suggestions"]
     assert "Traceback" not in run.stderr and len(lines(run.stderr)) == 1
+
+
+def test_console_when_the_data_folder_cannot_be_created(tmp_path):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    run = wikibot(
+        "console", env={"WIKIBOT_DATA": str(blocker / "x")}, stdin="/acronym DCP\n/quit\n"
+    )
+    assert_answered_from_memory(run, blocker / "x")
+
+
+def test_tickets_name_the_data_folder_they_need(tmp_path):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    request = tmp_path / "request.yaml"
+    request.write_text("text: NCCL error calloc failed while loading GLM\n")
+    data = str(blocker / "x")
+    for args in (("list",), ("show", "1"), ("file", str(request))):
+        run = wikibot("tickets", *args, "--data", data)
+        assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+        said = [line for line in lines(run.stderr) if line.startswith("wikibot tickets:")]
+        assert len(said) == 1 and data in said[0] and "Not a directory" in said[0]
 
 
 @needs_modes

@@ -71,7 +71,7 @@ def _file(args: argparse.Namespace) -> int:
     kb = open_knowledge(args, load_templates())
     try:
         desk = open_desk(kb)
-    except StoreTooNew as exc:
+    except (StoreTooNew, OSError) as exc:  # OSError: no usable data folder
         kb.close()
         return _fail(str(exc))
     try:
@@ -94,7 +94,7 @@ def _file(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     try:
         store = _store(args)
-    except StoreError as exc:
+    except (StoreError, OSError) as exc:
         return _fail(str(exc))
     try:
         tickets = store.list_tickets(status=args.status, family=args.family, limit=args.limit)
@@ -122,7 +122,7 @@ def _summary_json(ticket: Ticket) -> dict[str, Any]:
 def _show(args: argparse.Namespace) -> int:
     try:
         store = _store(args)
-    except StoreError as exc:
+    except (StoreError, OSError) as exc:
         return _fail(str(exc))
     try:
         ticket = store.get_ticket(args.id)
