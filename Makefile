@@ -19,8 +19,8 @@ test: $(STAMP)  ## lint and the whole test suite
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
-bench: $(STAMP)  ## speed and memory figures on ../shared/wiki-snapshot
-	$(BIN)/python -m benchmarks
+bench: $(STAMP)  ## speed and memory figures on ../shared/wiki-snapshot (SCALE=10: 10x wiki)
+	$(BIN)/python -m benchmarks $(if $(SCALE),--scale $(SCALE))
 
 docker-smoke:  ## build the Docker image and run it as deployed (root and a Docker engine)
 	scripts/docker-smoke.sh

@@ -1,5 +1,8 @@
 """Run every benchmark and print its figures: ``make bench`` / ``python -m benchmarks``.
 
+``make bench SCALE=10`` (``--scale 10``) runs the realistic benchmark alone on ten
+copies of the wiki (see :mod:`benchmarks.realistic_bench`).
+
 Each area runs in its own process, so its peak RSS is its own. Figures are
 printed, never asserted: these machines are too noisy for timed tests.
 """
@@ -18,6 +21,7 @@ DEFAULT_WIKI = ROOT.parent / "shared" / "wiki-snapshot"
 #: (module, what it measures, takes --wiki)
 AREAS = [
     ("benchmarks.search_bench", "index build and search", True),
+    ("benchmarks.realistic_bench", "realistic queries: ratios to plain whoosh-ng, targets", True),
     ("benchmarks.knowledge_bench", "warm start, /runbook, /acronym, /search, RSS", True),
     ("benchmarks.triage_parts_bench", "redaction, log summary, launch parsing", False),
     ("benchmarks.triage_bench", "triage of requests and logs", True),
@@ -32,7 +36,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wiki", type=Path, default=DEFAULT_WIKI)
     parser.add_argument("--only", help="run only areas whose module name contains this")
     parser.add_argument("area", nargs="?", help="the same as --only (e.g. support)")
+    parser.add_argument(
+        "--scale",
+        type=int,
+        default=1,
+        help="N > 1: only the realistic benchmark, on N copies of the wiki (make bench SCALE=10)",
+    )
     args = parser.parse_args(argv)
+    if args.scale > 1:
+        if not args.wiki.is_dir():
+            print(f"benchmarks need a wiki: {args.wiki} not found", file=sys.stderr)
+            return 2
+        print(f"\n## benchmarks.realistic_bench at {args.scale}x the wiki", flush=True)
+        cmd = [sys.executable, "-m", "benchmarks.realistic_bench", "--wiki", str(args.wiki)]
+        return subprocess.run([*cmd, "--scale", str(args.scale)], cwd=ROOT).returncode
     args.only = args.only or args.area
     if not args.wiki.is_dir():
         print(f"benchmarks need a wiki: {args.wiki} not found (use --wiki DIR)", file=sys.stderr)
