@@ -27,7 +27,15 @@ from knowledge.answers import Links, WikiState
 from knowledge.reply import Reply
 from knowledge.search import BuildStats, IndexBuildError, SearchIndex, SearchResults
 from knowledge.templates import Templates, load_templates
-from knowledge.wiki import Catalogue, Glossary, PageCache, Wiki, find_front_page, load_wiki
+from knowledge.wiki import (
+    Catalogue,
+    Glossary,
+    Page,
+    PageCache,
+    Wiki,
+    find_front_page,
+    load_wiki,
+)
 
 if TYPE_CHECKING:
     from knowledge.triage.engine import TriageContext
@@ -150,15 +158,16 @@ class KnowledgeBase:
                 if problem is not None:
                     log.info("data folder %s cannot be written: %s", self.data_dir, problem)
             if self._state is not None:
-                previous = self._state.wiki.pages
+                previous: Mapping[str, Page] = self._state.wiki.pages
+                wiki = load_wiki(self.wiki_dir, cache=previous)
             else:
-                previous = self._page_cache.read() if self.data_dir.is_dir() else {}
-            wiki = load_wiki(self.wiki_dir, cache=previous)
-            reparsed = len(previous) != len(wiki.pages) or any(
-                previous.get(path) is not page for path, page in wiki.pages.items()
-            )
-            if reparsed and self._writable:
-                self._page_cache.write(wiki.pages)
+                with self._page_cache.read() as cached:
+                    previous = cached
+                    wiki = load_wiki(self.wiki_dir, cache=cached)
+            fresh = [path for path, page in wiki.pages.items() if previous.get(path) is not page]
+            if self._writable and (fresh or any(path not in wiki.pages for path in previous)):
+                # Only the rows of pages parsed anew (or gone) are written.
+                self._page_cache.update(wiki.pages, fresh)
             front = find_front_page(wiki)
             glossary = Glossary.from_wiki(wiki, front)
             catalogue = Catalogue.from_wiki(wiki, glossary)

@@ -85,7 +85,7 @@ def test_parsed_pages_are_cached_and_a_damaged_cache_is_ignored(tmp_path):
     shutil.copytree(demo_wiki_dir(), wiki)
     data = tmp_path / "data"
     KnowledgeBase.open(wiki, data).close()
-    cache = data / "pages.pickle"
+    cache = data / "pages.sqlite3"
     assert cache.is_file()
     # an edited page is parsed again, the rest come from the cache
     page = wiki / "GLOSSARY.md"
@@ -93,7 +93,7 @@ def test_parsed_pages_are_cached_and_a_damaged_cache_is_ignored(tmp_path):
     base = KnowledgeBase.open(wiki, data)
     assert base.acronym("ZQX").kind == "acronym"
     base.close()
-    cache.write_bytes(b"not a pickle")
+    cache.write_bytes(b"not a database")
     base = KnowledgeBase.open(wiki, data)
     assert base.acronym("ZQX").kind == "acronym"
     base.close()

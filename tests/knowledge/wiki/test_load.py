@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-import pickle
+import sqlite3
 from pathlib import Path
 
 from knowledge.wiki import PageCache, load_wiki
@@ -29,14 +29,16 @@ def test_a_fifo_named_like_a_page_is_skipped_without_blocking(tmp_path: Path):
 def test_cached_pages_are_reused_and_a_stale_cache_is_not(tmp_path: Path):
     wiki = load_wiki(_wiki(tmp_path / "wiki"))
     cache = PageCache.in_folder(tmp_path / "data")
-    assert cache.read() == {}
-    cache.write(wiki.pages)
+    assert dict(cache.read()) == {}
+    assert cache.write(wiki.pages) == 1
     assert cache.path.name == PAGE_CACHE_FILE
-    cached = cache.read()
-    assert cached == wiki.pages
-    again = load_wiki(tmp_path / "wiki", cache=cached)
-    assert again.pages["a.md"] is cached["a.md"]
-    cache.path.write_bytes(pickle.dumps({"version": "0/old", "pages": cached}))
-    assert cache.read() == {}
-    cache.path.write_bytes(b"not a pickle")
-    assert cache.read() == {}
+    with cache.read() as cached:
+        assert dict(cached) == wiki.pages
+        again = load_wiki(tmp_path / "wiki", cache=cached)
+        assert again.pages["a.md"] is cached["a.md"]
+    with sqlite3.connect(cache.path) as db:
+        db.execute("UPDATE meta SET value = '0/old' WHERE key = 'version'")
+    db.close()
+    assert dict(cache.read()) == {}
+    cache.path.write_bytes(b"not a database" * 100)
+    assert dict(cache.read()) == {}

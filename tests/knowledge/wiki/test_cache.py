@@ -1,0 +1,215 @@
+"""The parsed-page cache: data only, checked, per page, and rebuilt when damaged."""
+
+from __future__ import annotations
+
+import json
+import logging
+import pickle
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from knowledge.service import KnowledgeBase, demo_wiki_dir
+from knowledge.wiki import PageCache, load_wiki
+from knowledge.wiki.cache import PAGE_CACHE_FILE
+
+
+def _rows(cache: PageCache) -> dict[str, tuple[str, str, bytes]]:
+    db = sqlite3.connect(cache.path)
+    try:
+        return {
+            path: (sha, checksum, data)
+            for path, sha, checksum, data in db.execute(
+                "SELECT path, sha, checksum, data FROM pages"
+            )
+        }
+    finally:
+        db.close()
+
+
+def _set_row(cache: PageCache, path: str, data: bytes, checksum: str | None = None) -> None:
+    db = sqlite3.connect(cache.path)
+    try:
+        if checksum is None:
+            db.execute("UPDATE pages SET data = ? WHERE path = ?", (data, path))
+        else:
+            db.execute(
+                "UPDATE pages SET data = ?, checksum = ? WHERE path = ?", (data, checksum, path)
+            )
+        db.commit()
+    finally:
+        db.close()
+
+
+@pytest.fixture
+def wiki_dir(tmp_path: Path) -> Path:
+    target = tmp_path / "wiki"
+    shutil.copytree(demo_wiki_dir(), target)
+    return target
+
+
+def test_every_page_of_the_demo_wiki_comes_back_equal(wiki_dir: Path, tmp_path: Path):
+    wiki = load_wiki(wiki_dir)
+    cache = PageCache.in_folder(tmp_path / "data")
+    assert cache.write(wiki.pages) == len(wiki.pages)
+    with cache.read() as cached:
+        assert set(cached) == set(wiki.pages)
+        for path, page in wiki.pages.items():
+            assert cached[path] == page
+            assert cached.sha(path) == page.sha
+        # decoded once: the same object on every lookup
+        path = next(iter(wiki.pages))
+        assert cached[path] is cached[path]
+    # rows hold JSON, never a pickle
+    for _sha, _checksum, data in _rows(cache).values():
+        assert isinstance(json.loads(data), list)
+
+
+def test_only_pages_parsed_anew_and_removed_pages_are_written(wiki_dir: Path, tmp_path: Path):
+    wiki = load_wiki(wiki_dir)
+    cache = PageCache.in_folder(tmp_path / "data")
+    cache.write(wiki.pages)
+    before = _rows(cache)
+    assert cache.update(wiki.pages) == 0
+    edited, removed = sorted(wiki.pages)[:2]
+    page = wiki_dir / edited
+    page.write_text(page.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
+    (wiki_dir / removed).unlink()
+    with cache.read() as cached:
+        again = load_wiki(wiki_dir, cache=cached)
+        fresh = [p for p, pg in again.pages.items() if pg is not cached.get(p)]
+    assert fresh == [edited]
+    assert cache.update(again.pages, fresh) == 1
+    after = _rows(cache)
+    assert removed not in after
+    assert after[edited] != before[edited]
+    assert {p: r for p, r in after.items() if p != edited} == {
+        p: r for p, r in before.items() if p not in (edited, removed)
+    }
+
+
+def test_a_tampered_row_is_ignored_and_rewritten(
+    wiki_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+):
+    data = tmp_path / "data"
+    KnowledgeBase.open(wiki_dir, data).close()
+    cache = PageCache.in_folder(data)
+    rows = _rows(cache)
+    glossary = next(p for p in rows if p.casefold().startswith("glossary"))
+    forged = rows[glossary][2].replace(b"DCP", b"XYZ")
+    assert forged != rows[glossary][2]
+    _set_row(cache, glossary, forged)  # checksum left as it was
+    with caplog.at_level(logging.WARNING, logger="knowledge.wiki.cache"):
+        base = KnowledgeBase.open(wiki_dir, data)
+    try:
+        assert "damaged page cache entry" in caplog.text
+        assert base.acronym("DCP").kind == "acronym"  # parsed again from the file
+    finally:
+        base.close()
+    assert _rows(cache)[glossary] == rows[glossary]  # and written again
+
+
+def test_a_row_with_a_matching_checksum_but_foreign_shape_is_ignored(
+    wiki_dir: Path, tmp_path: Path
+):
+    wiki = load_wiki(wiki_dir)
+    cache = PageCache.in_folder(tmp_path / "data")
+    cache.write(wiki.pages)
+    path = sorted(wiki.pages)[0]
+    for forged in (b'{"__class__": "os.system"}', b"[1, 2, 3]", b"not json", b'["x"]'):
+        import hashlib
+
+        _set_row(cache, path, forged, hashlib.sha256(forged).hexdigest())
+        with cache.read() as cached:
+            assert cached.get(path) is None
+            assert path not in cached
+            assert cached.damaged == [path]
+            again = load_wiki(wiki_dir, cache=cached)
+        assert again.pages[path] == wiki.pages[path]
+
+
+def test_a_file_that_is_not_a_database_is_replaced(
+    wiki_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+):
+    data = tmp_path / "data"
+    data.mkdir()
+    cache = PageCache.in_folder(data)
+    cache.path.write_bytes(b"\x00garbage" * 512)
+    with caplog.at_level(logging.WARNING, logger="knowledge.wiki.cache"):
+        base = KnowledgeBase.open(wiki_dir, data)
+    try:
+        assert base.acronym("DCP").kind == "acronym"
+    finally:
+        base.close()
+    assert "page cache" in caplog.text
+    with cache.read() as cached:
+        assert set(cached) == set(load_wiki(wiki_dir).pages)
+
+
+def test_the_old_pickle_is_never_loaded_and_is_removed(wiki_dir: Path, tmp_path: Path):
+    data = tmp_path / "data"
+    data.mkdir()
+    marker = tmp_path / "ran"
+    legacy = data / "pages.pickle"
+    # A pickle that would create the marker file if anything unpickled it.
+    payload = pickle.dumps(_Trap(str(marker)))
+    legacy.write_bytes(payload)
+    KnowledgeBase.open(wiki_dir, data).close()
+    assert not marker.exists()
+    assert not legacy.exists()
+    assert (data / PAGE_CACHE_FILE).is_file()
+
+
+class _Trap:
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (Path.touch, (Path(self.path),))
+
+
+def test_an_unwritable_data_folder_only_costs_a_warning(
+    wiki_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+):
+    wiki = load_wiki(wiki_dir)
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the data folder should be")
+    cache = PageCache(blocker / "data" / PAGE_CACHE_FILE)
+    with caplog.at_level(logging.WARNING, logger="knowledge.wiki.cache"):
+        assert cache.write(wiki.pages) == 0
+    assert "could not write page cache" in caplog.text
+    assert dict(cache.read()) == {}
+
+
+def test_a_full_disk_keeps_the_cache_it_had(
+    wiki_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+):
+    wiki = load_wiki(wiki_dir)
+    cache = PageCache.in_folder(tmp_path / "data")
+    cache.write(wiki.pages)
+    before = _rows(cache)
+
+    def full(*args, **kwargs):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(PageCache, "_update", full)
+    with caplog.at_level(logging.WARNING, logger="knowledge.wiki.cache"):
+        assert cache.write(wiki.pages) == 0
+    assert "could not write page cache" in caplog.text
+    monkeypatch.undo()
+    assert _rows(cache) == before
+
+
+def test_an_empty_cache_file_counts_as_no_cache_without_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+):
+    cache = PageCache.in_folder(tmp_path)
+    cache.path.write_bytes(b"")
+    with caplog.at_level(logging.WARNING, logger="knowledge.wiki.cache"):
+        assert dict(cache.read()) == {}
+    assert caplog.text == ""
