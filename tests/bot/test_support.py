@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -244,7 +245,7 @@ def test_a_binary_upload_is_refused_and_the_rest_kept(discord_standin, data):
 @pytest.mark.parametrize(
     ("fault", "said"),
     [
-        ("permission", "lacks the permission"),
+        ("permission", "gives the bot Create Posts there"),
         ("server", "Discord had a problem"),
         ("deleted", "channel is gone"),
     ],
@@ -482,6 +483,140 @@ def test_a_crash_before_the_post_left_posts_it_once_on_retry(discord_standin, da
 
 
 # --- more faults --------------------------------------------------------------------------
+
+
+def _guild_with_forum(**changes: Any):
+    import dataclasses
+
+    from tests.discord_standin import default_guild
+
+    guild = default_guild()
+    guild.channels[:] = [
+        dataclasses.replace(c, **changes) if c.id == DEFAULT_IDS.forum else c
+        for c in guild.channels
+    ]
+    return guild
+
+
+def test_without_create_posts_the_asker_gets_one_sentence_and_admins_see_why(
+    discord_standin, data
+):
+    send_messages = 1 << 11
+    denied = ((DEFAULT_IDS.role_bot, 0, 0, send_messages),)
+    discord_standin.config.guild = _guild_with_forum(overwrites=denied)
+
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        filed = await ds.press(check, button_id(check, "File the ticket"))
+        told = (await filed.followup()).response
+        status = (await ds.slash("wiki status", user_id=DEFAULT_IDS.mod)).response.message
+        return told, status
+
+    told, status = discord_standin.run(factory(data), scenario)
+    refused = discord_standin.last.requests_to("create_thread")
+    assert refused and all(r.error_code == 50013 for r in refused), "Discord refused, 50013"
+    said = embed_of(told)["description"]
+    assert "Create Posts" in said and "#1" in said
+    assert len(re.findall(r"[.!?](\s|$)", said)) == 1, f"one sentence: {said!r}"
+    assert told["flags"] & EPHEMERAL
+    fields = {f["name"]: f["value"] for f in embed_of(status)["fields"]}
+    assert "1 waiting to be posted" in fields["Support tickets"]
+    assert "50013" in fields["Support tickets"] and "send_messages" in fields["Support tickets"]
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        ticket = store.get_ticket(1)
+        assert ticket.post_state == "pending", "the request is kept, to be posted later"
+        assert ticket.values["text"] == STEP1["text"] and ticket.values["command"]
+    finally:
+        store.close()
+    assert any("missing send_messages" in r.getMessage() for r in discord_standin.last.log_records)
+
+
+def test_closing_without_manage_threads_says_why_the_post_did_not_follow(discord_standin, data):
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        await ds.press(check, button_id(check, "File the ticket"))
+        request = await ds.wait_for_request(lambda r: r.route == "create_thread")
+        thread_id = int(request.response["id"])
+        fail(ds, "channel", method="PATCH", status=403, code=50013, message="Missing Permissions")
+        closed = await ds.press(ds.messages[thread_id], "wikibot:tk:close:1")
+        public = (await closed.followup()).response
+        private = (await closed.followup()).response
+        return closed.response, public, private, ds.threads[thread_id]
+
+    closed, public, private, thread = discord_standin.run(factory(data), scenario)
+    assert closed.callback_type == 7 and [b["label"] for b in buttons(closed.message)] == [
+        "Reopen"
+    ]
+    assert "Marked closed" in public["content"]
+    assert private["flags"] & EPHEMERAL
+    assert "Manage Posts" in private["content"] and "closed" in private["content"]
+    assert thread["thread_metadata"]["archived"] is False, "Discord refused the edit"
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        assert store.get_ticket(1).status == "closed"
+    finally:
+        store.close()
+
+
+def test_every_forum_permission_is_worded():
+    from bot.exts.support._helpers import FORUM_PERMISSIONS
+    from knowledge.templates import load_templates
+
+    t = load_templates("support.yaml")
+    for name in FORUM_PERMISSIONS:
+        assert t(f"permissions.{name}"), name
+
+
+def test_a_step_submitted_after_its_interaction_expired_keeps_the_answers(discord_standin, data):
+    async def scenario(ds):
+        opened = await ds.slash("support")
+        ds.config.response_deadline = 0.0  # every answer now comes too late (10062)
+        late = await ds.submit_modal(opened, STEP1, wait=False)
+        await ds.wait_for_request(
+            lambda r: r.route == "interaction_callback" and r.interaction is not None
+            and r.interaction.id == late.id
+        )  # fmt: skip
+        await asyncio.sleep(0.5)  # the store write after the refused answer
+        ds.config.response_deadline = 3.0
+        offer = await ds.slash("support")
+        message = offer.original
+        step2 = await ds.press(message, button_id(message, "Continue your draft"))
+        return late, message, step2.response.json["data"]
+
+    late, offer, modal = discord_standin.run(factory(data), scenario)
+    assert [r.error_code for r in late.callbacks] == [10062]
+    assert embed_of(offer)["title"] == "You have a draft"
+    assert modal["title"] == "Support request (2/2)", "step 1 was kept"
+
+
+def test_a_forum_at_the_20_tag_limit_gets_the_post_with_the_tags_it_has(discord_standin, data):
+    from tests.discord_standin.payloads import ForumTagSpec
+
+    topics = [ForumTagSpec(DEFAULT_IDS.tag_open + 100 + i, f"topic {i}") for i in range(19)]
+    tags = (ForumTagSpec(DEFAULT_IDS.tag_open, "open"), *topics)
+    discord_standin.config.guild = _guild_with_forum(available_tags=tags)
+
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds, model="glm")
+        _, check = await through_step_2(ds, saved)
+        await ds.press(check, button_id(check, "File the ticket"))
+        return await ds.wait_for_request(lambda r: r.route == "create_thread")
+
+    request = discord_standin.run(factory(data), scenario)
+    assert request.status == 200
+    assert request.json["applied_tags"] == [str(DEFAULT_IDS.tag_open)], "no tag was invented"
+
+
+def test_the_model_option_autocompletes_families(discord_standin, data):
+    async def scenario(ds):
+        return (await ds.autocomplete("support", "model", "gl")).choices
+
+    choices = discord_standin.run(factory(data), scenario)
+    assert choices and len(choices) <= 25
+    assert any(c["value"] == "glm-5" for c in choices)
 
 
 def test_an_upload_over_the_limit_is_refused_unread_and_the_rest_kept(discord_standin, data):

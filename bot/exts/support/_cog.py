@@ -55,9 +55,11 @@ from knowledge.templates import Templates, load_templates
 from knowledge.text import escape_markdown
 
 from ._helpers import (
+    FORUM_PERMISSIONS,
     Submitted,
     failure_reason,
     is_staff,
+    missing_permissions,
     parse_modal_id,
     read_submit,
     tags_for,
@@ -245,7 +247,12 @@ class SupportCog(commands.Cog):
     async def _on_step(
         self, interaction: discord.Interaction, draft_id: str, step: int, submitted: Submitted
     ) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
+        try:
+            await interaction.response.defer(ephemeral=True, thinking=True)
+        except discord.NotFound:  # too late to answer (10062); the answers are kept below
+            expired = True
+        else:
+            expired = False
         desk = await self.desk()
         user = user_key(interaction.user)
         values = dict(submitted.values)
@@ -257,8 +264,12 @@ class SupportCog(commands.Cog):
                 desk.save, draft_id, user, values, uploads=uploads, step=step
             )
         except IntakeError as exc:
-            await self._refuse(interaction, str(exc))
+            if not expired:
+                await self._refuse(interaction, str(exc))
             return
+        if expired:
+            log.info("step %d of draft %s saved; its interaction had expired", step, draft_id)
+            return  # nothing can be shown; /support offers the draft again
         notes: tuple[Field, ...] = ()
         if saved.problems:
             notes = (Field(self.t("step.problems"), "\n".join(saved.problems)),)
@@ -395,10 +406,26 @@ class SupportCog(commands.Cog):
             text = self.t("filed.posted", link=thread.mention)
             await self._say(interaction, self.t("filed.title", id=ticket.id), text)
         else:
-            text = self.t("filed.pending", reason=self.t(f"reasons.{reason}"))
+            if reason == "forbidden":
+                names = await self._missing_names(("send_messages", *FORUM_PERMISSIONS))
+                text = self.t("filed.forbidden", id=ticket.id, permissions=names)
+            else:
+                text = self.t("filed.pending", reason=self.t(f"reasons.{reason}"))
             await self._say(
                 interaction, self.t("filed.pending_title", id=ticket.id), text, kind="unavailable"
             )
+
+    async def _missing_names(self, wanted: tuple[str, ...]) -> str:
+        """The forum permissions of ``wanted`` the bot lacks, worded (the first of
+        ``wanted`` when the cache shows none missing: Discord refused anyway)."""
+        with contextlib.suppress(discord.HTTPException):
+            forum = await self._forum()
+            missing = missing_permissions(forum, wanted) if forum is not None else []
+            if missing:
+                return self.t("permissions.separator").join(
+                    self.t(f"permissions.{name}") for name in dict.fromkeys(missing)
+                )
+        return self.t(f"permissions.{wanted[0]}")
 
     async def _forum(self) -> discord.ForumChannel | None:
         forum_id = self.config.forum_channel_id
@@ -421,6 +448,7 @@ class SupportCog(commands.Cog):
         if ticket.id in self._posting:
             return None, "other"
         self._posting.add(ticket.id)
+        forum: discord.ForumChannel | None = None
         try:
             forum = await self._forum()
             if forum is None:
@@ -456,8 +484,12 @@ class SupportCog(commands.Cog):
             )
         except discord.HTTPException as exc:
             reason = failure_reason(exc)
-            log.warning("ticket %d not posted (%s): %s", ticket.id, reason, exc)
-            await self.in_store(desk.post_failed, ticket, f"{exc.status} {exc.code} {reason}")
+            error = f"{exc.status} {exc.code} {reason}"
+            missing = missing_permissions(forum) if forum is not None else []
+            if reason == "forbidden" and missing:
+                error += f": missing {', '.join(missing)}"
+            log.warning("ticket %d not posted (%s): %s", ticket.id, error, exc)
+            await self.in_store(desk.post_failed, ticket, error)
             return None, reason
         finally:
             self._posting.discard(ticket.id)
@@ -537,14 +569,19 @@ class SupportCog(commands.Cog):
             self.t("ticket.changed", status=shown, who=interaction.user.mention),
             allowed_mentions=discord.AllowedMentions.none(),
         )
-        await self._follow_status(ticket, interaction.channel)
+        if await self._follow_status(ticket, interaction.channel) == "forbidden":
+            names = await self._missing_names(("manage_threads",))
+            await interaction.followup.send(
+                self.t("ticket.not_updated", status=shown, permissions=names), ephemeral=True
+            )
 
-    async def _follow_status(self, ticket: Ticket, channel: Any) -> None:
-        """Tags and archive state of the post follow the ticket's status."""
+    async def _follow_status(self, ticket: Ticket, channel: Any) -> str:
+        """Tags and archive state of the post follow the ticket's status; returns ""
+        or why they could not (a key under ``reasons.``)."""
         if not isinstance(channel, discord.Thread) or not isinstance(
             channel.parent, discord.ForumChannel
         ):
-            return
+            return ""
         forum = channel.parent
         statuses = {"open", "solved", "closed"}
         keep = [t for t in channel.applied_tags if t.name.casefold() not in statuses]
@@ -556,7 +593,15 @@ class SupportCog(commands.Cog):
                 locked=ticket.status == "closed",
             )
         except discord.HTTPException as exc:
-            log.warning("ticket %d: could not update its post: %s", ticket.id, exc)
+            missing = ", ".join(missing_permissions(forum, ("manage_threads",)))
+            log.warning(
+                "ticket %d: could not update its post: %s%s",
+                ticket.id,
+                exc,
+                f" (missing {missing} in the help forum)" if missing else "",
+            )
+            return failure_reason(exc)
+        return ""
 
     # ----------------------------------------------------------------- /ticket
 
@@ -700,12 +745,16 @@ class SupportCog(commands.Cog):
         """One field for /wiki status: open and pending tickets, the checklist's source."""
         desk = await self.desk()
 
-        def counts() -> tuple[int, int]:
-            return len(desk.store.list_tickets(status="open", limit=10_000)), desk.pending_count()
+        def counts() -> tuple[int, int, str]:
+            opened = len(desk.store.list_tickets(status="open", limit=10_000))
+            waiting = desk.store.posts_due(float("inf"), limit=50)
+            error = next((t.post_error for t in reversed(waiting) if t.post_error), "")
+            return opened, desk.pending_count(), error
 
-        opened, pending = await self.in_store(counts)
+        opened, pending, error = await self.in_store(counts)
         source = desk.form.source or self.t("status.builtin")
+        failing = self.t("status.failing", error=error) if pending and error else ""
         return Field(
             self.t("status.field"),
-            self.t("status.value", open=opened, pending=pending, source=source),
+            self.t("status.value", open=opened, pending=pending, failing=failing, source=source),
         )

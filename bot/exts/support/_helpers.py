@@ -9,11 +9,13 @@ from typing import Any, Final
 import discord
 
 __all__ = [
+    "FORUM_PERMISSIONS",
     "LOG_UPLOAD_ID",
     "MODAL_PREFIX",
     "Submitted",
     "failure_reason",
     "is_staff",
+    "missing_permissions",
     "modal_id",
     "parse_modal_id",
     "read_submit",
@@ -27,6 +29,16 @@ __all__ = [
 MODAL_PREFIX: Final = "wikibot:sp:step:"
 #: custom_id of the log's file upload inside a modal.
 LOG_UPLOAD_ID: Final = "log__file"
+#: What the bot needs in the help forum (``discord.Permissions`` names): to see it,
+#: create posts, write in them, show the embed and files, and set tags, archive, lock.
+FORUM_PERMISSIONS: Final = (
+    "view_channel",
+    "send_messages",
+    "send_messages_in_threads",
+    "embed_links",
+    "attach_files",
+    "manage_threads",
+)
 
 
 def user_key(user: discord.abc.User | discord.Object) -> str:
@@ -117,6 +129,17 @@ def tags_for(
             if tag.name.casefold() == name and tag not in out:
                 out.append(tag)
     return out[:5]
+
+
+def missing_permissions(
+    forum: discord.ForumChannel, wanted: Sequence[str] = FORUM_PERMISSIONS
+) -> list[str]:
+    """Which of ``wanted`` the bot lacks in ``forum``, as its cache sees the overwrites."""
+    me = forum.guild.me
+    if me is None:
+        return []
+    perms = forum.permissions_for(me)
+    return [name for name in wanted if not getattr(perms, name)]
 
 
 def failure_reason(exc: BaseException) -> str:
