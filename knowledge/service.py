@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from knowledge import answers
 from knowledge.answers import Links, WikiState
+from knowledge.files import read_regular_text, write_atomic
 from knowledge.reply import Reply
 from knowledge.search import BuildStats, IndexBuildError, SearchIndex, SearchResults
 from knowledge.templates import Templates, load_templates
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from knowledge.triage.engine import TriageContext
 
 __all__ = [
+    "SKIPPED_SAID_FILE",
     "KnowledgeBase",
     "Progress",
     "data_dir_problem",
@@ -52,6 +54,10 @@ log = logging.getLogger(__name__)
 
 #: Called with (pages done, pages in all) while the index is built.
 Progress = Callable[[int, int], None]
+
+#: In the data folder: a digest of the skipped files last warned about, so a CLI
+#: run or a refresh warns once per change of the wiki, not on every load.
+SKIPPED_SAID_FILE = "skipped-said.txt"
 
 
 def demo_wiki_dir() -> Path:
@@ -126,6 +132,7 @@ class KnowledgeBase:
         self._page_cache = PageCache.in_folder(self.data_dir)
         self._triage_lock = threading.Lock()
         self._triage: tuple[WikiState, TriageContext] | None = None
+        self._skipped_said: str | None = None
 
     # --- loading ---------------------------------------------------------------
 
@@ -183,6 +190,7 @@ class KnowledgeBase:
             self._state = WikiState(
                 wiki, glossary, catalogue, self._index, built, time.time(), self.links
             )
+            self._say_skipped(wiki)
             log.info(
                 "wiki %s loaded: %d pages, %d terms, %d families, index %s in %.2fs",
                 wiki.revision,
@@ -206,6 +214,40 @@ class KnowledgeBase:
                 raise
             log.warning(self.t("cli.memory_index", data=self.data_dir, reason=_os_reason(exc)))
             return SearchIndex.in_memory(wiki, statuses)
+
+    def _say_skipped(self, wiki: Wiki) -> None:
+        """Warn in one line about the files skipped, once per change of the wiki.
+
+        What was said last is kept in the data folder, so ``wikibot ask`` after
+        ``wikibot index`` (or a bot refresh after a restart) stays quiet until a page
+        changes; an unwritable data folder only means saying it again next time.
+        """
+        digest = hashlib.sha256(repr((wiki.revision, sorted(wiki.skipped))).encode())
+        key = digest.hexdigest()[:16]
+        if key == self._skipped_said:
+            return
+        self._skipped_said = key
+        said = self.data_dir / SKIPPED_SAID_FILE
+        try:
+            if read_regular_text(said, 64).strip() == key:
+                return
+        except OSError:
+            pass
+        if wiki.skipped:
+            shown = "; ".join(f"{path} ({reason})" for path, reason in wiki.skipped[:10])
+            more = f" and {len(wiki.skipped) - 10} more" if len(wiki.skipped) > 10 else ""
+            log.warning(
+                "%d file(s) of the wiki skipped: %s%s (`wikibot index` lists them)",
+                len(wiki.skipped),
+                shown,
+                more,
+            )
+        if not self._writable:
+            return
+        try:
+            write_atomic(said, key + "\n")
+        except OSError as exc:
+            log.debug("cannot record the skipped files warned about: %s", exc)
 
     def close(self) -> None:
         if self._index is not None:

@@ -121,7 +121,7 @@ def test_a_page_of_emphasis_runs_is_skipped_with_its_reason(tmp_path, caplog):
     (tmp_path / "index.md").write_text("# Home\n\nA page.\n", encoding="utf-8")
     # 2 MB: under the size cap, and 15 s and ~1 GB of inline parsing before.
     (tmp_path / "bomb.md").write_text("*_" * 1_000_000, encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="knowledge.wiki.load"):
+    with caplog.at_level(logging.DEBUG, logger="knowledge.wiki.load"):
         wiki = load_wiki(tmp_path)
     assert list(wiki.pages) == ["index.md"]
     ((path, reason),) = wiki.skipped

@@ -24,7 +24,7 @@ import pytest
 from bot.cli import main as wikibot_main
 from knowledge.search import IndexBuildError, SearchIndex
 from knowledge.search.store import Manifest
-from knowledge.service import KnowledgeBase
+from knowledge.service import SKIPPED_SAID_FILE, KnowledgeBase
 from knowledge.wiki import WikiFolderError, load_wiki
 from knowledge.wiki.cache import PAGE_CACHE_FILE
 from tests.knowledge.search.helpers import PAGES, ids, write_wiki
@@ -59,7 +59,7 @@ def lines(text: str) -> list[str]:
 def leftovers(data_dir: Path) -> list[str]:
     """What a failed build left in ``data_dir``: anything but the lock, the page cache,
     and generations that ``current`` points at."""
-    keep = {"build.lock", PAGE_CACHE_FILE, "current"}
+    keep = {"build.lock", PAGE_CACHE_FILE, "current", SKIPPED_SAID_FILE}
     current = data_dir / "current"
     if current.is_symlink():
         keep.add(os.readlink(current))

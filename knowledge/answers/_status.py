@@ -30,6 +30,8 @@ def status(state: WikiState, t: Templates, *, now: float | None = None) -> Reply
             True,
         ),
     )
+    if wiki.skipped:
+        fields = (*fields, _skipped_field(wiki.skipped, t))
     return Reply(
         "status",
         t("status.title"),
@@ -43,8 +45,24 @@ def status(state: WikiState, t: Templates, *, now: float | None = None) -> Reply
             "families": len(state.catalogue.families),
             "index_mode": state.built.mode,
             "loaded_at": state.loaded_at,
+            "skipped": [{"path": path, "reason": reason} for path, reason in wiki.skipped],
         },
     )
+
+
+#: Skipped files named in ``/wiki status``; ``wikibot index`` lists them all.
+_SKIPPED_SHOWN = 10
+
+
+def _skipped_field(skipped: list[tuple[str, str]], t: Templates) -> Field:
+    """Which files were skipped and why, within one field."""
+    lines = [
+        t("status.skipped_file", path=inline_code(path), reason=reason)
+        for path, reason in skipped[:_SKIPPED_SHOWN]
+    ]
+    if len(skipped) > _SKIPPED_SHOWN:
+        lines.append(t("status.skipped_more", count=len(skipped) - _SKIPPED_SHOWN))
+    return Field(t("status.skipped_files"), "\n".join(lines))
 
 
 def age(t: Templates, seconds: float) -> str:

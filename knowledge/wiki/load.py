@@ -162,7 +162,8 @@ def load_wiki(root: str | os.PathLike[str], cache: Mapping[str, Page] | None = N
         page, reason = read_page(root_path, file, cache)
         if page is None:
             rel = file.relative_to(root_path).as_posix()
-            log.warning("skipped %s: %s", rel, reason)
+            # Said once per change by the knowledge base, not on every load.
+            log.debug("skipped %s: %s", rel, reason)
             wiki.skipped.append((rel, reason or "unknown"))
             continue
         for problem in page.problems:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,7 @@ def test_demo_wiki_loads_every_page():
 
 
 def test_bad_files_are_skipped_or_degraded_with_a_reason(tmp_path, caplog):
+    caplog.set_level(logging.DEBUG, logger="knowledge.wiki.load")
     (tmp_path / "good.md").write_text("# Good\n\ntext\n")
     (tmp_path / "binary.md").write_bytes(b"# x\x00\x01\x02")
     (tmp_path / "latin1.md").write_bytes("# Caf\xe9\n\nna\xefve\n".encode("latin-1"))
