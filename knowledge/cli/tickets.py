@@ -17,7 +17,6 @@ import getpass
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +76,7 @@ def _file(args: argparse.Namespace) -> int:
     try:
         user = local_user()
         draft = desk.new_draft(user).draft
-        values = desk.values_from_request(asdict(request))
+        values = desk.values_from_request(request.texts())
         saved = desk.save(draft.id, user, values)
         for problem in saved.problems:
             print(problem, file=sys.stderr)

@@ -41,6 +41,9 @@ __all__ = ["add_triage_command", "read_request"]
 
 log = logging.getLogger(__name__)
 
+#: Key of the request mapping that carries the log's ``LogPart`` (a value YAML never makes).
+_LOG_PART_KEY: Final = "log_part"
+
 #: flag dest -> (request field, the flag names a file)
 _FLAG_FIELDS: Final = (
     ("text", "text", False),
@@ -66,10 +69,13 @@ def read_request(args: argparse.Namespace, reader: RequestReader | None = None) 
         value = getattr(args, dest, None)
         if value is None:
             continue
-        if is_file:
-            value = reader.read(value, field_limit(field), keep_end=field == "log")
+        if is_file and field == "log":
+            value, part = reader.read_log(value, field_limit(field))
+            request[_LOG_PART_KEY] = part  # line numbers as in the file, what part was read
+        elif is_file:
+            value = reader.read(value, field_limit(field))
         request[field] = value
-    if not any(str(v).strip() for v in request.values() if v is not None):
+    if not any(str(v).strip() for k, v in request.items() if v is not None and k != _LOG_PART_KEY):
         raise RequestError("nothing to triage: give a request file or --text/--log/--command ...")
     return request
 

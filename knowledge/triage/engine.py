@@ -35,7 +35,7 @@ from knowledge.search.pages import PageRanker
 from knowledge.templates import Templates, load_templates
 from knowledge.triage.confidence import confidence
 from knowledge.triage.family import FamilyFinder, FamilyInfo
-from knowledge.triage.known_errors import KnownErrorMatch, KnownErrors
+from knowledge.triage.known_errors import KnownErrorMatch, KnownErrors, MatchedLine
 from knowledge.triage.logs import LogSummary, summarise_log
 from knowledge.triage.onboarding import (
     Checklist,
@@ -45,7 +45,7 @@ from knowledge.triage.onboarding import (
     load_checklist,
 )
 from knowledge.triage.redact import Redaction, redact_fields
-from knowledge.triage.request import FIELDS, TriageRequest, capped, field_limit
+from knowledge.triage.request import FIELDS, LogPart, TriageRequest, capped, field_limit
 from knowledge.triage.rules import (
     BoundRules,
     Finding,
@@ -176,6 +176,8 @@ def triage(context: TriageContext, request: TriageRequest | Mapping[str, Any]) -
     clean, redactions, problems = _redacted(request, t)
     launch = parse_launch(clean.command) if clean.command.strip() else None
     summary = summarise_log(clean.log) if clean.log.strip() else None
+    if summary is not None:
+        summary = _numbered_as_in_log(summary, clean.log_part)
     stated = parse_stated(clean.settings, clean.gpus)
     stated_image = _image_from_field(clean.image)
     image = (launch.image if launch is not None else None) or stated_image
@@ -234,7 +236,10 @@ def triage(context: TriageContext, request: TriageRequest | Mapping[str, Any]) -
         replace(f, page=with_anchor(wiki, f.page)) if f.page else f
         for f in context.rules.evaluate(subject)
     )
-    known = tuple(replace(k, page=with_anchor(wiki, k.page)) for k in _known_errors(context, clean))
+    known = tuple(
+        replace(k, page=with_anchor(wiki, k.page), lines=_lines_as_in_log(k, clean.log_part))
+        for k in _known_errors(context, clean)
+    )
     try:
         suggested = context.suggester.suggest(clean, known, findings, family, summary, image)
     except Exception:
@@ -259,14 +264,49 @@ def _redacted(
 ) -> tuple[TriageRequest, tuple[Redaction, ...], tuple[str, ...]]:
     """The capped request with every secret removed, what was removed, worded problems."""
     typed, codes = capped(request)
-    redacted, reports = redact_fields({name: getattr(typed, name) for name in FIELDS})
+    redacted, reports = redact_fields(typed.texts())
     problems = []
     for code in codes:
         kind, _, key = code.partition(":")
         shown = redact_fields({"k": key})[0]["k"]  # an unknown key may be a secret too
         problems.append(t(f"problems.{kind}", field=shown, limit=field_limit(key)))
-    clean = TriageRequest(**{name: str(redacted.get(name, "")) for name in FIELDS})
+    part = typed.log_part
+    clean = TriageRequest(**{name: str(redacted.get(name, "")) for name in FIELDS}, log_part=part)
+    if part.cut:
+        problems.insert(0, _part_read(part, t))
     return clean, reports, tuple(problems)
+
+
+def _part_read(part: LogPart, t: Templates) -> str:
+    """Which part of a long log was read, as one sentence."""
+    values = {"skipped": part.skipped, "unit": part.unit, "total": part.total or part.skipped}
+    if part.first_line is None:
+        return t("problems.log_part_unnumbered", **values)
+    return t("problems.log_part", first=part.first_line, **values)
+
+
+def _numbered_as_in_log(summary: LogSummary, part: LogPart) -> LogSummary:
+    """``summary`` of the part read, its line numbers those of the whole log."""
+    offset = part.offset
+    if not offset and not part.cut:
+        return summary
+    traceback = summary.last_traceback
+    return replace(
+        summary,
+        first_line=offset + 1,
+        first_error_line=(
+            summary.first_error_line + offset if summary.first_error_line is not None else None
+        ),
+        last_traceback=(
+            replace(traceback, line=traceback.line + offset) if traceback is not None else None
+        ),
+    )
+
+
+def _lines_as_in_log(match: KnownErrorMatch, part: LogPart) -> tuple[MatchedLine, ...]:
+    if match.field != "log" or not part.offset:
+        return match.lines
+    return tuple(replace(line, number=line.number + part.offset) for line in match.lines)
 
 
 def _known_errors(context: TriageContext, request: TriageRequest) -> list[KnownErrorMatch]:

@@ -166,6 +166,8 @@ class LogSummary(Parallelism):
     """What one server log says about its launch and its failure, if any."""
 
     lines: int
+    #: Number, in the whole log, of the first line read (a long log is read from its end).
+    first_line: int = 1
     engine: str | None = None
     version: str | None = None
     model: str | None = None

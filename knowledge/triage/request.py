@@ -14,7 +14,9 @@ Problems with the input are codes ``kind:key`` (``field_cut``, ``field_ignored``
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -30,6 +32,7 @@ __all__ = [
     "MAX_FIELD_CHARS",
     "MAX_LOG_CHARS",
     "MAX_REQUEST_BYTES",
+    "LogPart",
     "RequestError",
     "RequestReader",
     "TriageRequest",
@@ -57,6 +60,12 @@ MAX_FIELD_CHARS: Final = 256 * 1024
 MAX_LOG_CHARS: Final = 8 * 1024 * 1024
 #: Largest request file read (a YAML/JSON file holding a log of a few MB).
 MAX_REQUEST_BYTES: Final = 24 * 1024 * 1024
+
+#: Longest stretch of a log file read only to count its lines (to number the part
+#: kept as in the file); past it the line numbers count from the part kept.
+MAX_LINE_COUNT_BYTES: Final = 1024 * 1024 * 1024
+#: Bytes read at a time while counting.
+_CHUNK_BYTES: Final = 1024 * 1024
 
 #: Request keys (lower case, non-alphanumerics as ``_``) accepted for each field; these
 #: include the labels of the wiki's question template.
@@ -94,6 +103,38 @@ _LINE_START_CHARS: Final = 4096
 
 
 @dataclass(frozen=True, slots=True)
+class LogPart:
+    """Which part of a long log was read, so line numbers are those of the whole log."""
+
+    #: Number, in the whole log, of the first line read; None when the lines before it
+    #: were too many to count (line numbers then count from the part read).
+    first_line: int | None = 1
+    #: Bytes (or characters) of the log before the part read.
+    skipped: int = 0
+    #: Size of the whole log, when known.
+    total: int | None = None
+    unit: str = "bytes"
+
+    @property
+    def cut(self) -> bool:
+        """True when the start of the log was not read."""
+        return self.skipped > 0
+
+    @property
+    def offset(self) -> int:
+        """What to add to a line number of the part read to number it as in the log."""
+        return (self.first_line or 1) - 1
+
+    def then_cut(self, dropped: str) -> LogPart:
+        """This part with ``dropped`` (characters at its start) cut off too."""
+        first = None if self.first_line is None else self.first_line + dropped.count("\n")
+        if not self.cut:
+            return LogPart(first, len(dropped), None, "characters")
+        size = len(dropped.encode("utf-8", "surrogatepass")) if self.unit == "bytes" else 0
+        return LogPart(first, self.skipped + (size or len(dropped)), self.total, self.unit)
+
+
+@dataclass(frozen=True, slots=True)
 class TriageRequest:
     """A help request. Every field is plain (possibly secret-bearing) text."""
 
@@ -108,6 +149,12 @@ class TriageRequest:
     command: str = ""
     client: str = ""
     log: str = ""
+    #: Where ``log`` starts in the whole log (set by whoever cut it).
+    log_part: LogPart = LogPart()
+
+    def texts(self) -> dict[str, str]:
+        """The text fields (``FIELDS``) by name, without ``log_part``."""
+        return {name: getattr(self, name) for name in FIELDS}
 
     @classmethod
     def from_mapping(cls, data: Mapping[Any, Any]) -> tuple[TriageRequest, tuple[str, ...]]:
@@ -119,7 +166,11 @@ class TriageRequest:
         lookup = {alias: name for name, aliases in FIELD_ALIASES.items() for alias in aliases}
         values: dict[str, list[str]] = {name: [] for name in FIELDS}
         problems: list[str] = []
+        part = LogPart()
         for key, value in data.items():
+            if isinstance(value, LogPart):  # given by a reader that cut the log; never YAML
+                part = value
+                continue
             raw_key = str(key)[:80]
             name = lookup.get(_KEY_RE.sub("_", raw_key.casefold()).strip("_"))
             text = _as_text(value)
@@ -132,7 +183,7 @@ class TriageRequest:
                 continue
             if text:
                 values[name].append(text)
-        request = cls(**{name: "\n".join(parts) for name, parts in values.items()})
+        request = cls(**{name: "\n".join(parts) for name, parts in values.items()}, log_part=part)
         return request, tuple(problems)
 
 
@@ -165,6 +216,12 @@ def _cut(value: str, limit: int, keep_end: bool) -> tuple[str, bool]:
     return value[:limit], True
 
 
+def _line_start(data: bytes) -> int:
+    """Where the first whole line of ``data`` starts (0 when none starts close by)."""
+    newline = data.find(b"\n", 0, _LINE_START_CHARS)
+    return newline + 1 if newline >= 0 else 0
+
+
 def capped(
     request: TriageRequest | Mapping[str, Any],
 ) -> tuple[TriageRequest, tuple[str, ...]]:
@@ -176,14 +233,17 @@ def capped(
         typed, codes = TriageRequest.from_mapping(request)
     values: dict[str, str] = {}
     cut_codes: list[str] = []
+    part = typed.log_part
     for name in FIELDS:
         value = getattr(typed, name)
         value = value if isinstance(value, str) else _as_text(value)
-        value, cut = _cut(value, field_limit(name), keep_end=name == "log")
-        if cut:
+        kept, cut = _cut(value, field_limit(name), keep_end=name == "log")
+        if cut and name == "log":  # said with the part read, from the log_part
+            part = part.then_cut(value[: len(value) - len(kept)])
+        elif cut:
             cut_codes.append(f"field_cut:{name}")
-        values[name] = value
-    return TriageRequest(**values), (*cut_codes, *codes)
+        values[name] = kept
+    return TriageRequest(**values, log_part=part), (*cut_codes, *codes)
 
 
 # --------------------------------------------------------------------- files
@@ -220,6 +280,54 @@ class RequestReader:
                 raise RequestError(f"cannot read {path}: {reason}") from None
         return data.decode("utf-8", errors="replace").lstrip("\ufeff")
 
+    def read_log(self, path: str, limit: int) -> tuple[str, LogPart]:
+        """The end of a log (at most ``limit`` bytes, from a line start) and which part it is.
+
+        Lines before the part kept are counted (up to ``MAX_LINE_COUNT_BYTES`` of them,
+        a chunk at a time), so line numbers can be those of the file; a pipe or standard
+        input is read through to its end the same way, never more than that.
+        """
+        if path == "-":
+            if self._stdin_used:
+                raise RequestError("standard input can be read only once")
+            self._stdin_used = True
+            stream = self._stdin if self._stdin is not None else sys.stdin.buffer
+            return _tail(stream, limit)
+        try:
+            with open(path, "rb") as fh:
+                info = os.fstat(fh.fileno())
+                if not stat.S_ISREG(info.st_mode):  # a pipe: `--log <(docker logs x)`
+                    return _tail(fh, limit)
+                size = info.st_size
+                if size <= limit:
+                    return self._text(fh.read(limit)), LogPart(total=size)
+                start = size - limit
+                lines: int | None = 0
+                if start <= MAX_LINE_COUNT_BYTES:
+                    done = 0
+                    while done < start:
+                        chunk = fh.read(min(_CHUNK_BYTES, start - done))
+                        if not chunk:
+                            break
+                        lines += chunk.count(b"\n")
+                        done += len(chunk)
+                else:
+                    lines = None
+                fh.seek(start)
+                data = fh.read(limit)
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            raise RequestError(f"cannot read {path}: {reason}") from None
+        skip = _line_start(data)
+        if lines is not None:
+            lines += data.count(b"\n", 0, skip)
+        first = None if lines is None else lines + 1
+        return self._text(data[skip:]), LogPart(first, start + skip, size)
+
+    @staticmethod
+    def _text(data: bytes) -> str:
+        return data.decode("utf-8", errors="replace").lstrip("\ufeff")
+
     def request_file(self, path: str) -> dict[Any, Any]:
         """The mapping of request fields in a YAML or JSON file."""
         text = self.read(path, MAX_REQUEST_BYTES)
@@ -236,3 +344,29 @@ class RequestReader:
         if not isinstance(data, Mapping):
             raise RequestError(f"{path} must hold a mapping of request fields")
         return dict(data)
+
+
+def _tail(stream: BinaryIO, limit: int) -> tuple[str, LogPart]:
+    """The last ``limit`` bytes of a stream read to its end (at most
+    ``MAX_LINE_COUNT_BYTES`` past them), counting the lines dropped on the way."""
+    kept = bytearray()
+    dropped = 0
+    lines = 0
+    read = 0
+    while read <= MAX_LINE_COUNT_BYTES + limit:
+        chunk = stream.read(_CHUNK_BYTES)
+        if not chunk:
+            break
+        read += len(chunk)
+        kept += chunk
+        if len(kept) > limit:
+            excess = len(kept) - limit
+            lines += kept.count(b"\n", 0, excess)
+            dropped += excess
+            del kept[:excess]
+    data = bytes(kept)
+    if not dropped:
+        return RequestReader._text(data), LogPart(total=read)
+    skip = _line_start(data)
+    lines += data.count(b"\n", 0, skip)
+    return RequestReader._text(data[skip:]), LogPart(lines + 1, dropped + skip, read)
