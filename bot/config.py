@@ -37,6 +37,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from knowledge.files import read_regular_bytes
 from knowledge.safe_yaml import YamlTooLarge, load_yaml
 from knowledge.source import Caps, Source, SourceError, check_api_url, parse_source
 from knowledge.source.spec import DEFAULT_API_URL
@@ -53,6 +54,8 @@ __all__ = [
     "parse_config",
 ]
 
+#: Largest config file read (the example with every key is a few kB).
+MAX_CONFIG_BYTES = 1024 * 1024
 DEFAULT_COOLDOWN_RATE = 3
 DEFAULT_COOLDOWN_PER = 10.0
 #: Minutes between two looks at the wiki folder for changed pages (0: never).
@@ -455,7 +458,8 @@ def load_config(path: str | Path) -> BotConfig:
     """Read and check ``path``; raise :class:`ConfigError` naming the file and key."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        # A regular file of bounded size only: a FIFO here would block forever.
+        text = read_regular_bytes(path, MAX_CONFIG_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(
             f"{path}: config file not found (copy config.example.yaml and edit it)"

@@ -31,7 +31,7 @@ from pydantic import (
     field_serializer,
 )
 
-from knowledge.files import write_atomic
+from knowledge.files import read_regular_bytes, write_atomic
 
 __all__ = [
     "DEFAULT_MAX_AGE",
@@ -52,6 +52,8 @@ HEARTBEAT_FILE = "heartbeat.json"
 HEARTBEAT_EVERY = 30.0
 #: A heartbeat older than this (seconds) means the bot is stuck or gone: four missed beats.
 DEFAULT_MAX_AGE = 120.0
+#: Largest heartbeat file read (one is about 200 bytes).
+MAX_HEARTBEAT_BYTES = 64 * 1024
 
 Status = Literal["healthy", "missing", "unreadable", "stale", "future", "disconnected"]
 
@@ -120,7 +122,9 @@ def write_heartbeat(path: Path, beat: Heartbeat) -> None:
 
 def read_heartbeat(path: Path) -> Heartbeat:
     """The heartbeat in ``path``: ``FileNotFoundError`` if none, ``ValueError`` if unusable."""
-    text = path.read_text(encoding="utf-8")
+    # A regular file of bounded size only: a FIFO planted in the data folder would
+    # otherwise hang the health check.
+    text = read_regular_bytes(path, MAX_HEARTBEAT_BYTES).decode("utf-8")
     try:
         data = _HeartbeatFile.model_validate_json(text)
     except ValidationError as exc:

@@ -15,6 +15,7 @@ import pytest
 from bot import serve_cli
 from bot.cli import main
 from bot.heartbeat import Heartbeat, check_heartbeat, heartbeat_path, write_heartbeat
+from tests.support import hang_guard
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -105,3 +106,23 @@ def test_serve_without_a_network_retries_and_says_in_one_line_what_failed(
     assert all("cannot reach Discord" in line and "127.0.0.1" in line for line in lines)
     assert "attempt 1 of 3" in lines[0] and "attempt 2 of 3" in lines[1]
     assert "gave up after 3 attempts" in lines[2]
+
+
+def test_a_fifo_for_config_or_heartbeat_is_refused_not_waited_on(tmp_path, capsys):
+    (tmp_path / "wiki").mkdir()
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    with hang_guard(60, "reading a FIFO config"):
+        assert main(["health", "--config", str(fifo)]) != 0
+    (line,) = capsys.readouterr().err.splitlines()
+    assert str(fifo) in line and "not a regular file" in line
+    config = tmp_path / "config.yaml"
+    config.write_text("wiki:\n  path: wiki\n  data_dir: data\n", encoding="utf-8")
+    (tmp_path / "data").mkdir()
+    os.mkfifo(heartbeat_path(tmp_path / "data"))
+    with hang_guard(60, "reading a FIFO heartbeat"):
+        verdict = check_heartbeat(heartbeat_path(tmp_path / "data"))
+        assert main(["health", "--config", str(config)]) == 1
+    assert verdict.status == "unreadable" and not verdict.ok
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("unhealthy:")
