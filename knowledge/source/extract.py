@@ -118,9 +118,9 @@ class _State:
         self.skipped = 0
         #: None until the first member is seen.
         self.prefix: str | None = None
-        #: Every name seen (prefix stripped) -> whether it is a folder.
+        #: Every member name seen (prefix stripped) -> whether it is a folder.
         self.seen: dict[str, bool] = {"": True}
-        #: Folders created so far.
+        #: Folders created so far (named by a member or implied by a file inside them).
         self.made: set[str] = {""}
 
     def take(self, tar: tarfile.TarFile, member: tarfile.TarInfo) -> None:
@@ -162,7 +162,9 @@ class _State:
             raise ArchiveError(f"path deeper than {caps.depth} folders: {shown}")
         if not rel and member.isdir():
             return  # the top folder itself
-        if rel in self.seen:
+        # A folder's own entry may come after files inside it (the folder was made for
+        # them then); any name given twice, or a file named like a folder, is refused.
+        if rel in self.seen or (rel in self.made and not member.isdir()):
             raise ArchiveError(f"duplicate member name: {shown}")
         self.seen[rel] = member.isdir()
         if member.isdir():
@@ -196,7 +198,6 @@ class _State:
             if self.seen.get(key) is False:
                 # A file of that name came first: a folder cannot take its place.
                 raise ArchiveError(f"member {shown} is below a file, not a folder")
-            self.seen[key] = True
             folder.mkdir(exist_ok=True)
             self.made.add(key)
         target = folder / parts[-1]

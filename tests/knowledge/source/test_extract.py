@@ -106,6 +106,38 @@ def test_duplicate_names_are_refused(tmp_path):
     assert "duplicate" in refused(tmp_path, data)
 
 
+def test_a_folder_entry_after_the_files_inside_it_is_accepted(tmp_path):
+    # Not every tar writer lists a folder before its contents (a .tar.gz URL source).
+    data = gzip.compress(
+        raw_tar(
+            [
+                member("top/", type=tarfile.DIRTYPE),
+                member("top/a/b/c.md"),
+                member("top/a/d.md"),
+                member("top/a/", type=tarfile.DIRTYPE),
+                member("top/a/b/", type=tarfile.DIRTYPE),
+            ]
+        )
+    )
+    got = extract_tarball(write(tmp_path, data), tmp_path / "out", Caps())
+    assert got.pages == 2 and (tmp_path / "out" / "a" / "b" / "c.md").is_file()
+
+
+def test_a_file_named_like_a_folder_made_before_is_refused(tmp_path):
+    data = gzip.compress(
+        raw_tar([member("top/", type=tarfile.DIRTYPE), member("top/a/b.md"), member("top/a")])
+    )
+    assert "duplicate member name: 'top/a'" in refused(tmp_path, data)
+
+
+def test_a_folder_listed_twice_is_refused(tmp_path):
+    folder = member("top/a/", type=tarfile.DIRTYPE)
+    data = gzip.compress(
+        raw_tar([member("top/", type=tarfile.DIRTYPE), folder, member("top/a/b.md"), folder])
+    )
+    assert "duplicate member name" in refused(tmp_path, data)
+
+
 def test_a_member_outside_the_top_folder_is_refused(tmp_path):
     data = gzip.compress(
         raw_tar([member("top/", type=tarfile.DIRTYPE), member("top/a.md"), member("other/b.md")])
