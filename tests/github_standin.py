@@ -233,10 +233,14 @@ def tarball(
         folders: set[str] = set()
         for name, data in files.items():
             path = f"{prefix}/{name}" if prefix else name
-            parent = path.rsplit("/", 1)[0] if "/" in name else None
-            if parent and parent not in folders:
-                folders.add(parent)
-                info = tarfile.TarInfo(parent)
+            # Every folder before the first file inside it, as git archive writes them.
+            parts = name.split("/")[:-1]
+            for depth in range(1, len(parts) + 1):
+                folder = "/".join(([prefix] if prefix else []) + parts[:depth])
+                if folder in folders:
+                    continue
+                folders.add(folder)
+                info = tarfile.TarInfo(folder)
                 info.type = tarfile.DIRTYPE
                 info.mode = 0o775
                 tar.addfile(info)
