@@ -25,6 +25,7 @@ AREAS = [
     ("benchmarks.knowledge_bench", "warm start, /runbook, /acronym, /search, RSS", True),
     ("benchmarks.triage_parts_bench", "redaction, log summary, launch parsing", False),
     ("benchmarks.triage_bench", "triage of requests and logs", True),
+    ("benchmarks.pasted_bench", "/search and triage on pasted questions (300-1,000 chars)", True),
     ("benchmarks.discord_bench", "end to end through the Discord stand-in", True),
     ("benchmarks.support_bench", "/support: deflection and forum post at 20 in flight", True),
     ("benchmarks.fetch_bench", "fetching and following the wiki over loopback HTTP", True),

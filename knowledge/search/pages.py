@@ -89,6 +89,10 @@ MAX_QUERY_TERMS: Final = 160
 MAX_ERROR_LINES: Final = 12
 
 _TOKEN_RE: Final = re.compile(r"-{0,2}[A-Za-z0-9]+(?:[._/+\-][A-Za-z0-9]+)*")
+_IDENT_MARK_RE: Final = re.compile(r"[_./+]")
+_DIGIT_RE: Final = re.compile(r"\d")
+_ALPHA_RE: Final = re.compile(r"[^\W\d_]")
+_CAMEL_CASE_RE: Final = re.compile(r"[a-z][A-Z]")
 _SPLIT_RE: Final = re.compile(r"[._/+\-]+")
 _CAMEL_RE: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _DATE_RE: Final = re.compile(r"(?:^|[/_\-])20\d\d-\d\d(?:-\d\d)?(?:[/_.\-]|$)")
@@ -199,19 +203,14 @@ def _stem(word: str) -> str:
 def _is_identifier(raw: str) -> bool:
     """A token that names a thing: a flag, a variable, a dotted or snake name, a
     version, a CamelCase class, a model name with digits."""
-    if raw.startswith("-"):
-        return True
-    if any(c in raw for c in "_./+"):
-        return True
-    if "-" in raw and any(c.isdigit() for c in raw):
-        return True
-    has_digit = any(c.isdigit() for c in raw)
-    has_alpha = any(c.isalpha() for c in raw)
-    if has_digit and has_alpha:
+    if raw.startswith("-") or _IDENT_MARK_RE.search(raw):
         return True
     if raw.isupper() and len(raw) >= 2:
         return True
-    return bool(re.search(r"[a-z][A-Z]", raw))
+    has_digit = _DIGIT_RE.search(raw) is not None
+    if has_digit and ("-" in raw or _ALPHA_RE.search(raw)):
+        return True
+    return _CAMEL_CASE_RE.search(raw) is not None
 
 
 def _tokens(text: str) -> Iterable[tuple[str, bool]]:
