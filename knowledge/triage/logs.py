@@ -200,8 +200,11 @@ def _clean(line: str, limit: int = MAX_LINE_CHARS) -> str:
     line = line[:limit].rstrip("\r")
     if "\r" in line:
         line = line.rsplit("\r", 1)[-1]
-    if "\x1b" in line:
-        line = _ANSI_RE.sub("", line)
+    while "\x1b" in line:  # removing one escape can join two halves into another
+        stripped = _ANSI_RE.sub("", line)
+        if stripped == line:
+            break
+        line = stripped
     return line
 
 
