@@ -470,3 +470,34 @@ def test_serve_names_an_unreadable_wiki_folder(tmp_path, monkeypatch, capsys):
     assert wikibot_main(["serve", "--config", str(config)]) == 1
     err = capsys.readouterr().err
     assert "cannot read the wiki folder" in err and "Permission denied" in err
+
+
+# --- what /wiki status says ---------------------------------------------------------------
+
+
+def test_status_says_when_the_index_is_in_memory_or_its_update_failed(tmp_path, monkeypatch):
+    wiki = tmp_path / "wiki"
+    shutil.copytree(DEMO, wiki)
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    kb = KnowledgeBase.open(wiki, blocker / "data", memory_fallback=True)
+    try:
+        status = kb.status()
+        assert status.meta["index_in_memory"] is True and status.meta["index_problem"] is None
+        assert any("in memory" in f.value for f in status.fields)
+    finally:
+        kb.close()
+    kb = KnowledgeBase.open(wiki, tmp_path / "data")
+    try:
+        assert kb.status().text == ""
+        page = next(iter(sorted(wiki.rglob("*.md"))))
+        page.write_text(page.read_text() + "\nOne more line.\n")
+        disk_full_on_fsync(monkeypatch)
+        assert kb.reload().problem is not None
+        status = kb.status()
+        assert "No space left on device" in status.meta["index_problem"]
+        assert "update failed" in status.text and "No space left on device" in status.text
+        monkeypatch.undo()
+        assert kb.reload().problem is None and kb.status().text == ""
+    finally:
+        kb.close()

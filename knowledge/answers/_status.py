@@ -26,16 +26,21 @@ def status(state: WikiState, t: Templates, *, now: float | None = None) -> Reply
         Field(t("status.skipped"), str(len(wiki.skipped)), True),
         Field(
             t("status.index"),
-            t("status.index_value", mode=state.built.mode, age=age(t, loaded_for)),
+            t(
+                "status.index_memory" if state.index.in_memory else "status.index_value",
+                mode=state.built.mode,
+                age=age(t, loaded_for),
+            ),
             True,
         ),
     )
     if wiki.skipped:
         fields = (*fields, _skipped_field(wiki.skipped, t))
+    problem = state.built.problem
     return Reply(
         "status",
         t("status.title"),
-        "",
+        t("status.index_problem", problem=problem) if problem else "",
         fields=fields,
         meta={
             "revision": wiki.revision,
@@ -44,6 +49,8 @@ def status(state: WikiState, t: Templates, *, now: float | None = None) -> Reply
             "terms": len(state.glossary.entries),
             "families": len(state.catalogue.families),
             "index_mode": state.built.mode,
+            "index_in_memory": state.index.in_memory,
+            "index_problem": problem,
             "loaded_at": state.loaded_at,
             "skipped": [{"path": path, "reason": reason} for path, reason in wiki.skipped],
         },
