@@ -110,6 +110,7 @@ async def _scenario(kb: Any, config: Any, count: int, in_flight: int, spec: bool
     deflections: list[float] = []
     posts: list[float] = []
     async with run_bot(factory, standin_config) as ds:
+        await ds.client.get_cog("SupportCog").desk()  # as the bot does once it is ready
         await asyncio.gather(*(_one(ds, i, 800_000_000_000_000_000 + i) for i in range(4)))
         queue: asyncio.Queue[int] = asyncio.Queue()
         for i in range(count):

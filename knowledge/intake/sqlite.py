@@ -333,8 +333,8 @@ class SqliteTicketStore:
                         raise RateLimited(limit, max(1.0, oldest + limit.seconds - at))
                 cur = db.execute(
                     "INSERT INTO tickets (draft_id, user, title, family, status, created_at, "
-                    "updated_at, data, post_state, next_attempt_at) "
-                    "VALUES (?, ?, ?, ?, 'open', ?, ?, ?, ?, ?)",
+                    "updated_at, data, post_state, next_attempt_at, post_started_at) "
+                    "VALUES (?, ?, ?, ?, 'open', ?, ?, ?, ?, ?, ?)",
                     (
                         draft.id,
                         _safe(draft.user),
@@ -345,6 +345,8 @@ class SqliteTicketStore:
                         data,
                         "pending" if post else "none",
                         at + lease if post else None,
+                        # The caller posts next: the post counts as begun from here.
+                        at if post else None,
                     ),
                 )
                 ticket_id, created = int(cur.lastrowid or 0), True

@@ -94,8 +94,10 @@ class TicketStore(Protocol):
         """The ticket for ``draft``: created (``True``) or the one filed before (``False``).
 
         With ``post`` the ticket waits to be posted and is leased to the caller for
-        ``lease`` seconds (see :meth:`claim_post`). Raises :class:`RateLimited` when the
-        user filed ``limit.count`` tickets in the last ``limit.seconds``.
+        ``lease`` seconds (see :meth:`claim_post`), its post counted as begun
+        (``post_started_at``, see :meth:`start_post`): the caller posts next. Raises
+        :class:`RateLimited` when the user filed ``limit.count`` tickets in the last
+        ``limit.seconds``.
         """
         ...
 

@@ -169,6 +169,22 @@ def test_the_form_in_two_steps_then_the_wiki_answer_then_a_forum_post(discord_st
     no_secret_sent(discord_standin.last)
 
 
+def test_edit_opens_the_form_again_with_the_answers_filled_in(discord_standin, data):
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        edit = await ds.press(check, button_id(check, "Edit"))
+        return edit.response
+
+    response = discord_standin.run(factory(data), scenario)
+    assert response.callback_type == 9, "a modal"
+    modal = response.json["data"]
+    assert modal["title"] == "Support request (1/2)"
+    assert inputs(modal)["text"]["value"] == STEP1["text"]
+    assert inputs(modal)["expected"]["value"] == STEP1["expected"]
+    assert not discord_standin.last.requests_to("create_thread")
+
+
 def test_this_solved_it_records_a_deflection_and_posts_nothing(discord_standin, data):
     async def scenario(ds):
         _, _, saved = await through_step_1(ds)
@@ -595,8 +611,9 @@ def test_a_step_submitted_after_its_interaction_expired_keeps_the_answers(discor
 def test_a_forum_at_the_20_tag_limit_gets_the_post_with_the_tags_it_has(discord_standin, data):
     from tests.discord_standin.payloads import ForumTagSpec
 
-    topics = [ForumTagSpec(DEFAULT_IDS.tag_open + 100 + i, f"topic {i}") for i in range(19)]
-    tags = (ForumTagSpec(DEFAULT_IDS.tag_open, "open"), *topics)
+    family = ForumTagSpec(DEFAULT_IDS.tag_open + 99, "glm-5")
+    topics = [ForumTagSpec(DEFAULT_IDS.tag_open + 100 + i, f"topic {i}") for i in range(18)]
+    tags = (ForumTagSpec(DEFAULT_IDS.tag_open, "open"), family, *topics)
     discord_standin.config.guild = _guild_with_forum(available_tags=tags)
 
     async def scenario(ds):
@@ -607,7 +624,9 @@ def test_a_forum_at_the_20_tag_limit_gets_the_post_with_the_tags_it_has(discord_
 
     request = discord_standin.run(factory(data), scenario)
     assert request.status == 200
-    assert request.json["applied_tags"] == [str(DEFAULT_IDS.tag_open)], "no tag was invented"
+    applied = sorted(request.json["applied_tags"])
+    assert applied == sorted([str(DEFAULT_IDS.tag_open), str(DEFAULT_IDS.tag_open + 99)])
+    assert not discord_standin.last.requests_to("channel"), "no tag was invented"
 
 
 def test_the_model_option_autocompletes_families(discord_standin, data):

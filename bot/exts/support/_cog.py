@@ -461,7 +461,8 @@ class SupportCog(commands.Cog):
                     log.info("ticket %d: found its post %d made before", ticket.id, found.id)
                     await self.in_store(desk.posted, ticket.id, found.id)
                     return found, ""
-            await self.in_store(desk.start_post, ticket.id)
+            if ticket.post_started_at is None:  # filing records it with the ticket
+                await self.in_store(desk.start_post, ticket.id)
             tags = tags_for(forum, post.tags, ticket.triage.get("family_name"))
             asker = user_id_of(ticket.user)
             mention = f"<@{asker}>\n" if asker else ""
@@ -525,6 +526,10 @@ class SupportCog(commands.Cog):
     async def _retry_loop(self) -> None:
         every = float(getattr(self.bot, "support_retry_interval", RETRY_EVERY))
         await self.bot.wait_until_ready()
+        try:  # the desk (the wiki's triage context) takes seconds: not at the first /support
+            await self.desk()
+        except Exception:
+            log.exception("preparing the support desk failed; it is retried at first use")
         expired_at = float("-inf")
         while True:
             await asyncio.sleep(every)
