@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from knowledge.source import FETCHED_DIR
-from knowledge.source.follow import fetched_wiki
+from knowledge.source import Generation, Store
+from knowledge.source.spec import DEFAULT_API_URL
 from knowledge.templates import Templates, load_templates
 
 from .config import BotConfig, ConfigError, data_dir_of, load_config
@@ -157,30 +157,61 @@ def command_differences(
 
 def _wiki_checks(config: BotConfig, t: Templates) -> list[Check]:
     data = data_dir_of(config)
+    checks: list[Check] = []
     wiki = config.wiki_dir
+    index_fix = "doctor.index_fix"
     if wiki is None:  # wiki.source: the generation fetched last, if any
-        live = fetched_wiki(data)
-        wiki = live.path if live is not None else data / FETCHED_DIR
+        checks, live = _source_checks(config, data, t)
+        if live is None:
+            return checks
+        wiki = live.path
+        index_fix = "doctor.index_fix_source"
     pages = [p for p in wiki.rglob("*.md") if p.is_file()] if wiki.is_dir() else []
     if not pages:
-        return [Check(t("doctor.wiki_empty", path=wiki), False, t("doctor.wiki_fix"))]
-    checks = [Check(t("doctor.wiki_ok", pages=len(pages), path=wiki), True)]
+        return [*checks, Check(t("doctor.wiki_empty", path=wiki), False, t("doctor.wiki_fix"))]
+    checks.append(Check(t("doctor.wiki_ok", pages=len(pages), path=wiki), True))
     manifests = list(data.rglob("manifest.json")) if data.is_dir() else []
-    fix_args = {"wiki": wiki, "data": data}
+    fix = t(index_fix, wiki=wiki, data=data)
     if not manifests:
-        checks.append(
-            Check(t("doctor.index_missing", path=data), False, t("doctor.index_fix", **fix_args))
-        )
+        checks.append(Check(t("doctor.index_missing", path=data), False, fix))
         return checks
     written = max(m.stat().st_mtime for m in manifests)
     changed = [p for p in pages if p.stat().st_mtime > written]
     age = _age(time.time() - written)
     if changed:
         text = t("doctor.index_stale", count=len(changed), age=age, path=data)
-        checks.append(Check(text, False, t("doctor.index_fix", **fix_args)))
+        checks.append(Check(text, False, fix))
     else:
         checks.append(Check(t("doctor.index_ok", age=age, path=data), True))
     return checks
+
+
+def _source_checks(
+    config: BotConfig, data: Path, t: Templates
+) -> tuple[list[Check], Generation | None]:
+    """With ``wiki.source``: the commit fetched last (if any) and the last check's error."""
+    source = config.wiki_source
+    assert source is not None
+    store = Store(data)
+    live = store.live()
+    if live is not None and live.source != source.text:
+        live = None  # fetched from another source before: the bot starts afresh
+    api = "" if config.api_url == DEFAULT_API_URL else f" --api-url {config.api_url}"
+    fetch = t("doctor.source_fetch", source=source.text, api=api, data=data)
+    if live is None:
+        text = t("doctor.source_none", source=source.text, data=data)
+        checks = [Check(text, False, t("doctor.source_none_fix", fetch=fetch))]
+    else:
+        commit = live.commit[:12] or live.id[:13]
+        age = _age(time.time() - live.fetched_at)
+        text = t("doctor.source_ok", source=source.text, commit=commit, age=age, path=live.path)
+        checks = [Check(text, True)]
+    state = store.state()
+    if state.last_error and state.source == source.text:
+        age = _age(time.time() - state.checked_at)
+        text = t("doctor.source_failing", age=age, error=state.last_error)
+        checks.append(Check(text, False, t("doctor.source_failing_fix", fetch=fetch)))
+    return checks, live
 
 
 def _age(seconds: float) -> str:

@@ -8,6 +8,7 @@ from bot.cli import main
 from bot.doctor import ChannelNeed, command_differences, run_checks
 from knowledge.service import KnowledgeBase, demo_wiki_dir
 from tests.discord_standin import DEFAULT_IDS, ChannelSpec
+from tests.github_standin import github_standin, tarball, tree_files
 
 MISSING_GUILD = 910000000000000777
 
@@ -136,3 +137,47 @@ def test_doctor_checks_the_help_forum_of_the_support_intake(threaded_standin, tm
         " the bot has every permission it needs"
     )
     assert forum.ok
+
+
+def test_doctor_shows_the_wiki_source_its_commit_and_its_last_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("DISCORD_TOKEN", raising=False)
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    data = tmp_path / "data"
+    config = tmp_path / "config.yaml"
+    with github_standin() as gh:
+        config.write_text(
+            f"discord:\n  guild_ids: []\nwiki:\n  source: github:owner/wiki\n"
+            f"  api_url: {gh.url}\n  data_dir: {data}\n",
+            encoding="utf-8",
+        )
+        fetch = f"wikibot wiki fetch --source github:owner/wiki --api-url {gh.url} --data {data}"
+        assert main(["doctor", "--config", str(config)]) == 1
+        out = capsys.readouterr().out
+        assert "wiki github:owner/wiki)" in out
+        assert f"[FAIL] Wiki source: nothing fetched yet from github:owner/wiki into {data}" in out
+        assert f"fix: Run `{fetch}`, or start the bot" in out
+        assert "Wiki folder" not in out
+
+        files = tree_files(demo_wiki_dir())
+        sha = gh.publish("owner", "wiki", "main", tarball(files))
+        assert main(["wiki", "fetch", *fetch.split()[3:]]) == 0
+        capsys.readouterr()
+        assert main(["doctor", "--config", str(config)]) == 1  # no DISCORD_TOKEN
+        lines = capsys.readouterr().out.splitlines()
+        (source,) = [line for line in lines if "Wiki source:" in line]
+        assert source.startswith("[ok]") and f"github:owner/wiki at commit {sha[:12]}," in source
+        (folder,) = [line for line in lines if "Wiki folder:" in line]
+        assert folder.startswith("[ok]") and f"in {data}" in folder and sha in folder
+        assert any(line.startswith("[FAIL] Search index: none yet") for line in lines)
+        fix = f"       fix: Run `wikibot index --data {data}`, or /wiki reindex;"
+        assert any(line.startswith(fix) for line in lines)
+
+        gh.publish("owner", "wiki", "main", tarball({**files, "../evil.md": b"# x\n"}, prefix=""))
+        assert main(["wiki", "fetch", *fetch.split()[3:]]) == 1
+        capsys.readouterr()
+        assert main(["doctor", "--config", str(config)]) == 1
+        lines = capsys.readouterr().out.splitlines()
+        sources = [line for line in lines if "Wiki source:" in line]
+        assert f"github:owner/wiki at commit {sha[:12]}," in sources[0], "the live one is kept"
+        assert sources[1].startswith("[FAIL] Wiki source: the last check, ")
+        assert "failed: member name with '..'" in sources[1]
