@@ -57,7 +57,7 @@ class WikiState:
 
     @property
     def ranker(self) -> PageRanker:
-        """The page ranker for pasted questions, built on first use (about a second)."""
+        """The page ranker for pasted questions, built on first use (seconds)."""
         once = self._ranker
         if once.value is None:
             with once.lock:
