@@ -238,16 +238,20 @@ class _WhooshGeneration(Generation):
     def searching(self) -> bool:
         return self._searcher is not None
 
-    def search(
-        self, terms: Sequence[str], *, limit: int, offset: int, category: str | None
-    ) -> tuple[int, list[Found]]:
+    def _opened(self) -> Searcher:
         if self._searcher is None:
             self._searcher = _new_searcher(self.ix)
-        searcher = self._searcher
+        return self._searcher
+
+    def rank(
+        self, terms: Sequence[str], *, need: int, category: str | None
+    ) -> tuple[int, list[tuple[float, int]]]:
         filter_q = Term("category", category) if category else None
-        ranked, total = _rank(searcher, terms, offset + limit, filter_q)
-        page = ranked[offset : offset + limit]
-        return total, [_found(score, searcher.stored_fields(doc)) for score, doc in page]
+        ranked, total = _rank(self._opened(), terms, need, filter_q)
+        return total, ranked
+
+    def fetch(self, score: float, doc: int) -> Found:
+        return _found(score, self._opened().stored_fields(doc))
 
     def update(
         self,

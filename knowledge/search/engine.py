@@ -151,10 +151,22 @@ class Generation(ABC):
         """True once a search opened its reader (which keeps working on removed files)."""
 
     @abstractmethod
+    def rank(
+        self, terms: Sequence[str], *, need: int, category: str | None
+    ) -> tuple[int, list[tuple[float, int]]]:
+        """(sections matching in all, (score, doc number) of the best ``need``, best first)
+        for analysed ``terms``. A longer ``need`` only adds to the end of the list."""
+
+    @abstractmethod
+    def fetch(self, score: float, doc: int) -> Found:
+        """The stored fields of a document :meth:`rank` returned."""
+
     def search(
         self, terms: Sequence[str], *, limit: int, offset: int, category: str | None
     ) -> tuple[int, list[Found]]:
         """(sections matching in all, one page of them best first) for analysed ``terms``."""
+        total, ranked = self.rank(terms, need=offset + limit, category=category)
+        return total, [self.fetch(score, doc) for score, doc in ranked[offset : offset + limit]]
 
     @abstractmethod
     def update(

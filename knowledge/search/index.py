@@ -25,8 +25,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from knowledge.search import ranking
@@ -50,7 +51,7 @@ from knowledge.search.snippets import Marker, snippet_for
 from knowledge.search.store import Manifest, PageEntry, Store, changed_pages
 from knowledge.wiki import Wiki
 
-__all__ = ["CHILD_BUILD_MIN_CHARS", "SearchIndex"]
+__all__ = ["CHILD_BUILD_MIN_CHARS", "RESULT_DEPTH", "SearchIndex"]
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +62,9 @@ _INCREMENTAL_SHARE = 0.3
 #: (Whoosh's sort at commit, ~65 ms per million characters) stays under ~15 ms,
 #: while starting the child would add ~0.25 s to a build of ~0.3 s.
 CHILD_BUILD_MIN_CHARS = 250_000
+#: Sections ranked per query at least (ten pages of /search), kept for the next pages.
+#: Within the OR fallback's re-rank depth, so asking for fewer gives the same order.
+RESULT_DEPTH = 50
 
 
 @dataclass(slots=True)
@@ -86,8 +90,12 @@ class SearchIndex:
     Whoosh searcher) behind a lock. Measured with 4 worker threads on 2 cores,
     that gave the same throughput as a pool of searchers (the work is CPU-bound
     under the GIL) with a third of the p99 latency, while a new searcher per call
-    halved throughput. Writes (rebuild/update) are serialised by a thread lock
-    and, across processes, by a file lock; a writer that cannot get it within
+    halved throughput. The rankings of recent queries are kept until the index
+    changes (:class:`_ResultCache`): a repeated question does not take that lock
+    at all, the next page of one only takes it to read its hits' stored fields,
+    and snippets are made outside it, once per hit. Writes (rebuild/update) are
+    serialised by a thread lock and, across processes, by a file lock; a writer
+    that cannot get it within
     ``lock_timeout`` seconds raises :class:`IndexLockedError`. Searches keep
     using the previous generation while a build runs.
 
@@ -104,6 +112,9 @@ class SearchIndex:
     would run in a child, an update that would rewrite the whole index becomes
     a full rebuild.
     """
+
+    #: Queries whose ranking is kept (see :class:`_ResultCache`).
+    result_cache_size = 512
 
     def __init__(
         self,
@@ -123,6 +134,8 @@ class SearchIndex:
         self._live: _Live | None = None
         #: Guards ``_live`` and its generation; held for the whole of each search.
         self._search_lock = threading.Lock()
+        #: Ranked sections and their hits of recent queries on the live generation.
+        self._results = _ResultCache(self.result_cache_size)
         #: Serialises rebuild/update within the process (the file lock does across).
         self._write_lock = threading.RLock()
         self._closed = False
@@ -346,28 +359,61 @@ class SearchIndex:
         if prepared.problem is not None:
             return SearchResults(query=prepared.text, total=0, hits=(), problem=prepared.problem)
         limit, offset = ranking.clamp(limit, offset)
+        need = offset + limit
+        depth = max(need, RESULT_DEPTH)
+        key = (prepared.terms, category, depth)
         try:
-            with self._search_lock:
-                live = self._live
-                if live is None:
+            entry = self._results.get(key, self._live)
+            if entry is None:
+                entry = self._rank(prepared, category, depth)
+                if entry is None:
                     return SearchResults(
                         query=prepared.text, total=0, hits=(), problem="no index yet"
                     )
-                if not live.generation.searching:
-                    live = self._follow_locked(live)
-                total, found = live.generation.search(
-                    prepared.terms, limit=limit, offset=offset, category=category
-                )
-            # Snippets need no searcher: build them outside the lock.
-            marker = Marker(prepared.terms, self.engine.analyze)
-            return SearchResults(
-                query=prepared.text, total=total, hits=tuple(_hit(f, marker) for f in found)
-            )
+                self._results.put(key, entry)
+            hits = self._hits(entry, prepared, offset, limit)
+            if hits is None:  # the generation was swapped meanwhile: rank again
+                self._results.clear()
+                return self.search(query, limit=limit, offset=offset, category=category)
+            return SearchResults(query=prepared.text, total=entry.total, hits=hits)
         except Exception:
             log.exception("search failed for %r", prepared.text)
             return SearchResults(
                 query=prepared.text, total=0, hits=(), problem="search failed, please retry"
             )
+
+    def clear_cache(self) -> None:
+        """Forget every cached result (they are also dropped whenever the index changes)."""
+        self._results.clear()
+
+    def _rank(self, prepared: PreparedQuery, category: str | None, depth: int) -> _Ranked | None:
+        """The best ``depth`` sections of the live generation; None before the first build."""
+        with self._search_lock:
+            live = self._live
+            if live is None:
+                return None
+            if not live.generation.searching:
+                live = self._follow_locked(live)
+            total, ranked = live.generation.rank(prepared.terms, need=depth, category=category)
+        return _Ranked(live=live, total=total, ranked=tuple(ranked))
+
+    def _hits(
+        self, entry: _Ranked, prepared: PreparedQuery, offset: int, limit: int
+    ) -> tuple[Hit, ...] | None:
+        """Hits ``offset`` to ``offset + limit`` of ``entry``, made once each; None if the
+        generation it was ranked on is no longer live."""
+        wanted = entry.ranked[offset : offset + limit]
+        missing = [(score, doc) for score, doc in wanted if doc not in entry.hits]
+        if missing:
+            with self._search_lock:
+                if self._live is not entry.live:
+                    return None
+                found = [entry.live.generation.fetch(score, doc) for score, doc in missing]
+            # Snippets need no searcher: built outside the lock.
+            marker = Marker(prepared.terms, self.engine.analyze)
+            for (_, doc), item in zip(missing, found, strict=True):
+                entry.hits[doc] = _hit(item, marker)
+        return tuple(entry.hits[doc] for _, doc in wanted)
 
     def _follow_locked(self, live: _Live) -> _Live:
         """``live``, or the generation now current if another process removed it.
@@ -383,6 +429,7 @@ class SearchIndex:
         log.info("search index generation %s is gone; now using %s", live.gen_dir, fresh.gen_dir)
         live.generation.close()
         self._live = fresh
+        self._results.clear()
         return fresh
 
     # -- state ------------------------------------------------------------------
@@ -447,6 +494,7 @@ class SearchIndex:
     def _install(self, live: _Live) -> None:
         with self._search_lock:
             old, self._live = self._live, live
+            self._results.clear()
         if old is not None and old is not live:
             self._close_live(old)
 
@@ -551,6 +599,57 @@ class SearchIndex:
         gen_dir = gen_dir.resolve()
         self._install(_Live(gen_dir, self.engine.open(gen_dir), manifest))
         self._store.clean_old()
+
+
+@dataclass(slots=True)
+class _Ranked:
+    """One query ranked on one generation: the best sections, and the hits made of them."""
+
+    live: _Live
+    total: int
+    ranked: tuple[tuple[float, int], ...]
+    #: Hits (with snippets) by document number, made when a page of results first shows them.
+    hits: dict[int, Hit] = field(default_factory=dict)
+
+
+class _ResultCache:
+    """The rankings of the last ``size`` queries, keyed by (terms, category, depth).
+
+    An entry only answers while its generation is live, and the whole cache is
+    emptied whenever the index swaps or updates a generation, so a result never
+    outlives the wiki it was ranked on. Ranking to :data:`RESULT_DEPTH` sections
+    at once lets the next pages of ``/search`` (and a repeated question) come from
+    here without asking the engine again.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._entries: OrderedDict[tuple[object, ...], _Ranked] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[object, ...], live: _Live | None) -> _Ranked | None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            if entry.live is not live:
+                del self._entries[key]
+                return None
+            self._entries.move_to_end(key)
+            return entry
+
+    def put(self, key: tuple[object, ...], entry: _Ranked) -> None:
+        if self.size <= 0:
+            return
+        with self._lock:
+            self._entries[key] = entry
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
 
 
 def _hit(found: Found, marker: Marker) -> Hit:
