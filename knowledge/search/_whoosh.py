@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import heapq
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -339,7 +340,7 @@ def _rank(
     by :func:`knowledge.search.ranking.coordinated`.
     """
     reader = searcher.reader()
-    groups: list[Query] = []
+    term_groups: list[list[Term]] = []
     for term in terms:
         # Only fields that hold the term: absent terms would still cost a matcher.
         parts = [
@@ -348,9 +349,10 @@ def _rank(
             if reader.doc_frequency(field, term)
         ]
         if parts:
-            groups.append(parts[0] if len(parts) == 1 else _union(parts))
-    if not groups:
+            term_groups.append(parts)
+    if not term_groups:
         return [], 0
+    groups: list[Query] = [parts[0] if len(parts) == 1 else _union(parts) for parts in term_groups]
     if len(groups) == 1:
         results = _collect(searcher, groups[0], need, filter_q)
         return [(hit.score or 0.0, hit.docnum) for hit in results], len(results)
@@ -358,17 +360,50 @@ def _rank(
     if len(results):
         return [(hit.score or 0.0, hit.docnum) for hit in results], len(results)
     depth = max(need, ranking.RERANK_DEPTH)
-    results = _collect(searcher, _union(groups), depth, filter_q, terms=True)
-    scored = (
-        (hit.score or 0.0, hit.docnum, len({text for _, text in hit.matched_terms()}))
-        for hit in results
-    )
-    return ranking.coordinated(scored, len(groups), need), len(results)
+    scored, total = _any_term(searcher, term_groups, depth, filter_q)
+    return ranking.coordinated(scored, len(groups), need), total
 
 
-def _collect(
-    searcher: Searcher, query: Query, limit: int, filter_q: Query | None, terms: bool = False
-) -> Any:
+def _any_term(
+    searcher: Searcher, term_groups: list[list[Term]], depth: int, filter_q: Query | None
+) -> tuple[list[tuple[float, int, int]], int]:
+    """The fallback when no section holds every term: the best ``depth`` sections
+    holding any of them, as (score, doc number, how many of the terms it holds),
+    and how many sections hold any.
+
+    Scores are what Whoosh's union of the terms gives (each term's BM25F score in
+    each field times the field's boost, summed, then the status factor), but each
+    term's postings are walked once into a dictionary: a union matcher over a
+    long pasted question walks a tree of matchers per posting, and a terms
+    collector then walks it again per section, which made this path about ten
+    times slower than a search that finds every word.
+    """
+    context = searcher.context()
+    scores: dict[int, float] = {}
+    holds: dict[int, int] = {}
+    for subsearcher, offset in searcher.leaf_searchers():
+        for parts in term_groups:
+            found: set[int] = set()
+            for term in parts:
+                matcher = term.matcher(subsearcher, context)
+                while matcher.is_active():
+                    doc = matcher.id() + offset
+                    scores[doc] = scores.get(doc, 0.0) + matcher.score()
+                    found.add(doc)
+                    matcher.next()
+            for doc in found:
+                holds[doc] = holds.get(doc, 0) + 1
+    if filter_q is not None:
+        allowed = set(searcher.docs_for_query(filter_q))
+        scores = {doc: score for doc, score in scores.items() if doc in allowed}
+    weighting = searcher.weighting
+    if weighting.use_final:
+        scores = {doc: weighting.final(searcher, doc, score) for doc, score in scores.items()}
+    best = heapq.nsmallest(depth, scores.items(), key=lambda item: (-item[1], item[0]))
+    return [(score, doc, holds[doc]) for doc, score in best], len(scores)
+
+
+def _collect(searcher: Searcher, query: Query, limit: int, filter_q: Query | None) -> Any:
     """Score every matching section and keep the best ``limit``.
 
     Whoosh's default top-N collector prunes with score bounds ("replace" and
@@ -378,8 +413,6 @@ def _collect(
     at a few thousand sections it measured no slower.
     """
     collector: Any = collectors.TopCollector(limit=limit, usequality=False, replace=0)
-    if terms:
-        collector = collectors.TermsCollector(collector)
     if filter_q is not None:
         collector = collectors.FilterCollector(collector, filter_q)
     searcher.search_with_collector(query, collector)
