@@ -20,18 +20,12 @@ import time
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import (
-    AwareDatetime,
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_serializer,
-)
+from typing import TYPE_CHECKING, Any, Literal
 
 from knowledge.files import read_regular_bytes, write_atomic
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
 
 __all__ = [
     "DEFAULT_MAX_AGE",
@@ -74,28 +68,36 @@ class Heartbeat:
     connected: bool
 
 
-class _HeartbeatFile(BaseModel):
-    """The file's schema: like :class:`Heartbeat`, with the time as ISO 8601 text."""
+def _file_model() -> type[BaseModel]:
+    """The file's schema: like :class:`Heartbeat`, with the time as ISO 8601 text.
 
-    model_config = ConfigDict(strict=True, frozen=True)
+    Built on use, so pydantic is imported only where heartbeats are read or
+    written (the bot, ``wikibot health``), not by every ``wikibot`` command.
+    """
+    from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_serializer
 
-    time: AwareDatetime = Field(description="an ISO 8601 time with a time zone")
-    pid: int = Field(description="a whole number")
-    revision: str = Field(description="a string")
-    guilds: int = Field(description="a whole number")
-    connected: bool = Field(description="true or false")
+    class _HeartbeatFile(BaseModel):
+        model_config = ConfigDict(strict=True, frozen=True)
 
-    @field_serializer("time")
-    def _utc_text(self, value: datetime) -> str:
-        return value.astimezone(UTC).isoformat(timespec="milliseconds")
+        time: AwareDatetime = Field(description="an ISO 8601 time with a time zone")
+        pid: int = Field(description="a whole number")
+        revision: str = Field(description="a string")
+        guilds: int = Field(description="a whole number")
+        connected: bool = Field(description="true or false")
+
+        @field_serializer("time")
+        def _utc_text(self, value: datetime) -> str:
+            return value.astimezone(UTC).isoformat(timespec="milliseconds")
+
+    return _HeartbeatFile
 
 
 def _dump(beat: Heartbeat) -> str:
     fields = asdict(beat) | {"time": datetime.fromtimestamp(beat.time, UTC)}
-    return _HeartbeatFile(**fields).model_dump_json()
+    return _file_model()(**fields).model_dump_json()
 
 
-def _problem(exc: ValidationError) -> str:
+def _problem(exc: ValidationError, model: type[BaseModel]) -> str:
     """One line for the first thing wrong with a heartbeat file."""
     error = exc.errors()[0]
     if error["type"] == "json_invalid":
@@ -105,7 +107,7 @@ def _problem(exc: ValidationError) -> str:
     key = str(error["loc"][0])
     if error["type"] == "missing":
         return f"field {key!r} is missing"
-    wording = _HeartbeatFile.model_fields[key].description
+    wording = model.model_fields[key].description
     return f"field {key!r} must be {wording}, got {error['input']!r}"
 
 
@@ -125,10 +127,13 @@ def read_heartbeat(path: Path) -> Heartbeat:
     # A regular file of bounded size only: a FIFO planted in the data folder would
     # otherwise hang the health check.
     text = read_regular_bytes(path, MAX_HEARTBEAT_BYTES).decode("utf-8")
+    from pydantic import ValidationError
+
+    model = _file_model()
     try:
-        data = _HeartbeatFile.model_validate_json(text)
+        data: Any = model.model_validate_json(text)
     except ValidationError as exc:
-        raise ValueError(_problem(exc)) from None
+        raise ValueError(_problem(exc, model)) from None
     return Heartbeat(
         time=data.time.timestamp(),
         pid=data.pid,

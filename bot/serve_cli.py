@@ -10,22 +10,24 @@ writes into its data folder (see :mod:`bot.heartbeat`).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from knowledge.service import data_dir_problem
-from knowledge.source import ArchiveError, CheckFailed, FetchError, StoreBusy
 from knowledge.templates import load_templates
 from knowledge.wiki.load import WikiFolderError, check_wiki_folder
 
-from .config import BotConfig, ConfigError, data_dir_of, load_config
 from .heartbeat import DEFAULT_MAX_AGE, check_heartbeat, heartbeat_path
+
+if TYPE_CHECKING:
+    from .config import BotConfig
+
+# The config models (pydantic), the knowledge service, the wiki fetcher and asyncio
+# are imported by the commands that use them: ``wikibot ask`` loads none of them.
 
 __all__ = [
     "DEFAULT_CONFIG",
@@ -124,6 +126,8 @@ def _config_path(args: argparse.Namespace) -> Path:
 
 
 def _prepare(args: argparse.Namespace) -> tuple[BotConfig, str] | int:
+    from .config import ConfigError, load_config
+
     """The config and token, or an exit code after printing one line to stderr."""
     t = load_templates("bot.yaml")
     token = os.environ.get("DISCORD_TOKEN", "").strip()
@@ -177,6 +181,10 @@ def _setup_logging(verbose: bool) -> None:
 
 def _storage_problem(config: BotConfig) -> str | None:
     """One line if the wiki folder cannot be read or the data folder cannot be written."""
+    from knowledge.service import data_dir_problem
+
+    from .config import data_dir_of
+
     t = load_templates("bot.yaml")
     if config.wiki_dir is not None:  # a wiki fetched from a source lands in the data folder
         try:
@@ -201,7 +209,11 @@ def serve(args: argparse.Namespace) -> int:
         print(problem, file=sys.stderr)
         return 1
     _setup_logging(getattr(args, "verbose", False))
+    import asyncio
+
     import discord
+
+    from knowledge.source import ArchiveError, CheckFailed, FetchError, StoreBusy
 
     from .client import WikiBot
 
@@ -297,6 +309,8 @@ def sync(args: argparse.Namespace) -> int:
                 await _offer_to_clear_copies(bot, config, args.clear_copies, t)
             return 1 if failed else 0
 
+    import asyncio
+
     try:
         return asyncio.run(run())
     except discord.LoginFailure:
@@ -334,6 +348,8 @@ def doctor(args: argparse.Namespace) -> int:
 
 
 def health(args: argparse.Namespace) -> int:
+    from .config import ConfigError, data_dir_of, load_config
+
     """Docker's ``HEALTHCHECK``: one line, exit 0 (healthy) or 1 (unhealthy, saying why).
 
     Never exits 2: Docker reserves it. The data folder is found as the bot finds

@@ -13,18 +13,17 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from knowledge import answers
 from knowledge.answers import Links, WikiState
 from knowledge.files import read_regular_text, write_atomic
+from knowledge.paths import default_data_dir, demo_wiki_dir
 from knowledge.reply import Reply
 from knowledge.search import BuildStats, IndexBuildError, SearchIndex, SearchResults
 from knowledge.templates import Templates, load_templates
@@ -58,23 +57,6 @@ Progress = Callable[[int, int], None]
 #: In the data folder: a digest of the skipped files last warned about, so a CLI
 #: run or a refresh warns once per change of the wiki, not on every load.
 SKIPPED_SAID_FILE = "skipped-said.txt"
-
-
-def demo_wiki_dir() -> Path:
-    """The small demo wiki that ships inside the package."""
-    return Path(str(resources.files("knowledge").joinpath("demo_wiki")))
-
-
-def default_data_dir(wiki_dir: Path) -> Path:
-    """Per-wiki data folder under ``$WIKIBOT_DATA`` or the user's cache folder."""
-    base = os.environ.get("WIKIBOT_DATA")
-    if base:
-        root = Path(base)
-    else:
-        cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        root = Path(cache) / "wikibot"
-    digest = hashlib.sha256(str(wiki_dir.resolve()).encode()).hexdigest()[:10]
-    return root / f"{wiki_dir.resolve().name}-{digest}"
 
 
 def data_dir_problem(data_dir: Path) -> str | None:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from knowledge.answers.triage import triage_reply
 from knowledge.reply import Reply
 from knowledge.templates import Templates
-from knowledge.triage.engine import TriageResult
-from knowledge.triage.redact import Redaction
+
+if TYPE_CHECKING:
+    from knowledge.triage.engine import TriageResult
 
 __all__ = ["support_check_reply"]
 
@@ -32,6 +33,10 @@ def support_check_reply(
     """The private answer to a checked draft: ``result`` worded as every triage is,
     ``redactions`` (kind, field, count) of the draft first, private, with its id in
     ``meta``."""
+    # Imported here: ``knowledge.answers`` (``wikibot ask``) must not load triage.
+    from knowledge.answers.triage import triage_reply
+    from knowledge.triage.redact import Redaction
+
     removed = [Redaction(kind, field, count) for kind, field, count in redactions]
     seen = {(r.kind, r.field) for r in removed}
     removed += [r for r in result.redactions if (r.kind, r.field) not in seen]

@@ -17,7 +17,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from knowledge.cli.options import add_wiki_options, open_knowledge
 from knowledge.evaluation import (
@@ -29,8 +29,10 @@ from knowledge.evaluation import (
     load_requests,
     run,
 )
-from knowledge.service import KnowledgeBase
 from knowledge.templates import Templates, load_templates
+
+if TYPE_CHECKING:
+    from knowledge.service import KnowledgeBase  # loaded by open_knowledge when it runs
 
 __all__ = ["add_eval_command", "search_answer", "triage_answer"]
 

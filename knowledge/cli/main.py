@@ -12,8 +12,8 @@ import argparse
 import json
 import sys
 import time
+from typing import TYPE_CHECKING
 
-from knowledge.cli.console import dispatch, render_text, run_console
 from knowledge.cli.eval import add_eval_command
 from knowledge.cli.options import (
     add_wiki_options,
@@ -26,15 +26,28 @@ from knowledge.cli.options import (
 from knowledge.cli.tickets import add_tickets_command
 from knowledge.cli.triage import add_triage_command
 from knowledge.cli.wiki import add_wiki_command
-from knowledge.search import IndexBuildError
-from knowledge.service import KnowledgeBase
 from knowledge.templates import load_templates
 from knowledge.wiki import WikiFolderError
+
+if TYPE_CHECKING:
+    from knowledge.reply import Reply
+    from knowledge.templates import Templates
+
+# The console, the answers and the search engine are imported by the commands
+# that open a wiki, so ``wikibot health`` (and the parser) do not load them.
 
 __all__ = ["add_knowledge_commands"]
 
 
+def _render_text(reply: Reply, t: Templates) -> str:
+    from knowledge.cli.console import render_text
+
+    return render_text(reply, t)
+
+
 def _console(args: argparse.Namespace) -> int:
+    from knowledge.cli.console import run_console
+
     t = load_templates()
     with progress_bar(t("cli.indexing")) as progress:
         kb = open_knowledge(args, t, progress=progress)
@@ -46,6 +59,8 @@ def _console(args: argparse.Namespace) -> int:
 
 
 def _ask(args: argparse.Namespace) -> int:
+    from knowledge.cli.console import dispatch, render_text
+
     t = load_templates()
     kb = open_knowledge(args, t)
     try:
@@ -60,6 +75,9 @@ def _ask(args: argparse.Namespace) -> int:
 
 
 def _index(args: argparse.Namespace) -> int:
+    from knowledge.search import IndexBuildError
+    from knowledge.service import KnowledgeBase
+
     started = time.perf_counter()
     t = load_templates()
     kb = KnowledgeBase(*wiki_folders(args, t), link_base=fetched_link_base(args), templates=t)
@@ -115,7 +133,7 @@ def add_knowledge_commands(sub: argparse._SubParsersAction) -> None:
     index.add_argument("--full", action="store_true", help="force a full rebuild")
     index.set_defaults(func=_index)
 
-    add_triage_command(sub, render_text)
+    add_triage_command(sub, _render_text)
     add_tickets_command(sub)
     add_eval_command(sub)
     add_wiki_command(sub)

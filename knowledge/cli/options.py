@@ -9,13 +9,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from knowledge.service import KnowledgeBase, Progress, default_data_dir, demo_wiki_dir
-from knowledge.source.follow import fetched_wiki
+from knowledge.paths import default_data_dir, demo_wiki_dir
 from knowledge.templates import Templates
 from knowledge.wiki.load import WikiFolderError, check_wiki_folder
 
 if TYPE_CHECKING:
     from tqdm import tqdm
+
+    from knowledge.service import KnowledgeBase, Progress
 
 __all__ = [
     "add_wiki_options",
@@ -63,6 +64,8 @@ def wiki_folders(args: argparse.Namespace, t: Templates) -> tuple[Path, Path]:
     Exits with one line when the wiki folder is missing, a file, or cannot be read.
     """
     if args.wiki is None and args.data is not None:
+        from knowledge.source.follow import fetched_wiki  # httpx: only for a fetched wiki
+
         fetched = fetched_wiki(args.data)
         if fetched is not None:
             return fetched.path, args.data
@@ -79,6 +82,8 @@ def open_knowledge(
 ) -> KnowledgeBase:
     """The knowledge base for a read-only command: without a usable data folder (or
     when the first index build fails) it answers from an index in memory."""
+    from knowledge.service import KnowledgeBase  # the search engine: only when a wiki opens
+
     wiki, data = wiki_folders(args, t)
     try:
         return KnowledgeBase.open(
@@ -94,7 +99,11 @@ def open_knowledge(
 
 def fetched_link_base(args: argparse.Namespace) -> str | None:
     """Page links of a fetched wiki point at its commit on GitHub."""
-    fetched = fetched_wiki(args.data) if args.wiki is None and args.data is not None else None
+    if args.wiki is not None or args.data is None:
+        return None
+    from knowledge.source.follow import fetched_wiki
+
+    fetched = fetched_wiki(args.data)
     return fetched.link_base if fetched is not None else None
 
 

@@ -18,18 +18,21 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from knowledge.answers import support_check_reply
 from knowledge.cli.options import add_wiki_options, open_knowledge
 from knowledge.cli.triage import read_request
-from knowledge.intake.desk import IntakeError, SupportDesk
-from knowledge.intake.records import Ticket, iso
-from knowledge.intake.sqlite import SqliteTicketStore
-from knowledge.intake.store import StoreError, StoreTooNew
-from knowledge.service import KnowledgeBase, default_data_dir, demo_wiki_dir
+from knowledge.paths import default_data_dir, demo_wiki_dir
 from knowledge.templates import load_templates
-from knowledge.triage.request import RequestError, TriageRequest
+
+if TYPE_CHECKING:
+    from knowledge.intake.desk import SupportDesk
+    from knowledge.intake.records import Ticket
+    from knowledge.intake.sqlite import SqliteTicketStore
+    from knowledge.service import KnowledgeBase
+
+# The intake and triage packages are imported by the functions that use them, so
+# the other ``wikibot`` commands (``ask`` above all) do not load them.
 
 __all__ = ["add_tickets_command", "local_user", "open_desk", "support_flow"]
 
@@ -48,11 +51,16 @@ def _data_dir(args: argparse.Namespace) -> Path:
 
 
 def _store(args: argparse.Namespace) -> SqliteTicketStore:
+    from knowledge.intake.sqlite import SqliteTicketStore
+
     return SqliteTicketStore.in_folder(_data_dir(args))
 
 
 def open_desk(kb: KnowledgeBase) -> SupportDesk:
     """A desk over ``kb``'s wiki and the ticket store in its data folder."""
+    from knowledge.intake.desk import SupportDesk
+    from knowledge.intake.sqlite import SqliteTicketStore
+
     return SupportDesk(kb.triage_context, SqliteTicketStore.in_folder(kb.data_dir))
 
 
@@ -62,6 +70,10 @@ def _fail(message: str, code: int = 2) -> int:
 
 
 def _file(args: argparse.Namespace) -> int:
+    from knowledge.intake.desk import IntakeError
+    from knowledge.intake.store import StoreTooNew
+    from knowledge.triage.request import RequestError, TriageRequest
+
     try:
         data = read_request(args)
     except RequestError as exc:
@@ -91,6 +103,9 @@ def _file(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from knowledge.intake.records import iso
+    from knowledge.intake.store import StoreError
+
     try:
         store = _store(args)
     except (StoreError, OSError) as exc:
@@ -119,6 +134,8 @@ def _summary_json(ticket: Ticket) -> dict[str, Any]:
 
 
 def _show(args: argparse.Namespace) -> int:
+    from knowledge.intake.store import StoreError
+
     try:
         store = _store(args)
     except (StoreError, OSError) as exc:
@@ -138,6 +155,8 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _ticket_text(ticket: Ticket, t: Callable[..., str]) -> str:
+    from knowledge.intake.records import iso
+
     out = [
         f"#{ticket.id} {ticket.title}",
         t(
@@ -210,6 +229,10 @@ def support_flow(
     ``ask`` reads one line (``input``); EOF or ``/cancel`` stops, keeping the draft.
     Returns the ticket filed, or None.
     """
+    from knowledge.answers import support_check_reply
+    from knowledge.intake.desk import IntakeError
+    from knowledge.intake.records import iso
+
     user = user or local_user()
     desk = open_desk(kb)
     t = desk.t
