@@ -16,6 +16,7 @@ from pathlib import PurePosixPath
 from urllib.parse import unquote, urlsplit
 
 from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore, block, inline, normalize, text_join
 from markdown_it.token import Token
 
 from knowledge.wiki.model import Cell, CodeBlock, Labelled, Link, Section, Table
@@ -235,6 +236,25 @@ def _label_of(inline: Token) -> tuple[str, str, tuple[tuple[str, str], ...]] | N
     return label, rest, tuple(quotes)
 
 
+def _tokens(md: MarkdownIt, text: str, max_markup: int) -> list[Token]:
+    """``md.parse(text)`` in two halves, with the page's markup counted in between.
+
+    The block pass (linear, cheap) runs first; past ``max_markup`` inline markup
+    characters the page is refused before the inline parser spends anything on it.
+    Otherwise the inline pass fills the same block tokens, so the page is parsed once.
+    These are the core rules the commonmark preset enables, in markdown-it's order.
+    """
+    state = StateCore(text, md, {})
+    normalize(state)
+    block(state)
+    markup = sum(t.content.count(c) for t in state.tokens if t.type == "inline" for c in _MARKUP)
+    if markup > max_markup:
+        raise PageTooComplex(markup, max_markup)
+    inline(state)
+    text_join(state)
+    return state.tokens
+
+
 def parse_page(
     path: str, text: str, *, max_markup: int = MAX_INLINE_MARKUP
 ) -> tuple[str, list[Section], list[str]]:
@@ -244,14 +264,7 @@ def parse_page(
     markup characters outside code blocks.
     """
     problems: list[str] = []
-    md = _markdown()
-    # Blocks first (linear, cheap), then the markup their inline text holds: past the
-    # bound the page is refused before the inline parser spends anything on it.
-    blocks = md.disable("inline").parse(text)
-    markup = sum(t.content.count(c) for t in blocks if t.type == "inline" for c in _MARKUP)
-    if markup > max_markup:
-        raise PageTooComplex(markup, max_markup)
-    tokens = md.enable("inline").parse(text)
+    tokens = _tokens(_markdown(), text, max_markup)
     anchors = _AnchorRegistry()
     stem = PurePosixPath(path).stem
     sections: list[_SectionBuilder] = [_SectionBuilder(stem, 0, "", 1, ())]

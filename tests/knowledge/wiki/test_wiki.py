@@ -113,3 +113,17 @@ def test_every_snapshot_page_loads():
     for page in wiki.pages.values():
         assert page.title, page.path
         assert page.sections, page.path
+
+
+@pytest.mark.parametrize("path", sorted(DEMO.rglob("*.md")), ids=lambda p: p.name)
+def test_the_page_is_parsed_once_into_what_markdown_it_would_give(path):
+    """The markup bound splits markdown-it's parse in two; the tokens must not change."""
+    from knowledge.wiki.parse import _markdown, _tokens
+
+    text = path.read_text(encoding="utf-8")
+
+    def shape(tokens):
+        children = [[(c.type, c.content) for c in t.children or ()] for t in tokens]
+        return [(t.type, t.tag, t.content, t.map, t.attrs) for t in tokens], children
+
+    assert shape(_tokens(_markdown(), text, 10**9)) == shape(_markdown().parse(text))
