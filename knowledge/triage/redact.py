@@ -62,7 +62,7 @@ import logging
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Final
 
@@ -604,21 +604,29 @@ _BREAKABLE: Final = (
 )
 
 
-def _broken_spans(joined: str) -> list[tuple[int, int, str, re.Pattern[str] | None]]:
-    """Tokens in the joined-lines view: (start, end, kind, the pattern that found it)."""
+def _broken_spans(
+    joined: str, line_starts: Set[int]
+) -> list[tuple[int, int, str, re.Pattern[str] | None]]:
+    """Tokens in the joined-lines view: (start, end, kind, the pattern that found it).
+
+    A token may start where a word starts in the joined view, or where a line started
+    before the lines were joined (``line_starts``): ``done\nhf_...`` joins to
+    ``donehf_...``, whose token still starts a line of its own.
+    """
     spans: list[tuple[int, int, str, re.Pattern[str] | None]] = []
     for kind, patterns in _BREAKABLE:
         for pattern in patterns:
             spans.extend(
                 (m.start(), m.end(), kind, pattern)
                 for m in pattern.finditer(joined)
-                if _starts_word(joined, m.start())
+                if m.start() in line_starts or _starts_word(joined, m.start())
             )
     if "ey" in joined:
         spans.extend(
             (m.start(), m.end(), JWT, _JWT_RE)
             for m in _JWT_RE.finditer(joined)
-            if _decodes_to(m.group(0).split(".", 1)[0], b"{") is not None
+            if (m.start() in line_starts or _starts_word(joined, m.start()))
+            and _decodes_to(m.group(0).split(".", 1)[0], b"{") is not None
         )
     spans.extend((start, end, kind, None) for start, end, kind in _discord_spans(joined))
     spans.sort(key=lambda span: (span[0], -span[1]))
@@ -638,9 +646,6 @@ def _broken_pass(text: str) -> tuple[str, Counter[str]]:
     joined = breaker.sub("", text)
     if len(joined) == len(text):
         return text, counts
-    spans = _broken_spans(joined)
-    if not spans:
-        return text, counts
     breaks = [m.span() for m in breaker.finditer(text)]
     # joined position -> original position: add the lengths of the breaks before it.
     starts: list[int] = []  # joined position at which each break was cut out
@@ -648,6 +653,9 @@ def _broken_pass(text: str) -> tuple[str, Counter[str]]:
     for b_start, b_end in breaks:
         starts.append(b_start - removed)
         removed += b_end - b_start
+    spans = _broken_spans(joined, set(starts))
+    if not spans:
+        return text, counts
     out: list[str] = []
     pos = 0
     index = 0

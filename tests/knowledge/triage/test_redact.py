@@ -484,3 +484,21 @@ def test_redact_never_raises_and_is_idempotent(text: str) -> None:
     twice = redact(once.text)
     assert twice.text == once.text
     assert twice.redactions == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "NCCL error: failed\nh\nf_" + "0" * 34 + " (APIServer pid=1) INFO",
+        "step done\nhf_" + "a" * 20 + "\n" + "b" * 20,
+        "ok\r\nghp_" + "c" * 20 + "\r\n" + "d" * 20,
+    ],
+    ids=["split-after-one-letter", "split-in-the-middle", "crlf"],
+)
+def test_a_token_starting_its_own_line_after_a_word_is_found_across_the_break(text) -> None:
+    # Joining the lines glues the token to the word before it ("failedhf_..."); it
+    # still starts a line of its own, so it is a token.
+    result = redact(text)
+    secret = re.sub(r"\s", "", text.split("\n", 1)[1]).split("(")[0]
+    assert secret[:6] not in re.sub(r"\s", "", result.text)
+    assert result.text.count("\n") == text.count("\n")
