@@ -116,9 +116,9 @@ class Reply:
             footer=footer,
             suggestions=self.suggestions[: LIMITS.suggestions],
             pages=self.pages[: LIMITS.pages],
-            files=tuple(
-                f for f in self.files if len(f.text.encode()) <= LIMITS.file_bytes
-            )[: LIMITS.files],
+            files=tuple(f for f in self.files if len(f.text.encode()) <= LIMITS.file_bytes)[
+                : LIMITS.files
+            ],
         )
 
     def total_length(self) -> int:

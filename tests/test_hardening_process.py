@@ -89,9 +89,7 @@ def test_serve_without_a_network_retries_and_says_in_one_line_what_failed(
     import discord.http
 
     # Discord's API at a loopback port nobody listens on: every connection is refused.
-    monkeypatch.setattr(
-        discord.http.Route, "BASE", f"http://127.0.0.1:{_closed_port()}/api/v10"
-    )
+    monkeypatch.setattr(discord.http.Route, "BASE", f"http://127.0.0.1:{_closed_port()}/api/v10")
     monkeypatch.setattr(serve_cli, "RETRY_ATTEMPTS", 3)
     monkeypatch.setattr(serve_cli, "RETRY_FIRST_DELAY", 0.0)
     monkeypatch.setenv("DISCORD_TOKEN", "MTIz.not.real")

@@ -37,9 +37,11 @@ def test_a_long_launch_command_is_attached_whole_never_cut(tmp_path):
     attached = reply.files[0]
     assert attached.name.startswith("launch-") and attached.name.endswith(".sh")
     assert "--flag-number-119 value-119" in attached.text
-    assert attached.text.rstrip("\n").endswith(kb.catalogue.runbook(
-        kb.catalogue.family(reply.meta["family"])
-    ).launch.text.rstrip("\n").splitlines()[-1])
+    assert attached.text.rstrip("\n").endswith(
+        kb.catalogue.runbook(kb.catalogue.family(reply.meta["family"]))
+        .launch.text.rstrip("\n")
+        .splitlines()[-1]
+    )
     # the embed shows no cut copy of it, and points at the file
     assert "--flag-number-" not in reply.fitted().text
     assert attached.name in reply.text
@@ -113,9 +115,7 @@ def test_the_bot_attaches_the_whole_launch_command(discord_standin, tmp_path):
         record = await standin.slash("runbook", model="glm")
         return record.response
 
-    response = discord_standin.run(
-        bot_factory(make_config(wiki), kb=kb), scenario
-    )
+    response = discord_standin.run(bot_factory(make_config(wiki), kb=kb), scenario)
     assert embed_of(response.message)["title"].startswith("GLM")
     assert len(response.files) == 1
     assert b"--flag-number-119 value-119" in response.files[0].data

@@ -173,11 +173,9 @@ def _pasted(
     wanted = clean_user_text(category, _MAX_CATEGORY_CHARS).casefold() if category else None
     limit = _PASTED_HITS * (4 if wanted else 1)
     ranking = state.ranker.rank(text, errors, limit=limit)
-    hits = [
-        h
-        for h in ranking.hits
-        if not wanted or _category(state, h.path) == wanted
-    ][:_PASTED_HITS]
+    hits = [h for h in ranking.hits if not wanted or _category(state, h.path) == wanted][
+        :_PASTED_HITS
+    ]
     shown_query = escape_markdown(" ".join(text.split())[:80])
     if not hits:
         return Reply(

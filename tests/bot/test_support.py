@@ -514,9 +514,7 @@ def _guild_with_forum(**changes: Any):
     return guild
 
 
-def test_without_create_posts_the_asker_gets_one_sentence_and_admins_see_why(
-    discord_standin, data
-):
+def test_without_create_posts_the_asker_gets_one_sentence_and_admins_see_why(discord_standin, data):
     send_messages = 1 << 11
     denied = ((DEFAULT_IDS.role_bot, 0, 0, send_messages),)
     discord_standin.config.guild = _guild_with_forum(overwrites=denied)
@@ -563,9 +561,7 @@ def test_closing_without_manage_threads_says_why_the_post_did_not_follow(discord
         return closed.response, public, private, ds.threads[thread_id]
 
     closed, public, private, thread = discord_standin.run(factory(data), scenario)
-    assert closed.callback_type == 7 and [b["label"] for b in buttons(closed.message)] == [
-        "Reopen"
-    ]
+    assert closed.callback_type == 7 and [b["label"] for b in buttons(closed.message)] == ["Reopen"]
     assert "Marked closed" in public["content"]
     assert private["flags"] & EPHEMERAL
     assert "Manage Posts" in private["content"] and "closed" in private["content"]

@@ -34,5 +34,3 @@ def test_snippet_comes_from_code_when_only_code_matches(index):
     hit = index.search("kelvin").hits[0]
     assert hit.id == "troubleshooting/faults.md#capacitor-overheat"
     assert ("kelvin", True) in hit.snippet
-
-

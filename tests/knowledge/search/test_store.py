@@ -431,8 +431,6 @@ def test_concurrent_searches_during_updates(wiki_dir, data_dir, index):
     assert errors == []
 
 
-
-
 def test_held_build_lock_names_its_holder_and_is_free_again_after(data_dir):
     holder, other = Store(data_dir), Store(data_dir)
     with (
