@@ -172,6 +172,8 @@ class SearchIndex:
             self._store.clean_if_idle()
             return self, self._stats("reused", wanted, 0, started)
 
+        said = live is None  # why the live index is unusable (if it is) was logged
+
         def bring_up_to_date() -> BuildStats:
             nonlocal live
             with self._write_lock, self._store.lock(self.lock_timeout):
@@ -179,7 +181,7 @@ class SearchIndex:
                     self._close_live(live)
                     live = None
                 # Another process may have brought the index up to date meanwhile.
-                live = self._load_live()
+                live = self._load_live(said=said)
                 if live is not None:
                     self._install(live)
                     changed = changed_pages(live.manifest.pages, wanted)
@@ -456,21 +458,27 @@ class SearchIndex:
             pages=dict(sorted(wanted.items())),
         )
 
-    def _load_live(self) -> _Live | None:
-        """Open the generation ``current`` points at, or None if absent or unusable."""
-        current = self._store.read_current()
+    def _load_live(self, *, said: bool = False) -> _Live | None:
+        """Open the generation ``current`` points at, or None if absent or unusable.
+
+        ``said``: why it is unusable was logged by an earlier look; log it at debug only.
+        """
+        warn, info = (logging.DEBUG, logging.DEBUG) if said else (logging.WARNING, logging.INFO)
+        current = self._store.read_current(level=warn)
         if current is None:
             return None
         gen_dir, manifest = current
         if manifest.schema_version != self.engine.schema_version:
-            log.info(
+            log.log(
+                info,
                 "search index schema %s != %s; rebuilding",
                 manifest.schema_version,
                 self.engine.schema_version,
             )
             return None
         if manifest.engine_version != self.engine.version:
-            log.info(
+            log.log(
+                info,
                 "search index written by engine version %s, running %s; rebuilding",
                 manifest.engine_version,
                 self.engine.version,
@@ -479,7 +487,7 @@ class SearchIndex:
         try:
             generation = self.engine.open(gen_dir)
         except Exception as exc:
-            log.warning("search index in %s is unreadable (%r); rebuilding", gen_dir, exc)
+            log.log(warn, "search index in %s is unreadable (%r); rebuilding", gen_dir, exc)
             return None
         try:
             count = generation.doc_count()
@@ -487,7 +495,7 @@ class SearchIndex:
                 raise ValueError(f"{count} documents, manifest says {manifest.sections}")
         except Exception as exc:
             generation.close()
-            log.warning("search index in %s is unreadable (%r); rebuilding", gen_dir, exc)
+            log.log(warn, "search index in %s is unreadable (%r); rebuilding", gen_dir, exc)
             return None
         return _Live(gen_dir=gen_dir, generation=generation, manifest=manifest)
 

@@ -182,8 +182,11 @@ class Store:
 
     # -- reading -------------------------------------------------------------------
 
-    def read_current(self) -> tuple[Path, Manifest] | None:
-        """The generation ``current`` points at and its manifest; None if absent or unusable."""
+    def read_current(self, *, level: int = logging.WARNING) -> tuple[Path, Manifest] | None:
+        """The generation ``current`` points at and its manifest; None if absent or unusable.
+
+        Why it is unusable is logged at ``level`` (lower it for a second look).
+        """
         link = self.data_dir / _CURRENT
         if not link.is_symlink() and not link.exists():
             return None
@@ -191,11 +194,14 @@ class Store:
             gen_dir = (self.data_dir / os.readlink(link)).resolve()
             manifest = self.read_manifest(gen_dir)
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            log.warning("search index in %s has no usable manifest (%s); rebuilding", link, exc)
+            # A manifest of the wrong shape was written by another version: say that, not
+            # the validator's report (several lines naming fields a user never sees).
+            why = "written by another version of wikibot" if hasattr(exc, "errors") else exc
+            log.log(level, "search index in %s has no usable manifest (%s); rebuilding", link, why)
             return None
         problem = verify_files(gen_dir, manifest.files)
         if problem is not None:
-            log.warning("search index in %s is damaged (%s); rebuilding", gen_dir, problem)
+            log.log(level, "search index in %s is damaged (%s); rebuilding", gen_dir, problem)
             return None
         return gen_dir, manifest
 

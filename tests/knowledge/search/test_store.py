@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -141,11 +142,23 @@ def test_full_rebuild_when_versions_in_the_manifest_differ(wiki_dir, data_dir, i
         ix.close()
 
 
-@pytest.mark.parametrize("garbage", ["{not json", "[]", '{"pages": {"a.md": 5}}', ""])
-def test_corrupt_manifest_means_a_rebuild(wiki_dir, data_dir, index, garbage):
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        "{not json",
+        "[]",
+        '{"pages": {"a.md": 5}}',
+        "",
+        '{"schema_version": 2, "whoosh_version": "2.7", "pages": {}}',
+    ],
+)
+def test_corrupt_manifest_means_a_rebuild(wiki_dir, data_dir, index, garbage, caplog):
     index.close()
     manifest_path(data_dir).write_text(garbage)
-    ix, stats = SearchIndex.open(load_wiki(wiki_dir), data_dir)
+    with caplog.at_level(logging.WARNING, logger="knowledge.search.store"):
+        ix, stats = SearchIndex.open(load_wiki(wiki_dir), data_dir)
+    said = [r.getMessage() for r in caplog.records if "manifest" in r.getMessage()]
+    assert len(said) == 1 and "\n" not in said[0] and "pydantic" not in said[0]
     try:
         assert stats.mode == "full"
         assert ids(ix.search("zeppelin"))[0] == "guides/airships.md#zeppelin-mooring"
