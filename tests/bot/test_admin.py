@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import shutil
 import time
+from unittest import mock
 
 from knowledge.service import KnowledgeBase, demo_wiki_dir
 from tests.bot.helpers import EPHEMERAL, LINK_BASE, bot_factory, embed_of
@@ -119,3 +122,31 @@ def test_global_sync_is_refused_to_a_server_admin_who_is_not_the_owner(discord_s
     assert "Only the owner" in embed_of(refused.response.message)["description"]
     assert global_puts == []
     assert "commands synced to this server" in embed_of(here.original)["description"]
+
+
+def test_reindex_on_a_full_disk_says_so_and_keeps_serving(discord_standin, tmp_path):
+    kb = fresh_kb(tmp_path)
+    (kb.wiki_dir / "notes" / "added.md").write_text("# Added page\n\nNew text.\n", "utf-8")
+    real_reload = kb.reload
+
+    def no_space(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def reload_on_a_full_disk(*, force=False, progress=None):
+        with mock.patch.object(os, "fsync", no_space):  # every durable write finds no room
+            return real_reload(force=force, progress=progress)
+
+    kb.reload = reload_on_a_full_disk
+
+    async def scenario(standin):
+        record = await standin.slash("wiki reindex", user_id=DEFAULT_IDS.owner)
+        await record.followup()
+        searched = await standin.slash("acronym", term="DCP")
+        return record, searched
+
+    record, searched = discord_standin.run(bot_factory(kb=kb), scenario)
+    embed = embed_of(record.original)
+    assert embed["title"] == "Reindex failed"
+    assert "No space left on device" in embed["description"]
+    assert embed_of(searched.response.message)["title"].startswith("DCP")
+    kb.close()

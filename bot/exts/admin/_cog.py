@@ -18,8 +18,9 @@ from bot.errors import Refused, describe
 from bot.exts.upkeep._announce import post_announcement
 from bot.respond import defer, send_reply
 from knowledge.reply import Field, Reply
-from knowledge.search import BuildStats
+from knowledge.search import BuildStats, IndexBuildError
 from knowledge.source import ArchiveError, CheckFailed, FetchError, StoreBusy
+from knowledge.wiki import WikiFolderError
 
 from ._checks import admin_only
 from ._views import ClearCopiesView
@@ -109,6 +110,14 @@ class AdminCog(commands.Cog):
                     built = await asyncio.to_thread(kb.reload, force=True, progress=on_progress)
                 else:
                     built, fetch_note = await self._fetch_and_rebuild(on_progress)
+            except (IndexBuildError, WikiFolderError, OSError) as exc:
+                # A full disk, a folder gone: the previous wiki and index keep serving
+                # (the error says whether an index is kept); the admin gets one sentence.
+                log.warning("reindex failed: %s (%s)", exc, describe(interaction))
+                why = t("admin.reindex_failed", why=exc)
+                failed = Reply("unavailable", t("admin.reindex_failed_title"), why)
+                await send_reply(interaction, failed, kb, private=True)
+                return
             finally:
                 reporter.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
