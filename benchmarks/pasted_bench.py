@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import Final
 
+from benchmarks.stats import percentile
+
 __all__ = ["DEFAULT_WIKI", "main", "make_questions", "run"]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,11 +120,6 @@ def _error_quotes(section, label_word) -> list[str]:
     ]
 
 
-def _percentile(samples: list[float], share: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
-
-
 def _timed(samples: list[tuple[float, float]], func, *args) -> object:
     """Call ``func``; record (wall, CPU of this thread) milliseconds. On a shared
     machine the CPU figure is what the code costs, the wall figure what a user waits."""
@@ -179,10 +176,10 @@ def run(
                 wall = [w for w, _ in pairs]
                 cpu = [c for _, c in pairs]
                 figures[f"{name}_p50_ms"] = statistics.median(wall)
-                figures[f"{name}_p99_ms"] = _percentile(wall, 0.99)
+                figures[f"{name}_p99_ms"] = percentile(wall, 0.99)
                 figures[f"{name}_max_ms"] = max(wall)
                 figures[f"{name}_cpu_p50_ms"] = statistics.median(cpu)
-                figures[f"{name}_cpu_p99_ms"] = _percentile(cpu, 0.99)
+                figures[f"{name}_cpu_p99_ms"] = percentile(cpu, 0.99)
         finally:
             kb.close()
     figures["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

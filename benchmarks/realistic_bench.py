@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.plain_whoosh import PAGE, PlainWhoosh
+from benchmarks.stats import percentile
 
 __all__ = ["Query", "main", "realistic_queries", "run", "run_scaled", "scaled_wiki"]
 
@@ -168,13 +169,6 @@ def realistic_queries(kb: Any, *, seed: int = 13) -> list[Query]:
 
 
 # -- measuring -------------------------------------------------------------------------
-
-
-def _pct(samples: list[float], share: float) -> float:
-    ordered = sorted(samples)
-    if not ordered:
-        return float("nan")
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
 def _clear(kb: Any) -> None:
@@ -395,13 +389,13 @@ def run(wiki_dir: Path, *, seed: int = 13, triage_runs: int = 200) -> dict[str, 
             by_kind, plain = _time_search(kb, queries, reference)
             ours = [ms for samples in by_kind.values() for ms in samples]
             figures["search_samples"] = float(len(ours))
-            figures["search_p50_ms"] = _pct(ours, 0.5)
-            figures["search_p99_ms"] = _pct(ours, 0.99)
+            figures["search_p50_ms"] = percentile(ours, 0.5)
+            figures["search_p99_ms"] = percentile(ours, 0.99)
             figures["search_mean_ms"] = statistics.fmean(ours)
             for kind, samples in by_kind.items():
-                figures[f"search_{kind}_p99_ms"] = _pct(samples, 0.99)
-            figures["plain_whoosh_p50_ms"] = _pct(plain, 0.5)
-            figures["plain_whoosh_p99_ms"] = _pct(plain, 0.99)
+                figures[f"search_{kind}_p99_ms"] = percentile(samples, 0.99)
+            figures["plain_whoosh_p50_ms"] = percentile(plain, 0.5)
+            figures["plain_whoosh_p99_ms"] = percentile(plain, 0.99)
             figures["plain_whoosh_mean_ms"] = statistics.fmean(plain)
             figures["search_mean_vs_plain_whoosh"] = (
                 figures["search_mean_ms"] / figures["plain_whoosh_mean_ms"]
@@ -410,8 +404,8 @@ def run(wiki_dir: Path, *, seed: int = 13, triage_runs: int = 200) -> dict[str, 
 
             _step("20 in flight")
             flight = _in_flight(kb, queries)
-            figures["reply_20_in_flight_p50_ms"] = _pct(flight, 0.5)
-            figures["reply_20_in_flight_p99_ms"] = _pct(flight, 0.99)
+            figures["reply_20_in_flight_p50_ms"] = percentile(flight, 0.5)
+            figures["reply_20_in_flight_p99_ms"] = percentile(flight, 0.99)
             (
                 figures["reply_page1_p50_ms"],
                 figures["reply_page2_p50_ms"],
@@ -425,8 +419,8 @@ def run(wiki_dir: Path, *, seed: int = 13, triage_runs: int = 200) -> dict[str, 
             terms = [*(e.term for e in kb.glossary.entries[:60]), "zzqx", "dcpp"]
             runbook = _times(kb.runbook, families)
             acronym = _times(kb.acronym, terms)
-            figures["runbook_p99_ms"] = _pct(runbook, 0.99)
-            figures["acronym_p99_ms"] = _pct(acronym, 0.99)
+            figures["runbook_p99_ms"] = percentile(runbook, 0.99)
+            figures["acronym_p99_ms"] = percentile(acronym, 0.99)
 
             _step("runbook/acronym done; triage")
             if triage_runs:
@@ -442,7 +436,7 @@ def run(wiki_dir: Path, *, seed: int = 13, triage_runs: int = 200) -> dict[str, 
                     context.run(request)
                     triage.append((time.perf_counter() - started) * 1000)
                 figures["triage_samples"] = float(len(triage))
-                figures["triage_300_lines_p99_ms"] = _pct(triage, 0.99)
+                figures["triage_300_lines_p99_ms"] = percentile(triage, 0.99)
 
             _step("one-page refresh")
             seconds, stall = asyncio.run(_refresh(kb, heap, _middle_page(kb), 3))
@@ -495,8 +489,8 @@ def run_scaled(wiki_dir: Path, scale: int, *, seed: int = 13) -> dict[str, float
             by_kind, _ = _time_search(kb, queries, None)
             ours = [ms for samples in by_kind.values() for ms in samples]
             figures["search_samples"] = float(len(ours))
-            figures["search_p50_ms"] = _pct(ours, 0.5)
-            figures["search_p99_ms"] = _pct(ours, 0.99)
+            figures["search_p50_ms"] = percentile(ours, 0.5)
+            figures["search_p99_ms"] = percentile(ours, 0.99)
             _step("one-page refresh")
             seconds, stall = asyncio.run(_refresh(kb, heap, _middle_page(kb), 3))
             figures["refresh_one_page_s"] = statistics.median(seconds)

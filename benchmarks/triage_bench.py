@@ -26,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.stats import percentile
 from benchmarks.triage_parts_bench import DEFAULT_LOGS, build_inputs
 
 __all__ = ["DEFAULT_WIKI", "main", "make_request", "run"]
@@ -57,11 +58,6 @@ def make_request(logs_dir: Path = DEFAULT_LOGS) -> tuple[dict[str, str], str, st
         "log": inputs["log_300_lines"],
     }
     return request, inputs["log_5mb"] + ERROR_LINE + "\n", source
-
-
-def _percentile(samples: list[float], share: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
 def run(
@@ -100,7 +96,7 @@ def run(
                 result = context.run(request)
                 samples.append((time.perf_counter() - started) * 1000)
             figures["request_300_lines_p50_ms"] = statistics.median(samples)
-            figures["request_300_lines_p99_ms"] = _percentile(samples, 0.99)
+            figures["request_300_lines_p99_ms"] = percentile(samples, 0.99)
             figures["request_300_lines_max_ms"] = max(samples)
             figures["request_findings"] = float(len(result.findings))
 
