@@ -27,6 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.stats import percentile
+
 __all__ = ["main", "run"]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,21 +55,14 @@ SEARCH_QUERIES = [
 ]
 
 
-def _percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile (no interpolation: every figure is a real sample)."""
-    ordered = sorted(values)
-    rank = max(1, min(len(ordered), round(q / 100 * len(ordered) + 0.5)))
-    return ordered[rank - 1]
-
-
 def _summary(first: list[float], done: list[float]) -> dict[str, float]:
     return {
         "n": len(first),
-        "p50_ms": round(_percentile(first, 50) * 1000, 2),
-        "p99_ms": round(_percentile(first, 99) * 1000, 2),
+        "p50_ms": round(percentile(first, 0.5) * 1000, 2),
+        "p99_ms": round(percentile(first, 0.99) * 1000, 2),
         "max_ms": round(max(first) * 1000, 2),
-        "done_p50_ms": round(_percentile(done, 50) * 1000, 2),
-        "done_p99_ms": round(_percentile(done, 99) * 1000, 2),
+        "done_p50_ms": round(percentile(done, 0.5) * 1000, 2),
+        "done_p99_ms": round(percentile(done, 0.99) * 1000, 2),
     }
 
 
@@ -130,7 +125,7 @@ class _LagMeter:
         return {
             "ticks": len(self.lags),
             "max_lag_ms": round(max(self.lags, default=0.0) * 1000, 2),
-            "p99_lag_ms": round(_percentile(self.lags, 99) * 1000, 2) if self.lags else 0.0,
+            "p99_lag_ms": round(percentile(self.lags, 0.99) * 1000, 2) if self.lags else 0.0,
         }
 
 
@@ -180,7 +175,7 @@ async def _scenario(kb: Any, config: Any, count: int) -> dict[str, Any]:
             **busy.figures(),
             "seconds": round(took, 2),
             "searches_answered": len(searches_during),
-            "search_done_p99_ms": round(_percentile(searches_during, 99) * 1000, 2)
+            "search_done_p99_ms": round(percentile(searches_during, 0.99) * 1000, 2)
             if searches_during
             else None,
         }

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import resource
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -18,6 +17,7 @@ import time
 from pathlib import Path
 
 from benchmarks.search_bench import QUERIES as SEARCH_BENCH_QUERIES
+from benchmarks.stats import percentile
 
 __all__ = ["main", "run"]
 
@@ -66,10 +66,7 @@ print(time.time() - t0, kb.state.built.mode)
 
 
 def _percentiles(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    p50 = statistics.median(ordered)
-    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
-    return p50 * 1000, p99 * 1000
+    return percentile(samples, 0.50) * 1000, percentile(samples, 0.99) * 1000
 
 
 def _timed(fn, queries: list[str], rounds: int) -> tuple[float, float]:

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from benchmarks.stats import percentile
 from knowledge.search import SearchIndex
 from knowledge.wiki import Wiki, load_wiki
 
@@ -83,14 +84,6 @@ BAD_QUERIES: tuple[str, ...] = (
     'a* b? c~2 d^3 "e f" -g +h NOT i OR j AND k',
     " ".join(["cuda"] * 60),
 )
-
-
-def _percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return 0.0
-    index = min(len(ordered) - 1, max(0, round(share * (len(ordered) - 1))))
-    return ordered[index]
 
 
 class _StallMeter:
@@ -208,11 +201,11 @@ def run(
         # Searches run on the index as updates leave it (several segments).
         _search_times(index, QUERIES, 1)  # warm caches and the searcher pool
         wall, cpu = _search_times(index, QUERIES, rounds)
-        figures["search_p50_ms"] = _percentile(wall, 0.50)
-        figures["search_p99_ms"] = _percentile(wall, 0.99)
+        figures["search_p50_ms"] = percentile(wall, 0.50)
+        figures["search_p99_ms"] = percentile(wall, 0.99)
         figures["search_max_ms"] = max(wall)
-        figures["search_cpu_p50_ms"] = _percentile(cpu, 0.50)
-        figures["search_cpu_p99_ms"] = _percentile(cpu, 0.99)
+        figures["search_cpu_p50_ms"] = percentile(cpu, 0.50)
+        figures["search_cpu_p99_ms"] = percentile(cpu, 0.99)
         bad, _ = _search_times(index, BAD_QUERIES, 3)
         figures["bad_query_max_ms"] = max(bad)
     finally:

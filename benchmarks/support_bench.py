@@ -32,7 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.discord_bench import _LagMeter, _percentile
+from benchmarks.discord_bench import _LagMeter
+from benchmarks.stats import percentile
 
 __all__ = ["main", "run"]
 
@@ -59,7 +60,7 @@ def _log(i: int) -> bytes:
 
 
 def _ms(values: list[float], q: float) -> float:
-    return round(_percentile(values, q) * 1000, 2)
+    return round(percentile(values, q / 100) * 1000, 2)
 
 
 async def _one(ds: Any, i: int, user: int) -> tuple[float, float]:
