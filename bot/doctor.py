@@ -156,12 +156,20 @@ def command_differences(
 
 
 def _wiki_checks(config: BotConfig, t: Templates) -> list[Check]:
+    from knowledge.service import data_dir_problem
+
     data = data_dir_of(config)
-    checks: list[Check] = []
+    problem = data_dir_problem(data)  # the bot keeps its index, tickets and heartbeat there
+    if problem is None:
+        checks = [Check(t("doctor.data_ok", path=data), True)]
+    else:
+        text = t("doctor.data_fail", path=data, reason=problem)
+        checks = [Check(text, False, t("doctor.data_fix", config=config.source))]
     wiki = config.wiki_dir
     index_fix = "doctor.index_fix"
     if wiki is None:  # wiki.source: the generation fetched last, if any
-        checks, live = _source_checks(config, data, t)
+        fetched, live = _source_checks(config, data, t)
+        checks += fetched
         if live is None:
             return checks
         wiki = live.path

@@ -64,7 +64,7 @@ def test_doctor_names_a_server_the_app_is_not_in_with_the_fix(
     ]
     fix = out.splitlines()[out.splitlines().index(failures[0]) + 1]
     assert f"client_id={DEFAULT_IDS.app}" in fix and "scope=bot+applications.commands" in fix
-    assert out.rstrip().endswith("1 of 7 checks failed.")
+    assert out.rstrip().endswith("1 of 8 checks failed.")
 
 
 def test_doctor_finds_unsynced_commands_a_refused_token_and_a_missing_index(
@@ -181,3 +181,20 @@ def test_doctor_shows_the_wiki_source_its_commit_and_its_last_error(tmp_path, mo
         assert f"github:owner/wiki at commit {sha[:12]}," in sources[0], "the live one is kept"
         assert sources[1].startswith("[FAIL] Wiki source: the last check, ")
         assert "failed: member name with '..'" in sources[1]
+
+
+def test_doctor_fails_on_a_data_folder_it_cannot_write(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("DISCORD_TOKEN", raising=False)
+    config = _config(tmp_path, [DEFAULT_IDS.guild], index=False)
+    (tmp_path / "data").write_text("a file where the folder should be", encoding="utf-8")
+    assert main(["doctor", "--config", str(config)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    (data,) = [line for line in lines if "Data folder:" in line]
+    assert data.startswith(f"[FAIL] Data folder: cannot write in {tmp_path / 'data'} (")
+    fix = lines[lines.index(data) + 1]
+    assert "make it writable for this user, or set wiki.data_dir in" in fix and str(config) in fix
+
+    (tmp_path / "data").unlink()
+    assert main(["doctor", "--config", str(config)]) == 1  # still no token
+    out = capsys.readouterr().out
+    assert f"[ok]   Data folder: {tmp_path / 'data'} can be written" in out
