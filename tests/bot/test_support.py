@@ -221,6 +221,25 @@ def test_pressing_file_twice_makes_one_post(discord_standin, data):
     assert len(filed) == 1 and len(told) == 1
 
 
+def test_a_fresh_filing_posts_without_reading_the_forums_earlier_posts(discord_standin, data):
+    """Only a retry looks for a post made before (the crash tests below); a filing that
+    was just recorded posts at once, whatever the forum already holds: the look reads
+    every recent post's starter message, seconds of requests under twenty filings."""
+
+    async def scenario(ds):
+        for _ in range(2):
+            _, _, saved = await through_step_1(ds)
+            _, check = await through_step_2(ds, saved)
+            filed = await ds.press(check, button_id(check, "File the ticket"))
+            await filed.followup()
+
+    discord_standin.run(factory(data), scenario)
+    ds = discord_standin.last
+    assert len(ds.requests_to("create_thread")) == 2
+    assert not ds.requests_to("active_threads"), "the forum was searched before a fresh post"
+    assert not [r for r in ds.requests_to("message") if r.method == "GET"]
+
+
 def test_unknown_model_is_answered_with_the_known_families(discord_standin, data):
     async def scenario(ds):
         return (await ds.slash("support", model="zebra-9000")).response

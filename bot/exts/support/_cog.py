@@ -401,7 +401,7 @@ class SupportCog(commands.Cog):
             text = self.t("filed.pending", reason=reason)
             await self._say(interaction, self.t("filed.pending_title", id=ticket.id), text)
             return
-        thread, reason = await self.post_ticket(desk, ticket)
+        thread, reason = await self.post_ticket(desk, ticket, just_filed=True)
         if thread is not None:
             text = self.t("filed.posted", link=thread.mention)
             await self._say(interaction, self.t("filed.title", id=ticket.id), text)
@@ -435,7 +435,7 @@ class SupportCog(commands.Cog):
         return channel if isinstance(channel, discord.ForumChannel) else None
 
     async def post_ticket(
-        self, desk: SupportDesk, ticket: Ticket
+        self, desk: SupportDesk, ticket: Ticket, *, just_filed: bool = False
     ) -> tuple[discord.Thread | None, str]:
         """Create the forum post for a pending ticket; on failure keep it pending.
 
@@ -443,7 +443,11 @@ class SupportCog(commands.Cog):
         (``start_post``), and the post carries the ticket's key. A ticket whose earlier
         attempt began (the bot was killed, or Discord timed out, before the thread id
         was recorded) is first looked for in the forum, and recorded if found, so a
-        retry never makes a second post.
+        retry never makes a second post. ``just_filed``: this process filed the ticket
+        a moment ago (filing records the post as begun) and nothing has posted it yet,
+        so there is nothing to look for: the search reads the starter message of every
+        post the bot made in the last minute, which under twenty filings at once made
+        each post wait seconds behind hundreds of reads.
         """
         if ticket.id in self._posting:
             return None, "other"
@@ -455,7 +459,7 @@ class SupportCog(commands.Cog):
                 await self.in_store(desk.post_failed, ticket, "forum_missing")
                 return None, "forum_missing"
             post = await self.in_store(desk.ticket_post, ticket)
-            if ticket.post_started_at is not None:
+            if ticket.post_started_at is not None and not just_filed:
                 found = await self._find_post(forum, ticket, post.key)
                 if found is not None:
                     log.info("ticket %d: found its post %d made before", ticket.id, found.id)
