@@ -25,7 +25,8 @@ from knowledge.answers import Links, WikiState
 from knowledge.files import read_regular_text, write_atomic
 from knowledge.paths import default_data_dir, demo_wiki_dir
 from knowledge.reply import Reply
-from knowledge.search import BuildStats, IndexBuildError, SearchIndex, SearchResults
+from knowledge.search.engine import BuildStats, IndexBuildError, SearchResults
+from knowledge.search.layout import has_index
 from knowledge.templates import Templates, load_templates
 from knowledge.wiki import (
     Catalogue,
@@ -38,6 +39,7 @@ from knowledge.wiki import (
 )
 
 if TYPE_CHECKING:
+    from knowledge.search import SearchIndex
     from knowledge.triage.engine import TriageContext
 
 __all__ = [
@@ -110,6 +112,8 @@ class KnowledgeBase:
         self._reload_lock = threading.Lock()
         self._state: WikiState | None = None
         self._index: SearchIndex | None = None
+        #: How the index was brought up to date when it was opened.
+        self._opened: BuildStats | None = None
         #: Parsed pages kept between runs: a restart costs reading files, not parsing.
         self._page_cache = PageCache.in_folder(self.data_dir)
         self._triage_lock = threading.Lock()
@@ -127,19 +131,37 @@ class KnowledgeBase:
         link_base: str | None = None,
         progress: Progress | None = None,
         memory_fallback: bool = False,
+        templates: Templates | None = None,
+        lazy_index: bool = False,
     ) -> KnowledgeBase:
+        """Load ``wiki_dir`` (the demo wiki when None) with its index in ``data_dir``.
+
+        With ``lazy_index`` (``wikibot ask``), a writable data folder that holds an
+        index, the search index is left unopened: it is opened, and brought up to
+        date as a load would, when an answer first needs it, so a command answered
+        from the catalogue or the glossary never loads the search engine.
+        """
         wiki_path = Path(wiki_dir) if wiki_dir is not None else demo_wiki_dir()
         kb = cls(
             wiki_path,
             data_dir or default_data_dir(wiki_path),
             link_base=link_base,
+            templates=templates,
             memory_fallback=memory_fallback,
         )
-        kb.reload(progress=progress)
+        kb._load(progress=progress, lazy_index=lazy_index)
         return kb
 
     def reload(self, *, force: bool = False, progress: Progress | None = None) -> BuildStats:
         """Re-read the wiki and bring the index up to date (rebuilt if ``force``)."""
+        built = self._load(force=force, progress=progress)
+        assert built is not None  # only a lazy first load leaves the index unopened
+        return built
+
+    def _load(
+        self, *, force: bool = False, progress: Progress | None = None, lazy_index: bool = False
+    ) -> BuildStats | None:
+        """A (re)load; None when the index was left to be opened on first use."""
         with self._reload_lock:
             if self._writable is None:
                 problem = data_dir_problem(self.data_dir)
@@ -161,17 +183,32 @@ class KnowledgeBase:
             glossary = Glossary.from_wiki(wiki, front)
             catalogue = Catalogue.from_wiki(wiki, glossary)
             statuses = catalogue.statuses()
-            if self._index is None:
-                self._index, built = self._open_index(wiki, statuses, progress)
-                if force and built.mode != "full":
-                    built = self._index.rebuild(wiki, statuses=statuses, progress=progress)
-            elif force:
-                built = self._index.rebuild(wiki, statuses=statuses, progress=progress)
+            built: BuildStats | None = None
+            if self._index is None and lazy_index and self._writable and has_index(self.data_dir):
+                # Opened when an answer first needs it (see ``open``). Without an index
+                # (a first run, a failed build) or a writable folder it is opened now, so
+                # the first build and the in-memory warning happen as they always did.
+                state = WikiState.deferred(
+                    wiki,
+                    glossary,
+                    catalogue,
+                    lambda: self._open_deferred(wiki, statuses),
+                    time.time(),
+                    self.links,
+                )
             else:
-                built = self._index.update(wiki, statuses=statuses)
-            self._state = WikiState(
-                wiki, glossary, catalogue, self._index, built, time.time(), self.links
-            )
+                if self._index is None:
+                    self._index, built = self._open_index(wiki, statuses, progress)
+                    if force and built.mode != "full":
+                        built = self._index.rebuild(wiki, statuses=statuses, progress=progress)
+                elif force:
+                    built = self._index.rebuild(wiki, statuses=statuses, progress=progress)
+                else:
+                    built = self._index.update(wiki, statuses=statuses)
+                state = WikiState.loaded(
+                    wiki, glossary, catalogue, self._index, built, time.time(), self.links
+                )
+            self._state = state
             self._say_skipped(wiki)
             log.info(
                 "wiki %s loaded: %d pages, %d terms, %d families, index %s in %.2fs",
@@ -179,23 +216,43 @@ class KnowledgeBase:
                 len(wiki.pages),
                 len(glossary.entries),
                 len(catalogue.families),
-                built.mode,
-                built.seconds,
+                built.mode if built is not None else "left to open on first use",
+                built.seconds if built is not None else 0.0,
             )
             return built
+
+    def _open_deferred(
+        self, wiki: Wiki, statuses: Mapping[str, str]
+    ) -> tuple[SearchIndex, BuildStats]:
+        """The index of a state loaded with it unopened: opened now for that state's wiki.
+
+        If a later load opened it meanwhile, that index (which serves the newer wiki)
+        and the figures of its opening are returned instead.
+        """
+        with self._reload_lock:
+            if self._index is None:
+                self._index, _ = self._open_index(wiki, statuses, None)
+            assert self._opened is not None
+            return self._index, self._opened
 
     def _open_index(
         self, wiki: Wiki, statuses: Mapping[str, str], progress: Progress | None
     ) -> tuple[SearchIndex, BuildStats]:
         """The index in the data folder, or (with ``memory_fallback``) one in memory."""
+        from knowledge.search.index import SearchIndex  # the search engine: only when opened
+
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
-            return SearchIndex.open(wiki, self.data_dir, statuses=statuses, progress=progress)
+            index, built = SearchIndex.open(
+                wiki, self.data_dir, statuses=statuses, progress=progress
+            )
         except (OSError, IndexBuildError) as exc:
             if not self.memory_fallback:
                 raise
             log.warning(self.t("cli.memory_index", data=self.data_dir, reason=_os_reason(exc)))
-            return SearchIndex.in_memory(wiki, statuses)
+            index, built = SearchIndex.in_memory(wiki, statuses)
+        self._opened = built
+        return index, built
 
     def _say_skipped(self, wiki: Wiki) -> None:
         """Warn in one line about the files skipped, once per change of the wiki.

@@ -3,18 +3,29 @@
 :class:`WikiState` is built by :class:`knowledge.service.KnowledgeBase` on each
 (re)load and swapped as a whole, so an answer running in a worker thread never
 sees half of an old wiki and half of a new one.
+
+The search index of a state is either given when it is built or opened on first
+use (:meth:`WikiState.deferred`): ``wikibot ask "/runbook glm"`` answers from the
+catalogue alone and never loads the search engine.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from knowledge.search import BuildStats, SearchIndex, SearchResults
-from knowledge.search.pages import PageRanker
 from knowledge.wiki import Catalogue, Glossary, Wiki
 
-__all__ = ["Links", "WikiState"]
+if TYPE_CHECKING:
+    from knowledge.search import BuildStats, SearchIndex, SearchResults
+    from knowledge.search.pages import PageRanker
+
+__all__ = ["IndexOpener", "Links", "WikiState"]
+
+#: Opens (and brings up to date) the search index of a state on first use.
+IndexOpener = Callable[[], "tuple[SearchIndex, BuildStats]"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,19 +52,84 @@ class _Once:
     value: PageRanker | None = None
 
 
+@dataclass(slots=True)
+class _Index:
+    """A state's search index and its build figures: given, or made by ``opener`` once."""
+
+    value: tuple[SearchIndex, BuildStats] | None = None
+    opener: IndexOpener | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def get(self) -> tuple[SearchIndex, BuildStats]:
+        value = self.value
+        if value is None:
+            with self.lock:
+                if self.value is None:
+                    assert self.opener is not None
+                    self.value = self.opener()
+                    self.opener = None  # what it holds (the wiki) is the state's anyway
+                value = self.value
+        return value
+
+
 @dataclass(frozen=True, slots=True)
 class WikiState:
-    """One loaded wiki: its pages, glossary, runbook catalogue and search index."""
+    """One loaded wiki: its pages, glossary, runbook catalogue and search index.
+
+    Build it with :meth:`loaded` (the index given) or :meth:`deferred` (opened on
+    first use of :attr:`index`, :attr:`built` or :meth:`search`).
+    """
 
     wiki: Wiki
     glossary: Glossary
     catalogue: Catalogue
-    index: SearchIndex
-    built: BuildStats
+    _index: _Index = field(repr=False, compare=False)
     #: ``time.time()`` when this state was loaded.
     loaded_at: float
     links: Links = Links()
     _ranker: _Once = field(default_factory=_Once, repr=False, compare=False)
+
+    @classmethod
+    def loaded(
+        cls,
+        wiki: Wiki,
+        glossary: Glossary,
+        catalogue: Catalogue,
+        index: SearchIndex,
+        built: BuildStats,
+        loaded_at: float,
+        links: Links = Links(),
+    ) -> WikiState:
+        """A state whose search index is open and up to date."""
+        return cls(wiki, glossary, catalogue, _Index(value=(index, built)), loaded_at, links)
+
+    @classmethod
+    def deferred(
+        cls,
+        wiki: Wiki,
+        glossary: Glossary,
+        catalogue: Catalogue,
+        open_index: IndexOpener,
+        loaded_at: float,
+        links: Links = Links(),
+    ) -> WikiState:
+        """A state whose search index ``open_index`` opens when it is first needed."""
+        return cls(wiki, glossary, catalogue, _Index(opener=open_index), loaded_at, links)
+
+    @property
+    def index(self) -> SearchIndex:
+        """The search index (opened now if this state was built without it)."""
+        return self._index.get()[0]
+
+    @property
+    def built(self) -> BuildStats:
+        """How the index was brought up to date for this wiki (reused, updated, full)."""
+        return self._index.get()[1]
+
+    @property
+    def index_opened(self) -> bool:
+        """Whether the search index has been opened (a deferred one may not be yet)."""
+        return self._index.value is not None
 
     @property
     def ranker(self) -> PageRanker:
@@ -62,6 +138,8 @@ class WikiState:
         if once.value is None:
             with once.lock:
                 if once.value is None:
+                    from knowledge.search.pages import PageRanker
+
                     once.value = PageRanker.build(
                         self.wiki,
                         self.catalogue.statuses(),

@@ -19,6 +19,7 @@ from knowledge.cli.options import (
     add_wiki_options,
     fetched_link_base,
     open_knowledge,
+    paused_gc,
     progress_bar,
     wiki_folders,
     wiki_problem,
@@ -59,14 +60,18 @@ def _console(args: argparse.Namespace) -> int:
 
 
 def _ask(args: argparse.Namespace) -> int:
-    from knowledge.cli.console import dispatch, render_text
+    # One command, then the process ends: the cyclic collector would only walk the
+    # freshly loaded wiki again and again (a tenth of the run) to find no garbage.
+    with paused_gc():
+        from knowledge.cli.console import dispatch, render_text
 
-    t = load_templates()
-    kb = open_knowledge(args, t)
-    try:
-        reply = dispatch(kb, " ".join(args.command))
-    finally:
-        kb.close()
+        t = load_templates()
+        # The search index is opened only if the command searches (not /runbook, /acronym).
+        kb = open_knowledge(args, t, lazy_index=True)
+        try:
+            reply = dispatch(kb, " ".join(args.command))
+        finally:
+            kb.close()
     if args.json:
         print(json.dumps(reply.to_json(), ensure_ascii=False, indent=2))
     else:

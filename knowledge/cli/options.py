@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ __all__ = [
     "add_wiki_options",
     "fetched_link_base",
     "open_knowledge",
+    "paused_gc",
     "progress_bar",
     "wiki_folders",
     "wiki_problem",
@@ -78,11 +80,18 @@ def wiki_folders(args: argparse.Namespace, t: Templates) -> tuple[Path, Path]:
 
 
 def open_knowledge(
-    args: argparse.Namespace, t: Templates, *, progress: Progress | None = None
+    args: argparse.Namespace,
+    t: Templates,
+    *,
+    progress: Progress | None = None,
+    lazy_index: bool = False,
 ) -> KnowledgeBase:
     """The knowledge base for a read-only command: without a usable data folder (or
-    when the first index build fails) it answers from an index in memory."""
-    from knowledge.service import KnowledgeBase  # the search engine: only when a wiki opens
+    when the first index build fails) it answers from an index in memory.
+
+    ``lazy_index``: open the search index only when an answer needs it (one command).
+    """
+    from knowledge.service import KnowledgeBase  # the wiki and its answers: only when opened
 
     wiki, data = wiki_folders(args, t)
     try:
@@ -92,6 +101,8 @@ def open_knowledge(
             link_base=fetched_link_base(args),
             progress=progress,
             memory_fallback=True,
+            templates=t,
+            lazy_index=lazy_index,
         )
     except WikiFolderError as exc:  # became unreadable since the check above
         raise SystemExit(wiki_problem(exc, t)) from None
@@ -131,3 +142,19 @@ def progress_bar(label: str) -> Iterator[Progress]:
     finally:
         if bar is not None:
             bar.close()
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic garbage collector off for the block (on again after it, if it was).
+
+    For a command that loads the wiki once and ends: reference counting still frees
+    everything that is not in a cycle.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

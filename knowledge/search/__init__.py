@@ -4,27 +4,37 @@
 data folder; what it returns (:class:`SearchResults`, :class:`Hit`,
 :class:`BuildStats`) are plain dataclasses. The engine behind it (Whoosh) is
 private to this package: nothing outside it imports Whoosh.
+
+Names are imported on first use (PEP 562), so an answer that only needs
+:data:`MAX_QUERY_CHARS` (``wikibot ask "/runbook ..."``) does not load Whoosh,
+the index store or pydantic.
 """
 
-from knowledge.search._whoosh import STOP, make_term_analyzer
-from knowledge.search.engine import (
-    BuildMode,
-    BuildStats,
-    Engine,
-    Hit,
-    IndexBuildError,
-    IndexLockedError,
-    Progress,
-    SearchResults,
-    Snippet,
-)
-from knowledge.search.index import SearchIndex
-from knowledge.search.query import (
-    MAX_QUERY_CHARS,
-    PROBLEM_EMPTY,
-    PROBLEM_NO_WORDS,
-    PreparedQuery,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from knowledge.search._whoosh import STOP, make_term_analyzer
+    from knowledge.search.engine import (
+        BuildMode,
+        BuildStats,
+        Engine,
+        Hit,
+        IndexBuildError,
+        IndexLockedError,
+        Progress,
+        SearchResults,
+        Snippet,
+    )
+    from knowledge.search.index import SearchIndex
+    from knowledge.search.query import (
+        MAX_QUERY_CHARS,
+        PROBLEM_EMPTY,
+        PROBLEM_NO_WORDS,
+        PreparedQuery,
+    )
 
 __all__ = [
     "MAX_QUERY_CHARS",
@@ -44,3 +54,34 @@ __all__ = [
     "Snippet",
     "make_term_analyzer",
 ]
+
+#: public name -> the module that defines it
+_WHERE = {
+    "MAX_QUERY_CHARS": "knowledge.search.query",
+    "PROBLEM_EMPTY": "knowledge.search.query",
+    "PROBLEM_NO_WORDS": "knowledge.search.query",
+    "STOP": "knowledge.search._whoosh",
+    "BuildMode": "knowledge.search.engine",
+    "BuildStats": "knowledge.search.engine",
+    "Engine": "knowledge.search.engine",
+    "Hit": "knowledge.search.engine",
+    "IndexBuildError": "knowledge.search.engine",
+    "IndexLockedError": "knowledge.search.engine",
+    "PreparedQuery": "knowledge.search.query",
+    "Progress": "knowledge.search.engine",
+    "SearchIndex": "knowledge.search.index",
+    "SearchResults": "knowledge.search.engine",
+    "Snippet": "knowledge.search.engine",
+    "make_term_analyzer": "knowledge.search._whoosh",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _WHERE.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'knowledge.search' has no attribute {name!r}")
+    return getattr(importlib.import_module(module_name), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

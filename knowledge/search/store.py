@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict
 
 from knowledge.files import fsync_dir, write_atomic
 from knowledge.search.engine import IndexLockedError
+from knowledge.search.layout import CURRENT as _CURRENT
 
 __all__ = [
     "FileSum",
@@ -56,7 +57,6 @@ PageEntry = tuple[str, str, int]
 FileSum = tuple[int, str]
 
 _MANIFEST = "manifest.json"
-_CURRENT = "current"
 _LOCK = "build.lock"
 _GEN_PREFIX = "gen-"
 

@@ -15,8 +15,6 @@ import logging
 import re
 from dataclasses import dataclass, field, replace
 
-from rapidfuzz import fuzz
-
 from knowledge.launch import (
     SHA256_DIGEST_RE,
     compose_image_word,
@@ -302,6 +300,8 @@ class Catalogue:
 
     def _fuzzy(self, key: str) -> list[tuple[float, Family]]:
         """Typo-tolerant scores: whole-name similarity or every word close to a name word."""
+        from rapidfuzz import fuzz  # only a name not matched exactly pays for loading it
+
         words = [w for w in key.split() if len(w) >= 3 or any(c.isdigit() for c in w)]
         scored: list[tuple[float, Family]] = []
         for family in self.families:

@@ -12,9 +12,6 @@ import logging
 import re
 from dataclasses import dataclass, field
 
-from rapidfuzz import fuzz, process
-from rapidfuzz.distance import OSA
-
 from knowledge.text import clean_user_text, fold_key
 from knowledge.wiki.model import Page, Wiki
 
@@ -200,6 +197,10 @@ class Glossary:
         """Entries close to ``text`` by spelling of the term or wording of the meaning."""
         if not self.entries:
             return ()
+        # Only a term not found pays for loading rapidfuzz.
+        from rapidfuzz import fuzz, process
+        from rapidfuzz.distance import OSA
+
         found: list[GlossaryEntry] = []
         folded = text.casefold()
         if 2 <= len(folded) <= 8:

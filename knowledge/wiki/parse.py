@@ -13,13 +13,16 @@ import posixpath
 import re
 from dataclasses import replace
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
-from markdown_it import MarkdownIt
-from markdown_it.rules_core import StateCore, block, inline, normalize, text_join
-from markdown_it.token import Token
-
 from knowledge.wiki.model import Cell, CodeBlock, Labelled, Link, Section, Table
+
+if TYPE_CHECKING:
+    # Imported where a page is parsed: a start that finds every page in the page
+    # cache (``wikibot ask`` on a warm data folder) never loads markdown-it.
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 __all__ = [
     "MAX_INLINE_MARKUP",
@@ -79,6 +82,8 @@ class _AnchorRegistry:
 
 
 def _markdown() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
     return MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
 
 
@@ -244,6 +249,8 @@ def _tokens(md: MarkdownIt, text: str, max_markup: int) -> list[Token]:
     Otherwise the inline pass fills the same block tokens, so the page is parsed once.
     These are the core rules the commonmark preset enables, in markdown-it's order.
     """
+    from markdown_it.rules_core import StateCore, block, inline, normalize, text_join
+
     state = StateCore(text, md, {})
     normalize(state)
     block(state)

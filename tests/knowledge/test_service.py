@@ -97,3 +97,36 @@ def test_parsed_pages_are_cached_and_a_damaged_cache_is_ignored(tmp_path):
     base = KnowledgeBase.open(wiki, data)
     assert base.acronym("ZQX").kind == "acronym"
     base.close()
+
+
+def test_a_lazy_index_is_opened_by_the_first_answer_that_needs_it(tmp_path):
+    """``wikibot ask``'s load: with an index in the data folder, it is left unopened until
+    an answer searches, then brought up to date as a load would have (the wiki changed)."""
+    wiki = tmp_path / "wiki"
+    shutil.copytree(demo_wiki_dir(), wiki)
+    data = tmp_path / "data"
+    KnowledgeBase.open(wiki, data).close()
+    page = wiki / "troubleshooting" / "common-issues.md"
+    page.write_text(page.read_text() + "\n\n## Quokka fault\n\nA quokkafault word.\n")
+    eager = KnowledgeBase.open(wiki, tmp_path / "eager")
+    lazy = KnowledgeBase.open(wiki, data, lazy_index=True)
+    try:
+        assert not lazy.state.index_opened
+        assert lazy.runbook("qwen") == eager.runbook("qwen")
+        assert lazy.acronym("DCP4") == eager.acronym("DCP4")
+        assert not lazy.state.index_opened, "neither answer needs the index"
+        assert lazy.search("quokkafault") == eager.search("quokkafault")
+        assert lazy.state.index_opened and lazy.state.built.mode == "incremental"
+        assert lazy.status().meta["index_mode"] == "incremental"
+    finally:
+        lazy.close()
+        eager.close()
+
+
+def test_a_lazy_index_is_opened_at_once_without_an_index_to_reuse(tmp_path):
+    """A first run builds it during the load, as before (and says so, if it cannot)."""
+    kb = KnowledgeBase.open(demo_wiki_dir(), tmp_path / "data", lazy_index=True)
+    try:
+        assert kb.state.index_opened and kb.state.built.mode == "full"
+    finally:
+        kb.close()
