@@ -12,10 +12,11 @@ pages instead, from the wiki's structure alone:
   tolerant to paths, numbers and addresses, against the quotes of **Error**
   paragraphs and the lines of code blocks;
 - expansion from the glossary (an acronym brings its meaning, a meaning its
-  acronym) and the catalogue (a named model brings its family's hub and current
-  page);
+  acronym) and the catalogue (a named model, or a maker's word only one family
+  starts with, brings its family's hub and current page);
 - fusion of the best sections of a page with the page as a whole, times one
-  prior per kind of page (:data:`PAGE_PRIORS`);
+  prior per kind of page (:data:`PAGE_PRIORS`); a versioned page no version map
+  lists, below the highest number its series has in one, is an older runbook;
 - a confidence from the evidence: a matched error quote, a named family, how
   much of the request's telling words the top page holds, and words that look
   like names and occur nowhere in the wiki (a model the wiki does not cover).
@@ -36,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from knowledge.text import fold_key
-from knowledge.wiki import Catalogue, Family, Glossary, Page, Section, Wiki
+from knowledge.wiki import Catalogue, Family, Glossary, Page, Section, Wiki, version_series
 
 __all__ = [
     "PAGE_PRIORS",
@@ -117,6 +118,7 @@ _FILE_RE: Final = re.compile(
     r"\.(?:c|cc|cpp|cu|cuh|h|hpp|py|pyi|so|rs|go|js|ts|json|ya?ml|toml|txt|md|log|sh)$"
     r"|^(?:deps|src|lib|build|third_party|csrc|include|tests?|usr|opt|home|tmp)/"
 )
+_FIRST_WORD_RE: Final = re.compile(r"[A-Za-z]{3,}")
 _NOTE_WORDS: Final = frozenset({"wip", "draft", "scratch", "notes", "diary", "journal", "log"})
 _ERROR_LABELS: Final = frozenset({"error", "errors", "symptom", "symptoms"})
 
@@ -406,6 +408,9 @@ class PageRanker:
     #: words of family names: a version of a family the wiki never names is a newer model.
     named_versions: frozenset[tuple[str, str]] = frozenset()
     family_words: frozenset[str] = frozenset()
+    #: A family word held by one model family alone (``minimax`` when one family's name
+    #: or hub starts with it): naming the maker names that family.
+    family_by_word: dict[str, Family] = field(default_factory=dict)
     #: path -> number of its page document; (path, anchor) -> section title.
     page_number: dict[str, int] = field(default_factory=dict)
     section_titles: dict[tuple[str, str], str] = field(default_factory=dict)
@@ -420,6 +425,7 @@ class PageRanker:
         glossary: Glossary | None = None,
     ) -> PageRanker:
         statuses = statuses or {}
+        older = _older_versions(wiki.pages, statuses)
         section_docs: list[_Doc] = []
         page_docs: list[_Doc] = []
         kinds: dict[str, str] = {}
@@ -427,7 +433,7 @@ class PageRanker:
         quotes: list[_Quote] = []
         for path in sorted(wiki.pages):
             page = wiki.pages[path]
-            kinds[path] = page_kind(page, statuses.get(path))
+            kinds[path] = page_kind(page, statuses.get(path) or older.get(path))
             titles[path] = page.title
             whole: Counter[str] = Counter()
             for term, _ in _tokens(page.title):
@@ -469,6 +475,7 @@ class PageRanker:
         if catalogue is not None:
             ranker.families = _family_names(catalogue)
             ranker.family_words = _family_words(catalogue)
+            ranker.family_by_word = _families_by_word(catalogue)
             ranker.named_versions = frozenset(
                 pair
                 for page in wiki.pages.values()
@@ -564,7 +571,12 @@ class PageRanker:
                     found.append((len(name), family))
                     break
         if not found:
-            return None
+            named = {
+                id(family): family
+                for word in folded.split()
+                if (family := self.family_by_word.get(word)) is not None
+            }
+            return next(iter(named.values())) if len(named) == 1 else None
         found.sort(key=lambda item: -item[0])
         if len(found) > 1 and found[0][0] == found[1][0] and found[0][1] is not found[1][1]:
             return None
@@ -695,6 +707,27 @@ class PageRanker:
         return held / total if total else 0.0
 
 
+def _older_versions(pages: Iterable[str], statuses: Mapping[str, str]) -> dict[str, str]:
+    """``historical`` for each page that no version map lists but that continues a
+    listed series below its highest listed number (``name_v7.md`` when the map lists
+    ``name_v9.md``): an older runbook the hub no longer names, not a reference page."""
+    listed: dict[tuple[str, str, str], int] = {}
+    for path, status in statuses.items():
+        series = version_series(path)
+        if series is not None and status in ("current", "historical", "archive", "legacy"):
+            key = (series[0], series[1].casefold(), series[3].casefold())
+            listed[key] = max(listed.get(key, -1), series[2])
+    older: dict[str, str] = {}
+    for path in pages:
+        series = version_series(path)
+        if path in statuses or series is None:
+            continue
+        top = listed.get((series[0], series[1].casefold(), series[3].casefold()))
+        if top is not None and series[2] < top:
+            older[path] = "historical"
+    return older
+
+
 def _family_names(catalogue: Catalogue) -> list[tuple[tuple[str, ...], Family]]:
     out = []
     for family in catalogue.families:
@@ -716,10 +749,25 @@ def _family_words(catalogue: Catalogue) -> frozenset[str]:
         if family.hub:
             names.append(family.hub.rsplit("/", 1)[-1].removesuffix(".md"))
         for name in names:
-            first = re.match(r"[A-Za-z]{3,}", name.strip())
+            first = _FIRST_WORD_RE.match(name.strip())
             if first is not None:
                 words.add(first.group().casefold())
     return frozenset(words)
+
+
+def _families_by_word(catalogue: Catalogue) -> dict[str, Family]:
+    """Family word -> the one model family (a family with a current page) it starts."""
+    owners: dict[str, list[Family]] = defaultdict(list)
+    for family in catalogue.families:
+        if not family.current:
+            continue  # a row of the front page that is no model (a list of others)
+        names = [family.name]
+        if family.hub:
+            names.append(family.hub.rsplit("/", 1)[-1].removesuffix(".md"))
+        for word in {m.group().casefold() for n in names if (m := _FIRST_WORD_RE.match(n))}:
+            if family not in owners[word]:
+                owners[word].append(family)
+    return {word: found[0] for word, found in owners.items() if len(found) == 1}
 
 
 def _page_texts(page: Page) -> Iterable[str]:

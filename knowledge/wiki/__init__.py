@@ -14,6 +14,7 @@ from knowledge.wiki.catalogue import (
     Runbook,
     Version,
     find_front_page,
+    version_series,
 )
 from knowledge.wiki.glossary import Glossary, GlossaryEntry, Lookup, Mention, find_glossary_page
 from knowledge.wiki.load import MAX_PAGE_BYTES, WikiFolderError, load_wiki, read_page
@@ -53,4 +54,5 @@ __all__ = [
     "read_page",
     "status_of",
     "status_weight",
+    "version_series",
 ]

@@ -34,6 +34,7 @@ __all__ = [
     "Runbook",
     "Version",
     "find_front_page",
+    "version_series",
 ]
 
 log = logging.getLogger(__name__)
@@ -359,11 +360,11 @@ class Catalogue:
             return ()
         listed = {v.path: v.kind for v in family.versions}
         found: dict[str, Version] = {}
-        series = _series(current.path)
+        series = version_series(current.path)
         if series is not None:
             folder, before, number, after = series
             for path, page in self.wiki.pages.items():
-                other = _series(path)
+                other = version_series(path)
                 if other is None or path == current.path or listed.get(path) in _OLD_KINDS:
                     continue
                 same = other[0] == folder and other[1] == before and other[3] == after
@@ -408,8 +409,9 @@ class Catalogue:
         return runbook
 
 
-def _series(path: str) -> tuple[str, str, int, str] | None:
-    """(folder, name before the number, the number, name after it) of a page path."""
+def version_series(path: str) -> tuple[str, str, int, str] | None:
+    """(folder, name before the number, the number, name after it) of a page path:
+    ``models/glm5.2_v15.md`` -> (``models``, ``glm5.2_v``, 15, ``""``); None without one."""
     folder, _, name = path.rpartition("/")
     match = _SERIES.match(name.removesuffix(".md"))
     if match is None or len(match.group(2)) > 6:
@@ -418,7 +420,7 @@ def _series(path: str) -> tuple[str, str, int, str] | None:
 
 
 def _series_number(path: str) -> int:
-    series = _series(path)
+    series = version_series(path)
     return series[2] if series is not None else -1
 
 

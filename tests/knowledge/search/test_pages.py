@@ -139,3 +139,42 @@ def test_a_dated_note_ranks_below_the_entry_it_repeats(tmp_path):
     ranker = PageRanker.build(wiki)
     ranking = ranker.rank("vLLM dies: no kernel image is available for sm_120, rebuilt the wheel")
     assert paths(ranking)[:2] == ["troubleshooting/problems.md", "daily/2026-01-02.md"]
+
+
+def _write(root, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def test_an_unlisted_older_version_of_a_series_ranks_as_historical(tmp_path):
+    entry = "## Scheduler hangs\n\nThe froblet scheduler hangs when `froblet_wait` is unset.\n"
+    _write(
+        tmp_path,
+        {
+            "README.md": "# Wiki\n\n## Start Here\n\n| Model family | Start here | Focus |\n"
+            "|---|---|---|\n| Widget | [Widget Hub](models/widget.md) | Two cards. |\n",
+            "models/widget.md": "# Widget Hub\n\n## Version Map\n\n| Page | Status |\n|---|---|\n"
+            "| [Widget v3](widget_v3.md) | Current |\n| [Widget v1](widget_v1.md) | Historical |\n",
+            "models/widget_v1.md": "# Widget v1\n\nFirst recipe.\n",
+            "models/widget_v2.md": f"# Widget v2\n\n{entry}",  # in no version map
+            "models/widget_v3.md": "# Widget v3\n\nThe recipe to follow.\n",
+            "models/widget_v4.md": "# Widget v4\n\nNext recipe, not yet in the map.\n",
+            "optimization/queues.md": f"# Queues\n\n{entry}",
+        },
+    )
+    wiki = load_wiki(tmp_path)
+    catalogue = Catalogue.from_wiki(wiki)
+    ranker = PageRanker.build(wiki, catalogue.statuses(), catalogue=catalogue)
+    assert ranker.kinds["models/widget_v2.md"] == "historical"
+    assert ranker.kinds["models/widget_v4.md"] == "reference"  # newer than current: not old
+    ranking = ranker.rank("the froblet scheduler hangs, froblet_wait unset")
+    assert paths(ranking)[:2] == ["optimization/queues.md", "models/widget_v2.md"]
+
+
+def test_a_word_only_one_family_starts_with_names_that_family():
+    legacy = next(f for f in CATALOGUE.families if f.name.casefold().startswith("minimax"))
+    ranking = RANKER.rank("How do I serve MiniMax with SGLang on four cards, and which image?")
+    assert ranking.family == legacy.name
+    assert legacy.current_page in paths(ranking)[:2]
