@@ -1,0 +1,301 @@
+"""Whoosh's ranking of a query, score for score, without its matcher trees.
+
+:func:`knowledge.search._whoosh.whoosh_rank` asks Whoosh: an ``And`` of one
+``Or`` per query term (the term in each field that holds it), scored by the
+index's BM25F weighting, or, when no section holds every term, the fallback that
+sums each term's scores per section. Whoosh walks a tree of matcher objects per
+posting (``skip_to``, ``is_active``, ``id``, ``score`` through every level),
+which made a search of a few common words cost 10-30 ms and a pasted question of
+sixteen terms 60-100 ms.
+
+:class:`BM25Ranker` gives the same answer from the same numbers. Each term's
+postings in a field are read once per search, block by block, into a
+``{doc: score}`` dictionary, each score computed by Whoosh's own scorer for that
+term (``BM25FScorer._score``, the hook Whoosh documents for its subclasses) and
+times the field's boost, as Whoosh's ``WrappingMatcher`` does. Sections holding
+every term are found with set operations, then each is scored by adding the
+dictionaries' scores in the order Whoosh's matcher tree adds them: floating-point
+addition is not associative, and ties are broken by document number, so only
+the same order gives the same floats and the same ranking. Whoosh builds that
+tree with :func:`whoosh.util.make_weighted_tree` from each part's estimated size
+in each segment (:func:`_tree` does the same). The all-words-missed fallback
+adds in the order :func:`knowledge.search._whoosh.whoosh_rank` does.
+
+``tests/search/test_bm25.py`` checks, on the demo wiki and a two-segment
+index with deletions, that the ranking, scores and totals are equal (``==``, not
+approximately) to Whoosh's for many queries, so a Whoosh upgrade that changes
+any of this fails there. Reading a posting block uses the whoosh3 codec's block
+attributes when the matcher has them (the version is pinned exactly) and the
+public ``id``/``weight``/``next`` otherwise.
+"""
+
+from __future__ import annotations
+
+import heapq
+from bisect import insort
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from knowledge.search import ranking
+
+__all__ = ["BM25Ranker"]
+
+#: A leaf of a scoring tree: a term's scores in one field, by global doc number.
+Scores = dict[int, float]
+#: Whoosh's matcher tree for one segment: a leaf, or two subtrees whose scores add up.
+Tree = Scores | tuple["Tree", "Tree"]
+
+
+def _tree(weighted: list[tuple[int, Tree]]) -> Tree:
+    """The tree :func:`whoosh.util.make_weighted_tree` builds from (weight, part).
+
+    Whoosh sorts (weight, matcher) tuples; its matchers compare as equal (or
+    neither less), so equal weights keep their order: a stable sort by weight,
+    and each joined pair is inserted after the equal weights (``insort`` right).
+    """
+    items = sorted(weighted, key=lambda item: item[0])
+    while len(items) > 1:
+        a = items.pop(0)
+        b = items.pop(0)
+        insort(items, (a[0] + b[0], (a[1], b[1])), key=lambda item: item[0])
+    return items[0][1]
+
+
+def _value(tree: Tree, doc: int) -> float | None:
+    """The score of ``doc`` under ``tree``: the sum of its leaves holding it, in order."""
+    if type(tree) is dict:
+        return tree.get(doc)
+    left, right = tree  # type: ignore[misc]
+    a = _value(left, doc)
+    b = _value(right, doc)
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def _postings(matcher: Any, deleted: frozenset[int]) -> tuple[list[int], list[float]]:
+    """(doc numbers, weights) of a segment's posting list, deleted documents left out."""
+    leaf = matcher.child if deleted and hasattr(matcher, "child") else matcher
+    ids: list[int] = []
+    weights: list[float] = []
+    if all(hasattr(leaf, a) for a in ("_read_ids", "_read_weights", "_next_block", "_i")):
+        # The whoosh3 codec's leaf matcher: a block of ids and weights at a time.
+        while leaf.is_active():
+            leaf._read_ids()
+            leaf._read_weights()
+            start, end = leaf._i, leaf._blocklength
+            ids.extend(leaf._ids[start:end])
+            weights.extend(leaf._weights[start:end])
+            leaf._next_block()
+    else:
+        while leaf.is_active():
+            ids.append(leaf.id())
+            weights.append(leaf.weight())
+            leaf.next()
+    if deleted:
+        kept = [i for i, doc in enumerate(ids) if doc not in deleted]
+        ids = [ids[i] for i in kept]
+        weights = [weights[i] for i in kept]
+    return ids, weights
+
+
+class _Leaf:
+    """One segment of the searcher: its reader, doc offset, deletions, field lengths."""
+
+    __slots__ = ("deleted", "lengths", "offset", "reader", "searcher")
+
+    def __init__(self, searcher: Any, offset: int) -> None:
+        self.searcher = searcher
+        self.offset = offset
+        self.reader = searcher.reader()
+        self.deleted: frozenset[int] = (
+            frozenset(self.reader.deleted_docs_set) if self.reader.has_deletions() else frozenset()
+        )
+        #: Field lengths by field and segment doc number, read as first needed.
+        self.lengths: dict[str, list[Any]] = {}
+
+
+@dataclass(slots=True)
+class _Term:
+    """What a search needs of one analysed term, read once and kept (see BM25Ranker)."""
+
+    #: The fields holding it somewhere, with their boosts, in the boosts' order.
+    parts: list[tuple[str, float]]
+    #: Per segment, per part: its document frequency there (Whoosh's size estimate).
+    sizes: list[list[int]]
+    #: Per segment, per part: {global doc: score}.
+    scores: list[list[Scores]]
+    #: Postings held (what the cache is bounded by).
+    postings: int
+
+
+class BM25Ranker:
+    """Ranks sections of one opened Whoosh searcher as Whoosh would (see the module).
+
+    What a term needs (its fields, sizes and scores per section) is kept for the
+    last :attr:`cache_postings` postings' worth of terms: a searcher's scores never
+    change, and most questions share words with earlier ones. Not thread-safe: the
+    index serialises searches on a generation.
+    """
+
+    #: Postings (about 100 bytes each) of the most recently used terms kept.
+    cache_postings = 200_000
+
+    def __init__(self, searcher: Any, boosts: Mapping[str, float] = ranking.FIELD_BOOSTS) -> None:
+        self.searcher = searcher
+        self.boosts = dict(boosts)
+        self._reader = searcher.reader()
+        self._leaves = [_Leaf(sub, offset) for sub, offset in searcher.leaf_searchers()]
+        self._weighting = searcher.weighting
+        self._final: Callable[[Any, int, float], float] | None = (
+            self._weighting.final if self._weighting.use_final else None
+        )
+        self._terms: OrderedDict[str, _Term] = OrderedDict()
+        self._held = 0
+
+    def _term(self, term: str) -> _Term:
+        entry = self._terms.get(term)
+        if entry is not None:
+            self._terms.move_to_end(term)
+            return entry
+        reader = self._reader
+        parts = [
+            (field, boost)
+            for field, boost in self.boosts.items()
+            if reader.doc_frequency(field, term)
+        ]
+        sizes: list[list[int]] = []
+        scores: list[list[Scores]] = []
+        for leaf in self._leaves:
+            sizes.append([leaf.reader.doc_frequency(field, term) for field, _ in parts])
+            scores.append([self._scores(leaf, field, term, boost) for field, boost in parts])
+        held = 1 + sum(len(one) for per_leaf in scores for one in per_leaf)
+        entry = _Term(parts=parts, sizes=sizes, scores=scores, postings=held)
+        self._terms[term] = entry
+        self._held += held
+        while self._held > self.cache_postings and len(self._terms) > 1:
+            _, old = self._terms.popitem(last=False)
+            self._held -= old.postings
+        return entry
+
+    def _scores(self, leaf: _Leaf, field: str, term: str, boost: float) -> Scores:
+        """{global doc: Whoosh's score of the term in the field}, in doc order."""
+        btext = self.searcher.schema[field].to_bytes(term)
+        reader = leaf.reader
+        if (field, btext) not in reader:
+            return {}
+        scorer = self._weighting.scorer(leaf.searcher, field, btext)
+        score = getattr(scorer, "_score", None)
+        if score is None or not hasattr(scorer, "dfl"):  # not a weight-and-length scorer
+            return self._scores_by_matcher(leaf, field, btext, boost)
+        ids, weights = _postings(reader.postings(field, btext), leaf.deleted)
+        lengths = leaf.lengths.get(field)
+        if lengths is None:
+            lengths = leaf.lengths[field] = [None] * reader.doc_count_all()
+        field_length = reader.doc_field_length
+        offset = leaf.offset
+        out: Scores = {}
+        for doc, weight in zip(ids, weights, strict=True):
+            length = lengths[doc]
+            if length is None:
+                length = lengths[doc] = field_length(doc, field, 1)
+            value = score(weight, length)
+            out[offset + doc] = value * boost if boost != 1.0 else value
+        return out
+
+    def _scores_by_matcher(self, leaf: _Leaf, field: str, btext: bytes, boost: float) -> Scores:
+        matcher = leaf.searcher.postings(field, btext)
+        out: Scores = {}
+        while matcher.is_active():
+            value = matcher.score()
+            out[leaf.offset + matcher.id()] = value * boost if boost != 1.0 else value
+            matcher.next()
+        return out
+
+    # -- a query ----------------------------------------------------------------------
+
+    def rank(
+        self, terms: Sequence[str], need: int, allowed: set[int] | None
+    ) -> tuple[list[tuple[float, int]], int]:
+        """(score, doc) of the best ``need`` sections and how many matched in all.
+
+        ``allowed``: the doc numbers a category filter lets through, or None.
+        Same contract and answer as :func:`knowledge.search._whoosh.whoosh_rank`.
+        """
+        groups = [entry for entry in map(self._term, terms) if entry.parts]
+        if not groups:
+            return [], 0
+        # One group: the sections holding it; several: those holding every one.
+        found = self._matching(groups, allowed)
+        if found or len(groups) == 1:
+            return self._best(found, need), len(found)
+        depth = max(need, ranking.RERANK_DEPTH)
+        summed, total = self._any_term(groups, depth, allowed)
+        return ranking.coordinated(summed, len(groups), need), total
+
+    def _matching(self, groups: list[_Term], allowed: set[int] | None) -> dict[int, float]:
+        """{doc: final score} of the sections holding every group, as Whoosh's ``And``
+        of the groups' ``Or`` (a lone group or part is its own matcher) scores them."""
+        found: dict[int, float] = {}
+        final = self._final
+        for n, leaf in enumerate(self._leaves):
+            doc_count = leaf.reader.doc_count()
+            docs: set[int] | None = None
+            trees: list[tuple[int, Tree]] = []
+            for group in groups:
+                part_scores = group.scores[n]
+                sizes = group.sizes[n]
+                held: set[int] = set(part_scores[0])
+                for one in part_scores[1:]:
+                    held.update(one)
+                docs = held if docs is None else docs & held
+                if len(part_scores) == 1:
+                    group_tree: Tree = part_scores[0]
+                    size = sizes[0]
+                else:
+                    group_tree = _tree(list(zip(sizes, part_scores, strict=True)))
+                    size = min(sum(sizes), doc_count)  # Or.estimate_size
+                trees.append((0 - size, group_tree))
+            if not docs:
+                continue
+            tree = trees[0][1] if len(trees) == 1 else _tree(trees)
+            for doc in sorted(docs):
+                if allowed is not None and doc not in allowed:
+                    continue
+                value = _value(tree, doc)
+                assert value is not None
+                found[doc] = final(self.searcher, doc, value) if final else value
+        return found
+
+    @staticmethod
+    def _best(found: dict[int, float], need: int) -> list[tuple[float, int]]:
+        best = heapq.nsmallest(need, found.items(), key=lambda item: (-item[1], item[0]))
+        return [(score, doc) for doc, score in best]
+
+    def _any_term(
+        self, groups: list[_Term], depth: int, allowed: set[int] | None
+    ) -> tuple[list[tuple[float, int, int]], int]:
+        """The fallback: (score, doc, terms held) of the best ``depth`` sections holding
+        any term, and how many do; added up in the order of ``_whoosh._any_term``."""
+        summed: dict[int, float] = {}
+        holds: dict[int, int] = {}
+        for n in range(len(self._leaves)):
+            for group in groups:
+                found: set[int] = set()
+                for one in group.scores[n]:
+                    for doc, value in one.items():
+                        summed[doc] = summed.get(doc, 0.0) + value
+                    found.update(one)
+                for doc in found:
+                    holds[doc] = holds.get(doc, 0) + 1
+        if allowed is not None:
+            summed = {doc: value for doc, value in summed.items() if doc in allowed}
+        final = self._final
+        if final is not None:
+            summed = {doc: final(self.searcher, doc, value) for doc, value in summed.items()}
+        best = heapq.nsmallest(depth, summed.items(), key=lambda item: (-item[1], item[0]))
+        return [(value, doc, holds[doc]) for doc, value in best], len(summed)
