@@ -218,6 +218,9 @@ def _runbook_reply(state: WikiState, t: Templates, family: Family) -> Reply:
             fields.append(Field(t("runbook.digest"), inline_code(rb.digest)))
     else:
         parts.append(t("runbook.no_image"))
+    if rb.older_images:
+        older_images = "\n".join(inline_code(i) for i in rb.older_images)
+        fields.append(Field(t("runbook.older_images"), older_images))
     fields.append(Field(t("runbook.current"), link(t, state.links, rb.page_title, rb.page), True))
     has_hub = bool(family.hub) and family.hub != rb.page
     if has_hub:

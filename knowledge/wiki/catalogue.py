@@ -108,6 +108,9 @@ class Runbook:
     launch: CodeBlock | None
     launch_anchor: str | None
     image_anchor: str | None
+    #: Images the page keeps only for comparison (named in a part of the page that
+    #: speaks of them as previous, original, historical, ...): never the release.
+    older_images: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,8 +396,8 @@ class Catalogue:
         if page is None:
             runbook = Runbook(family, path, family.name, (), None, None, None, None)
         else:
-            images, digest, image_anchor = _images(page)
             launch, launch_anchor = _launch(page)
+            images, digest, image_anchor, older = _images(page, launch)
             runbook = Runbook(
                 family=family,
                 page=page.path,
@@ -404,6 +407,7 @@ class Catalogue:
                 launch=launch,
                 launch_anchor=launch_anchor,
                 image_anchor=image_anchor,
+                older_images=older,
             )
         self._runbooks[family.key] = runbook
         return runbook
@@ -547,7 +551,8 @@ def _is_model_family(family: Family, legacy: list[Family], hub: Page) -> bool:
     own. Rows that lead to an index or a guide (on some forks) are not families."""
     if family.versions or family.recommendations or legacy:
         return True
-    return bool(_images(hub)[0]) or _launch(hub)[0] is not None
+    images, _, _, older = _images(hub)
+    return bool(images or older) or _launch(hub)[0] is not None
 
 
 def _dedupe(versions: list[Version]) -> list[Version]:
@@ -573,14 +578,60 @@ def _clean_ref(ref: str) -> str | None:
     return ref
 
 
-def _images(page: Page) -> tuple[tuple[str, ...], str | None, str | None]:
-    """Image references of a page, best first: standalone lines, compose, env, run."""
+#: Words by which a page speaks of something as past rather than current.
+_PAST_WORDS = frozenset(
+    {
+        "archive",
+        "archived",
+        "comparison",
+        "deprecated",
+        "earlier",
+        "historical",
+        "history",
+        "legacy",
+        "obsolete",
+        "old",
+        "older",
+        "original",
+        "previous",
+        "previously",
+        "retired",
+        "superseded",
+    }
+)
+#: Words by which it speaks of something as what to use now.
+_NOW_WORDS = frozenset({"current", "final", "latest", "new", "newest", "recommended", "release"})
+_WORD_RE = re.compile(r"[a-z]+")
+
+
+def _speaks_of_the_past(text: str) -> bool:
+    """True when ``text`` uses more past words than present ones ("kept for
+    comparison", "the original image") : "the old image broke, use the current
+    one" is a tie and says nothing."""
+    words = _WORD_RE.findall(text.casefold())
+    past = sum(1 for w in words if w in _PAST_WORDS)
+    return past > sum(1 for w in words if w in _NOW_WORDS)
+
+
+def _images(
+    page: Page, launch: CodeBlock | None = None
+) -> tuple[tuple[str, ...], str | None, str | None, tuple[str, ...]]:
+    """Image references of a page, best first: standalone lines, compose, env, run;
+    then the digest, the anchor of the best image, and the images the page keeps for
+    comparison only. An image is kept for comparison when every place that names it
+    comes after prose (or under a heading) that speaks of the past, unless the launch
+    command uses it."""
     ranked: list[tuple[int, int, str, str]] = []
     digest: str | None = None
     order = 0
+    current: set[str] = set()
+    past: set[str] = set()
     for section in page.sections:
         title_bonus = 2 if "image" in section.title.casefold() else 0
+        in_past = any(_speaks_of_the_past(t) for t in (*section.parents, section.title))
         for block in section.code:
+            in_past = in_past or _speaks_of_the_past(block.intro)
+            found_from = len(ranked)
             lines = [ln.strip() for ln in block.text.splitlines() if ln.strip()]
             for line in lines:
                 order += 1
@@ -602,18 +653,28 @@ def _images(page: Page) -> tuple[tuple[str, ...], str | None, str | None]:
                     for word in line.replace("\\", " ").split():
                         if (ref := _clean_ref(word)) and "/" in word and ":" in word:
                             ranked.append((3 + title_bonus, order, ref, section.anchor))
+            refs = {item[2] for item in ranked[found_from:]}
+            if in_past and block is not launch:
+                past |= refs
+            else:
+                current |= refs
         if digest is None:
             for code in _inline_codes(section):
                 if found := SHA256_DIGEST_RE.search(code):
                     digest = found.group(0)
                     break
     ranked.sort(key=lambda item: (-item[0], item[1]))
+    older = past - current
     images: list[str] = []
-    for _, _, ref, _ in ranked:
-        if ref not in images:
-            images.append(ref)
-    anchor = ranked[0][3] if ranked else None
-    return tuple(images[:3]), digest, anchor
+    kept: list[str] = []
+    anchor: str | None = None
+    for _, _, ref, ref_anchor in ranked:
+        chosen = kept if ref in older else images
+        if ref not in chosen:
+            chosen.append(ref)
+        if anchor is None and ref not in older:
+            anchor = ref_anchor
+    return tuple(images[:3]), digest, anchor, tuple(kept[:3])
 
 
 def _inline_codes(section: Section) -> list[str]:

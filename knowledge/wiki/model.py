@@ -61,6 +61,9 @@ class CodeBlock:
     lang: str
     text: str
     line: int = 0
+    #: The section's prose between the previous code block (or the heading) and this
+    #: one, last paragraphs only: what the page says the block is.
+    intro: str = ""
 
 
 @dataclass(frozen=True, slots=True)

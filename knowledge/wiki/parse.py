@@ -34,7 +34,10 @@ __all__ = [
 
 #: Bump when parsing changes or the model's classes move, so cached parses from an
 #: older version are not reused.
-PARSER_VERSION = 4
+PARSER_VERSION = 5
+#: How much prose before a code block is kept as its ``intro``.
+MAX_INTRO_PARAGRAPHS = 3
+MAX_INTRO_CHARS = 400
 
 #: Inline markup characters (emphasis, links, code spans, HTML, escapes) one page
 #: may hold outside code blocks. Inline parsing costs time and memory per such
@@ -157,12 +160,14 @@ class _SectionBuilder:
         self.tables: list[Table] = []
         self.links: list[Link] = []
         self.labelled: list[list] = []  # [label, [text parts], [code], quotes]
+        self.since_code: list[str] = []  # prose since the last code block
 
     def add_text(self, text: str, *, continues_label: bool = True) -> None:
         text = text.strip()
         if not text:
             return
         self.text.append(text)
+        self.since_code.append(text)
         if continues_label and self.labelled:
             self.labelled[-1][1].append(text)
 
@@ -172,8 +177,13 @@ class _SectionBuilder:
             self.text.append(f"{label}: {rest.strip()}")
         else:
             self.text.append(f"{label}:")
+        self.since_code.append(self.text[-1])
 
     def add_code(self, block: CodeBlock) -> None:
+        if self.since_code:
+            intro = "\n".join(self.since_code[-MAX_INTRO_PARAGRAPHS:])[-MAX_INTRO_CHARS:]
+            block = replace(block, intro=intro)
+            self.since_code = []
         self.code.append(block)
         if self.labelled:
             self.labelled[-1][2].append(block.text)

@@ -275,6 +275,16 @@ def test_image_older_names_both_images_and_the_historical_page():
     assert any("GLM-5 v3" in e for e in finding.evidence)
 
 
+def test_an_image_the_current_page_keeps_for_comparison_is_still_older():
+    # qwen3_v2 lists the v1 image only to compare figures: someone running it is told
+    older = "demo-registry/vllm:orchard-v1-cu129-20260412"
+    command = f"docker run -d --gpus all --ipc=host {older} vllm serve Qwen/Qwen3-Next"
+    (finding,) = [
+        f for f in RULES.evaluate(subject(command, fam="Qwen3")) if f.id == "runbook.image-older"
+    ]
+    assert older in finding.message and "orchard-v3-cu130-20260801" in finding.message
+
+
 def test_spec_unstable_quotes_the_runbook_and_links_its_section():
     (finding,) = [
         f

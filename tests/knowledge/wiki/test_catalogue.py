@@ -162,3 +162,68 @@ def test_every_front_page_family_resolves_to_its_hub_and_current_page():
         if marked:
             assert match.family.current_page == marked[0], name
             assert catalogue.runbook(match.family).launch is not None, name
+
+
+def _family_page(tmp_path: Path, body: str) -> Catalogue:
+    """The demo wiki with one more family whose current page is ``body``."""
+    wiki = tmp_path / "wiki"
+    shutil.copytree(DEMO, wiki)
+    front = wiki / "README.md"
+    row = "| Legacy / secondary models |"
+    new_row = "| Zephyr-9 | [Zephyr Hub](models/zephyr.md) | Brand new family. |\n"
+    front.write_text(front.read_text().replace(row, new_row + row, 1))
+    (wiki / "models" / "zephyr.md").write_text(
+        "# Zephyr Hub\n\n## Version Map\n\n| Page | Status | Why keep it |\n|---|---|---|\n"
+        "| [Zephyr v3](zephyr_v3.md) | Current | newest |\n"
+    )
+    (wiki / "models" / "zephyr_v3.md").write_text(body)
+    return _catalogue(wiki)
+
+
+def _zephyr(catalogue: Catalogue):
+    return catalogue.runbook(catalogue.match("zephyr").family)
+
+
+RUN = (
+    "```bash\ndocker run --gpus all {image} \\\n"
+    "  vllm serve acme/Zephyr-9 --tensor-parallel-size 2\n```\n"
+)
+
+
+def test_images_kept_for_comparison_are_labelled_not_offered(tmp_path):
+    body = (
+        "# Zephyr v3\n\n## Image\n\nThe release image:\n\n```text\nacme/zephyr:v3-20261101\n```\n\n"
+        "Older images, listed only to compare the figures:\n\n"
+        "First:\n\n```text\nacme/zephyr:v2-20261001\n```\n\n"
+        "Second:\n\n```text\nacme/zephyr:v1-20260901\n```\n\n"
+        "## Original Benchmark Image\n\n```text\nacme/zephyr:bench-20260801\n```\n\n"
+        "## Launch\n\n" + RUN.format(image="acme/zephyr:v3-20261101")
+    )
+    runbook = _zephyr(_family_page(tmp_path, body))
+    assert runbook.images == ("acme/zephyr:v3-20261101",)
+    # a past word marks every later block of the section, and a heading its section
+    assert runbook.older_images == (
+        "acme/zephyr:v2-20261001",
+        "acme/zephyr:v1-20260901",
+        "acme/zephyr:bench-20260801",
+    )
+    assert runbook.image_anchor == "image"
+
+
+def test_an_image_the_launch_uses_or_named_elsewhere_stays_current(tmp_path):
+    body = (
+        "# Zephyr v3\n\n## Image\n\n"
+        # as many present words as past ones: the paragraph says nothing either way
+        "The old image broke on cold starts; use the current one:\n\n"
+        "```text\nacme/zephyr:v3-20261101\n```\n\n"
+        "## Previous Images\n\n```text\nacme/zephyr:v2-20261001\nacme/zephyr:v1-20260901\n```\n\n"
+        "## Compose\n\n```yaml\nservices:\n  zephyr:\n    image: acme/zephyr:v1-20260901\n```\n\n"
+        "## Historical Launch\n\n" + RUN.format(image="acme/zephyr:v2-20261001")
+    )
+    runbook = _zephyr(_family_page(tmp_path, body))
+    assert "acme/zephyr:v3-20261101" in runbook.images
+    # v1 is also named where nothing speaks of the past; v2 is the one the launch uses
+    assert "acme/zephyr:v1-20260901" in runbook.images
+    assert runbook.launch is not None and "acme/zephyr:v2-20261001" in runbook.launch.text
+    assert "acme/zephyr:v2-20261001" in runbook.images
+    assert runbook.older_images == ()

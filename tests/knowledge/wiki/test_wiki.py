@@ -127,3 +127,19 @@ def test_the_page_is_parsed_once_into_what_markdown_it_would_give(path):
         return [(t.type, t.tag, t.content, t.map, t.attrs) for t in tokens], children
 
     assert shape(_tokens(_markdown(), text, 10**9)) == shape(_markdown().parse(text))
+
+
+def test_a_code_block_keeps_the_prose_just_before_it():
+    source = (
+        "# Page\n\n## Image\n\nFirst paragraph.\n\nThe image:\n\n```text\na/b:1\n```\n\n"
+        "```text\na/b:2\n```\n\n**Fix:** run it\n\n```bash\nfix\n```\n\n"
+        "## Next\n\n```text\nx\n```\n"
+    )
+    _, sections, _ = parse_page("p.md", source)
+    image, following = sections[1], sections[2]
+    assert [b.intro for b in image.code] == ["First paragraph.\nThe image:", "", "Fix: run it"]
+    assert following.code[0].intro == "", "the heading starts afresh"
+    long = "# P\n\n" + "".join(f"Paragraph {i} " + "word " * 60 + "\n\n" for i in range(5))
+    (block,) = parse_page("p.md", long + "```text\nx\n```\n")[1][0].code
+    assert len(block.intro) <= 400 and block.intro.rstrip().endswith("word")
+    assert "Paragraph 0" not in block.intro, "only the last paragraphs are kept"
