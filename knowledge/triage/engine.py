@@ -230,6 +230,7 @@ def triage(context: TriageContext, request: TriageRequest | Mapping[str, Any]) -
         completeness=completeness,
         log_settings=log_layer,
         log_model=summary.model if summary is not None else None,
+        memo=context.rules.memo,
     )
     wiki = context.wiki
     findings = tuple(

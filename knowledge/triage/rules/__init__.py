@@ -22,6 +22,7 @@ from knowledge.triage.rules.checks import (
 from knowledge.triage.rules.engine import BoundRules, Finding, RuleSet
 from knowledge.triage.rules.schema import SEVERITIES, Condition, Rule, RuleError
 from knowledge.triage.rules.subject import (
+    PageMemo,
     Settings,
     Stated,
     Subject,
@@ -37,6 +38,7 @@ __all__ = [
     "Condition",
     "Evidence",
     "Finding",
+    "PageMemo",
     "Rule",
     "RuleError",
     "RuleHit",

@@ -300,7 +300,12 @@ def _user_pinned(s: Subject, setting: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _runbook_pinned(page: Page, setting: str) -> tuple[list[str], str | None]:
+def _runbook_pinned(s: Subject, page: Page, setting: str) -> tuple[tuple[str, ...], str | None]:
+    """The values ``page``'s code blocks pin ``setting`` to, and the first one's anchor."""
+    return s.memo.get("pinned", page, setting, lambda: _page_pinned(page, setting))
+
+
+def _page_pinned(page: Page, setting: str) -> tuple[tuple[str, ...], str | None]:
     values: list[str] = []
     anchor = None
     for section in page.sections:
@@ -309,7 +314,7 @@ def _runbook_pinned(page: Page, setting: str) -> tuple[list[str], str | None]:
                 if value not in values:
                     values.append(value)
                     anchor = anchor or section.anchor
-    return values, anchor
+    return tuple(values), anchor
 
 
 def _check_pinned(s: Subject, params: Mapping[str, Any]) -> list[RuleHit]:
@@ -318,7 +323,7 @@ def _check_pinned(s: Subject, params: Mapping[str, Any]) -> list[RuleHit]:
     page = _runbook_page(s)
     if not setting or page is None:
         return []
-    expected, anchor = _runbook_pinned(page, setting)
+    expected, anchor = _runbook_pinned(s, page, setting)
     if not expected:
         return []
     hits = []
@@ -335,7 +340,7 @@ def _check_pinned(s: Subject, params: Mapping[str, Any]) -> list[RuleHit]:
         ]
         for path, title, status in _version_pages(s):
             other = s.wiki.pages.get(path)
-            if other is not None and value in _runbook_pinned(other, setting)[0]:
+            if other is not None and value in _runbook_pinned(s, other, setting)[0]:
                 evidence.append(_older(title, status))
                 break
         hits.append(
@@ -359,7 +364,7 @@ def _check_spec_unstable(s: Subject, params: Mapping[str, Any]) -> list[RuleHit]
     page = _runbook_page(s)
     if page is None or not tokens:
         return []
-    for limit in unstable_limits(page):
+    for limit in s.memo.get("unstable", page, None, lambda: tuple(unstable_limits(page))):
         if limit.hit(s.settings.spec_method, tokens):
             method = s.settings.spec_method or "mtp"
             return [

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Final
@@ -28,7 +28,7 @@ from knowledge.triage.rules.schema import (
     parse_rules,
     shown,
 )
-from knowledge.triage.rules.subject import Subject
+from knowledge.triage.rules.subject import PageMemo, Subject
 from knowledge.wiki import Page, Section, Wiki, status_weight
 
 __all__ = ["MAX_HITS_PER_RULE", "BoundRules", "Finding", "RuleSet"]
@@ -93,6 +93,9 @@ class BoundRules:
     #: rule id -> ``path#anchor`` justifying it in the bound wiki, or None.
     pages: Mapping[str, str | None]
     templates: Templates
+    #: What the checks read from the bound wiki's pages, kept for every request on it
+    #: (``Subject.memo``).
+    memo: PageMemo = field(default_factory=PageMemo, compare=False, repr=False)
 
     def evaluate(self, subject: Subject) -> list[Finding]:
         """Every finding for ``subject``, errors first. A failing rule is logged, not raised."""

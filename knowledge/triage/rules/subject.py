@@ -8,16 +8,17 @@ them with the launch's and the log's, the launch winning.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Final
+from typing import Final, TypeVar
 
 from knowledge.launch import ImageRef, Launch, Parallelism
 from knowledge.triage.family import FamilyInfo
 from knowledge.triage.onboarding import Completeness
-from knowledge.wiki import Catalogue, Wiki
+from knowledge.wiki import Catalogue, Page, Wiki
 
 __all__ = [
+    "PageMemo",
     "Settings",
     "Stated",
     "Subject",
@@ -26,6 +27,34 @@ __all__ = [
     "parse_stated",
     "stated_settings",
 ]
+
+
+T = TypeVar("T")
+
+
+class PageMemo:
+    """What checks read from a wiki page alone (its pinned values, the limits it states),
+    worked out once per page version instead of once per request.
+
+    Keyed by the page's path and content hash, so an answer is never given for another
+    version of the page. Values must be immutable. Shared by the threads that triage:
+    two of them may work out the same value at once, and both get equal values.
+    """
+
+    __slots__ = ("_values",)
+
+    def __init__(self) -> None:
+        self._values: dict[tuple[str, str, str, Hashable], object] = {}
+
+    def get(self, what: str, page: Page, key: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()``, remembered under ``what`` for this version of ``page`` and ``key``."""
+        slot = (what, page.path, page.sha, key)
+        try:
+            return self._values[slot]  # type: ignore[return-value]
+        except KeyError:
+            value = compute()
+            self._values[slot] = value
+            return value
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -98,6 +127,8 @@ class Subject:
     #: Settings the log reports (``tp``, ``dcp``, ``spec_tokens`` ...), and its model.
     log_settings: Mapping[str, object] = field(default_factory=dict)
     log_model: str | None = None
+    #: Facts read from wiki pages, shared by every request on the same wiki.
+    memo: PageMemo = field(default_factory=PageMemo, compare=False, repr=False)
 
 
 # ------------------------------------------------------------ stated settings

@@ -7,6 +7,8 @@ runbooks, whose GLM-5 v3/v4 and Qwen3 v2 pages differ in exactly the ways checke
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from knowledge.launch import parse_image, parse_launch
@@ -16,6 +18,7 @@ from knowledge.triage.family import FamilyInfo
 from knowledge.triage.onboarding import Completeness, ItemStatus
 from knowledge.triage.rules import (
     CHECKS,
+    PageMemo,
     RuleError,
     RuleSet,
     Settings,
@@ -231,6 +234,25 @@ def test_rule_fires(rule_id, kwargs):
 @pytest.mark.parametrize(("rule_id", "kwargs"), NEGATIVE, ids=[c[0] for c in NEGATIVE])
 def test_rule_stays_quiet(rule_id, kwargs):
     assert rule_id not in ids(subject(**kwargs))
+
+
+def test_one_memo_shared_by_every_request_gives_each_the_findings_of_a_fresh_one():
+    shared = PageMemo()
+    for _, kwargs in CASES + NEGATIVE + CASES:  # the second round answers from the memo
+        fresh = subject(**kwargs)
+        alone = RULES.evaluate(fresh)
+        assert RULES.evaluate(dataclasses.replace(fresh, memo=shared)) == alone, kwargs
+
+
+def test_the_page_memo_never_answers_for_another_version_of_a_page():
+    memo = PageMemo()
+    page = WIKI.pages["models/glm5_v4.md"]
+    edited = dataclasses.replace(page, sha=page.sha + "0")
+    assert memo.get("pinned", page, "x", lambda: ("old",)) == ("old",)
+    assert memo.get("pinned", page, "x", lambda: ("never asked",)) == ("old",)
+    assert memo.get("pinned", edited, "x", lambda: ("new",)) == ("new",)
+    assert memo.get("pinned", page, "y", lambda: ("other setting",)) == ("other setting",)
+    assert memo.get("unstable", page, "x", lambda: ("other fact",)) == ("other fact",)
 
 
 def test_every_bundled_rule_has_a_positive_and_a_negative_case():
