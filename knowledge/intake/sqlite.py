@@ -376,6 +376,13 @@ class SqliteTicketStore:
         rows = self._read(f"SELECT {_TICKET_COLUMNS} FROM tickets WHERE draft_id = ?", (draft_id,))
         return self._ticket(rows[0]) if rows else None
 
+    @staticmethod
+    def _where(**equal: str | None) -> tuple[str, list[object]]:
+        """`` WHERE a = ? AND b = ?`` for the filters given (not None), and their values."""
+        where = [f"{column} = ?" for column, value in equal.items() if value is not None]
+        args: list[object] = [value for value in equal.values() if value is not None]
+        return (" WHERE " + " AND ".join(where) if where else ""), args
+
     def list_tickets(
         self,
         *,
@@ -384,17 +391,16 @@ class SqliteTicketStore:
         user: str | None = None,
         limit: int = 50,
     ) -> list[Ticket]:
-        where, args = [], []
-        for column, value in (("status", status), ("family", family), ("user", user)):
-            if value is not None:
-                where.append(f"{column} = ?")
-                args.append(value)
-        sql = f"SELECT {_TICKET_COLUMNS} FROM tickets"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY id DESC LIMIT ?"
+        where, args = self._where(status=status, family=family, user=user)
+        sql = f"SELECT {_TICKET_COLUMNS} FROM tickets{where} ORDER BY id DESC LIMIT ?"
         args.append(max(1, limit))
         return [self._ticket(r, with_events=False) for r in self._read(sql, args)]
+
+    def count_tickets(
+        self, *, status: str | None = None, family: str | None = None, user: str | None = None
+    ) -> int:
+        where, args = self._where(status=status, family=family, user=user)
+        return int(self._read(f"SELECT COUNT(*) FROM tickets{where}", args)[0][0])
 
     def set_status(
         self, ticket_id: int, status: str, *, actor: str, at: float, event: str

@@ -113,6 +113,12 @@ class TicketStore(Protocol):
         limit: int = 50,
     ) -> Sequence[Ticket]: ...
 
+    def count_tickets(
+        self, *, status: str | None = None, family: str | None = None, user: str | None = None
+    ) -> int:
+        """How many tickets match, counted by the store (none are loaded)."""
+        ...
+
     def set_status(
         self, ticket_id: int, status: str, *, actor: str, at: float, event: str
     ) -> Ticket: ...

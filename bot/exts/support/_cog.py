@@ -755,7 +755,7 @@ class SupportCog(commands.Cog):
         desk = await self.desk()
 
         def counts() -> tuple[int, int, str]:
-            opened = len(desk.store.list_tickets(status="open", limit=10_000))
+            opened = desk.store.count_tickets(status="open")
             waiting = desk.store.posts_due(float("inf"), limit=50)
             error = next((t.post_error for t in reversed(waiting) if t.post_error), "")
             return opened, desk.pending_count(), error

@@ -284,6 +284,27 @@ def test_filing_twice_makes_one_ticket(desk, store):
     assert [(e.kind, e.actor) for e in ticket.events] == [("created", "discord:1")]
 
 
+def test_the_store_counts_tickets_by_status_family_and_user_without_a_cap(desk, store):
+    for user in ("discord:1", "discord:1", "discord:2"):
+        desk.file(fill(desk, user=user).id, user, post=False)
+    desk.set_status(1, "solved", actor="discord:1", staff=False)
+    assert store.count_tickets() == 3
+    assert store.count_tickets(status="open") == 2
+    assert store.count_tickets(status="open", user="discord:1") == 1
+    assert store.count_tickets(family="glm-5") == 3 and store.count_tickets(family="x") == 0
+    # Far more open tickets than anything loads at once (/wiki status used to load 10,000).
+    cursor = store._db.execute("SELECT * FROM tickets WHERE id = 2")
+    row = cursor.fetchone()
+    columns = [d[0] for d in cursor.description if d[0] != "id"]
+    copies = [
+        tuple(f"bulk-{n}" if c == "draft_id" else row[c] for c in columns) for n in range(10_050)
+    ]
+    marks = ", ".join("?" for _ in columns)
+    with store._write() as db:  # one transaction
+        db.executemany(f"INSERT INTO tickets ({', '.join(columns)}) VALUES ({marks})", copies)
+    assert store.count_tickets(status="open") == 10_052
+
+
 def test_filing_after_the_check_files_what_it_showed_without_a_second_triage(desk, clock):
     runs = []
     triage = desk.triage
