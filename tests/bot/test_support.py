@@ -60,12 +60,12 @@ def data(base_data, tmp_path) -> Path:
     return target
 
 
-def factory(data: Path, **support: Any):
+def factory(data: Path, *, wiki: Path = DEMO, **support: Any):
     settings = {"forum_channel_id": DEFAULT_IDS.forum, "rate_count": 100, **support}
     config = make_config(support=settings)
 
     def make(**kwargs: Any) -> WikiBot:
-        kb = KnowledgeBase.open(DEMO, data, link_base=LINK_BASE)
+        kb = KnowledgeBase.open(wiki, data, link_base=LINK_BASE)
         bot = WikiBot(config, knowledge=kb, **kwargs)
         bot._owns_kb = True  # closed with the bot: the next run reopens the same folder
         bot.support_retry_interval = 0.05
@@ -590,6 +590,42 @@ def test_closing_without_manage_threads_says_why_the_post_did_not_follow(discord
         assert store.get_ticket(1).status == "closed"
     finally:
         store.close()
+
+
+def test_wiki_status_counts_open_tickets_and_says_where_the_checklist_came_from(
+    discord_standin, data, tmp_path
+):
+    """With the wiki's onboarding page, /wiki status names it; without one, the form is
+    the built-in list and /wiki status says so."""
+    bare = tmp_path / "wiki"
+    shutil.copytree(DEMO, bare)
+    pages = [p for p in bare.rglob("*.md") if "onboarding" in p.name.casefold()]
+    assert pages, "the demo wiki has an onboarding page"
+    for page in pages:
+        page.unlink()
+
+    async def scenario(ds):
+        before = (await ds.slash("wiki status", user_id=DEFAULT_IDS.mod)).response.message
+        opened, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        await (await ds.press(check, button_id(check, "File the ticket"))).followup()
+        after = (await ds.slash("wiki status", user_id=DEFAULT_IDS.mod)).response.message
+        return before, opened, after
+
+    def support_field(message: dict[str, Any]) -> str:
+        return {f["name"]: f["value"] for f in embed_of(message)["fields"]}["Support tickets"]
+
+    before, _, after = discord_standin.run(factory(data), scenario)
+    assert support_field(before).startswith("0 open")
+    assert "checklist: " in support_field(before) and "built-in" not in support_field(before)
+    assert support_field(after).startswith("1 open, 0 waiting")
+    bare_data = tmp_path / "data-bare"
+    before, opened, after = discord_standin.run(factory(bare_data, wiki=bare), scenario)
+    assert support_field(before).startswith("0 open")
+    assert "checklist: built-in list (the wiki has no onboarding table)" in support_field(before)
+    assert support_field(after).startswith("1 open, 0 waiting")
+    asked = inputs(opened.response.json["data"])
+    assert {"text", "model_page", "image"} <= set(asked), "the built-in list makes the form"
 
 
 def test_every_forum_permission_is_worded():
