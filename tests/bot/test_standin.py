@@ -648,6 +648,32 @@ def test_forum_post_creates_a_thread(discord_standin) -> None:
     discord_standin.run(make_bot, scenario)
 
 
+def test_archived_forum_posts_are_listed_apart_newest_archived_first(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        await ds.wait_connected()
+        forum = ds.client.get_channel(DEFAULT_IDS.forum)
+        assert isinstance(forum, discord.ForumChannel)
+        made = [(await forum.create_thread(name=f"post {i}", content="q")).thread for i in range(4)]
+        for thread in (made[2], made[0], made[1]):  # archived in this order
+            await thread.edit(archived=True)
+        http = ds.client.http
+        active = await http.get_active_threads(DEFAULT_IDS.guild)
+        assert [t["id"] for t in active["threads"]] == [str(made[3].id)]
+        page = await http.get_public_archived_threads(forum.id, limit=2)
+        assert [t["id"] for t in page["threads"]] == [str(made[1].id), str(made[0].id)]
+        assert page["has_more"]
+        before = page["threads"][-1]["thread_metadata"]["archive_timestamp"]
+        rest = await http.get_public_archived_threads(forum.id, before=before, limit=2)
+        assert [t["id"] for t in rest["threads"]] == [str(made[2].id)] and not rest["has_more"]
+        walked = [t.id async for t in forum.archived_threads(limit=None)]
+        assert walked == [made[1].id, made[0].id, made[2].id]
+        with pytest.raises(discord.HTTPException) as refused:
+            await http.get_public_archived_threads(forum.id, limit=1)
+        assert refused.value.code == 50035
+
+    discord_standin.run(make_bot, scenario)
+
+
 def test_files_go_multipart_and_channel_messages_can_be_edited(discord_standin) -> None:
     async def scenario(ds: Standin) -> None:
         rec = await ds.slash("upload")

@@ -24,6 +24,7 @@ from tests.bot.helpers import EPHEMERAL, LINK_BASE, buttons, embed_of, make_conf
 from tests.discord_standin import DEFAULT_IDS
 from tests.discord_standin.faults import fail
 from tests.discord_standin.modal_uploads import submit_modal_with_files
+from tests.discord_standin.payloads import iso_now
 
 HF = "hf_" + "Tz6" * 12
 GH = "ghp_" + "Lm2k" * 9
@@ -495,6 +496,43 @@ def test_a_crash_between_the_post_and_its_record_finds_the_post_instead_of_posti
     assert discord_standin.last.requests_to("active_threads"), "it was looked for"
     assert not discord_standin.last.requests_to("create_thread"), "and not made again"
     assert [e.kind for e in ticket.events].count("posted") == 2
+
+
+def test_a_post_archived_before_the_retry_is_found_among_the_forums_archived_posts(
+    discord_standin, data
+):
+    """As above, but the post was archived meanwhile (closed by staff, or by Discord
+    after inactivity): the guild's active threads no longer list it, the forum's
+    archived public threads do."""
+    made: dict[str, Any] = {}
+
+    async def first(ds):
+        _, _, step = await through_step_1(ds)
+        _, check = await through_step_2(ds, step)
+        await ds.press(check, button_id(check, "File the ticket"))
+        request = await ds.wait_for_request(lambda r: r.route == "create_thread")
+        thread_id = int(request.response["id"])
+        await _until_posted(data)
+        made["id"] = thread_id
+        made["thread"] = copy.deepcopy(ds.threads[thread_id])
+        made["message"] = copy.deepcopy(ds.messages[thread_id])
+
+    async def after_restart(ds):
+        thread = made["thread"]
+        thread["thread_metadata"].update(archived=True, archive_timestamp=iso_now())
+        ds.threads[made["id"]] = thread
+        ds.messages[made["id"]] = made["message"]
+        return await _until_posted(data)
+
+    discord_standin.run(factory(data), first)
+    _as_killed_before_recording(data, thread_id=made["id"])
+    ticket = discord_standin.run(factory(data), after_restart)
+    ds = discord_standin.last
+    assert ticket.thread_id == made["id"], "the archived post is recorded"
+    [listed] = ds.requests_to("archived_threads")
+    assert listed.path == f"/channels/{DEFAULT_IDS.forum}/threads/archived/public"
+    assert [t["id"] for t in listed.response["threads"]] == [str(made["id"])]
+    assert not ds.requests_to("create_thread"), "and not made again"
 
 
 def test_a_crash_before_the_post_left_posts_it_once_on_retry(discord_standin, data):

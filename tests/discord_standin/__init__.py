@@ -168,7 +168,9 @@ Reading back what the bot sent
 "create_thread")``, ``await ds.wait_for_request(predicate)``, ``ds.commands``
 (synced schemas by guild id, ``None`` for global) and ``ds.synced_command(name)``,
 ``ds.messages`` (id -> current message JSON), ``ds.channel_messages(id)``,
-``ds.threads`` (forum posts: the starter message id is the thread id),
+``ds.threads`` (forum posts: the starter message id is the thread id; those with
+``thread_metadata.archived`` are left out of GUILD_CREATE and the active list and
+served by ``archived_threads``, newest archived first, with ``before``/``limit``),
 ``ds.mentions`` (every message-bearing request's ``allowed_mentions``, ``None``
 when the bot sent none, and the ``pings`` Discord would send), ``ds.pings``,
 ``ds.assert_no_pings()``, ``ds.log_records`` (WARNING+), ``ds.gateway_received``,
@@ -177,7 +179,7 @@ is the same object, also when ``run`` raised.
 
 Route names in ``RecordedRequest.route``: get_me, application_info, gateway,
 gateway_bot, global_commands, guild_commands, my_guilds, guild, guild_channels,
-guild_member, active_threads, interaction_callback, followup,
+guild_member, active_threads, archived_threads, interaction_callback, followup,
 webhook_message, channel, channel_message, message, create_thread, typing,
 reaction, cdn, unknown. To serve a new route, add it in ``Standin._add_routes``.
 

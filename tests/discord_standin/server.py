@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import datetime as dt
 import hashlib
 import json
 import logging
@@ -93,7 +94,10 @@ DM_CHANNEL_ID = 910000000000000601
 PRIVATE_CHANNEL_ID = 910000000000000602
 #: What Discord grants a user-installed app in a server it is not in, or in a DM.
 USER_APP_PERMISSIONS = (1 << 14) | (1 << 15) | (1 << 17) | (1 << 18)
+VIEW_CHANNEL = 1 << 10
 SEND_MESSAGES = 1 << 11
+READ_MESSAGE_HISTORY = 1 << 16
+PRIVATE_THREAD = 12
 SEND_MESSAGES_IN_THREADS = 1 << 38
 CREATE_PUBLIC_THREADS = 1 << 35
 TEXT_LIKE_CHANNELS = {0, 5, 10, 11, 12}
@@ -438,6 +442,12 @@ class Standin:
             ("GET", "/guilds/{guild}/channels", "guild_channels", self._get_guild_channels),
             ("GET", "/guilds/{guild}/members/{uid}", "guild_member", self._get_guild_member),
             ("GET", "/guilds/{guild}/threads/active", "active_threads", self._active_threads),
+            (
+                "GET",
+                "/channels/{cid}/threads/archived/public",
+                "archived_threads",
+                self._public_archived_threads,
+            ),
             ("GET", "/channels/{cid}", "channel", self._get_channel),
             ("PATCH", "/channels/{cid}", "channel", self._edit_channel),
             ("POST", "/channels/{cid}/messages", "channel_message", self._post_message),
@@ -827,7 +837,9 @@ class Standin:
         intents = int((self.identify or {}).get("intents") or 0)
         # Without the presences intent Discord sends only the bot (and voice members).
         members = None if intents & INTENT_PRESENCES else [self.bot_member.id]
-        return guild_create_json(self.guild, self.threads.values(), member_ids=members)
+        # GUILD_CREATE lists the active threads only; archived ones are listed on request.
+        active = [t for t in self.threads.values() if not t["thread_metadata"].get("archived")]
+        return guild_create_json(self.guild, active, member_ids=members)
 
     async def _send_ws(self, payload: dict[str, Any]) -> None:
         if self._ws is None or self._ws.closed:
@@ -1997,6 +2009,62 @@ class Standin:
             return self._error(404, 10004, "Unknown Guild")
         threads = [t for t in self.threads.values() if not t["thread_metadata"].get("archived")]
         return self._json({"threads": threads, "members": [], "has_more": False})
+
+    async def _public_archived_threads(self, request: web.Request) -> web.Response:
+        """A channel's archived public threads (forum posts included) as Discord lists
+        them: most recently archived first, ``before`` (ISO 8601) keeps those archived
+        earlier, ``limit`` 2-100 (50 when absent), ``has_more`` when more remain. Needs
+        View Channel (else 50001) and Read Message History (else 50013)."""
+        if not self._authorized(request):
+            return self._unauthorized()
+        channel_id = int(request.match_info["cid"])
+        if self.guild.channel(channel_id) is None:
+            return self._error(404, 10003, "Unknown Channel")
+        permissions = self.bot_channel_permissions(channel_id)
+        if not permissions & VIEW_CHANNEL:
+            return self._error(403, 50001, "Missing Access")
+        if not permissions & READ_MESSAGE_HISTORY:
+            return self._error(403, 50013, "Missing Permissions")
+        errors = limits.FormErrors()
+        before: dt.datetime | None = None
+        try:
+            limit = int(request.query.get("limit", "50"))
+        except ValueError:
+            errors.add(("limit",), "NUMBER_TYPE_COERCE", "Value is not int.")
+            limit = 50
+        if limit < 2:
+            errors.add(
+                ("limit",), "NUMBER_TYPE_MIN", "int value should be greater than or equal to 2."
+            )
+        elif limit > 100:
+            errors.add(
+                ("limit",), "NUMBER_TYPE_MAX", "int value should be less than or equal to 100."
+            )
+        if "before" in request.query:
+            try:
+                before = dt.datetime.fromisoformat(request.query["before"])
+            except ValueError:
+                errors.add(("before",), "DATE_TIME_TYPE_PARSE", "Could not parse the timestamp.")
+        if errors:
+            return self._form_error(errors)
+
+        def archived_at(thread: dict[str, Any]) -> dt.datetime:
+            return dt.datetime.fromisoformat(thread["thread_metadata"]["archive_timestamp"])
+
+        threads = sorted(
+            (
+                t
+                for t in self.threads.values()
+                if int(t["parent_id"]) == channel_id
+                and t["type"] != PRIVATE_THREAD
+                and t["thread_metadata"].get("archived")
+                and (before is None or archived_at(t) < before)
+            ),
+            key=archived_at,
+            reverse=True,
+        )
+        body = {"threads": threads[:limit], "members": [], "has_more": len(threads) > limit}
+        return self._json(body)
 
     async def _get_channel(self, request: web.Request) -> web.Response:
         if not self._authorized(request):

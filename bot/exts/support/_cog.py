@@ -506,6 +506,10 @@ class SupportCog(commands.Cog):
     ) -> discord.Thread | None:
         """The bot's post for ``ticket`` in ``forum`` if one exists: a thread the bot
         made after the ticket was filed whose starter message's embed carries ``key``.
+        Active posts and archived ones (solved or closed meanwhile, or archived by
+        Discord after inactivity) both count: archived posts are listed most recently
+        archived first, and the listing stops at the first archived before the ticket
+        was filed (a post is archived after it is made).
         Raises :class:`discord.HTTPException` when the forum cannot be read (the
         attempt then counts as failed and is retried: posting blind could duplicate)."""
         me = self.bot.user.id if self.bot.user else None
@@ -514,6 +518,10 @@ class SupportCog(commands.Cog):
         for thread in await forum.guild.active_threads():
             if thread.parent_id == forum.id:
                 threads[thread.id] = thread
+        async for thread in forum.archived_threads(limit=None):
+            if thread.archive_timestamp.timestamp() < since:
+                break
+            threads.setdefault(thread.id, thread)
         for thread in sorted(threads.values(), key=lambda t: t.id):
             if thread.owner_id != me:
                 continue

@@ -38,6 +38,7 @@ FORUM_PERMISSIONS: Final = (
     "embed_links",
     "attach_files",
     "manage_threads",
+    "read_message_history",  # a retry looks for a post made before (its starter message)
 )
 
 
