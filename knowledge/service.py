@@ -17,6 +17,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -152,14 +153,29 @@ class KnowledgeBase:
         kb._load(progress=progress, lazy_index=lazy_index)
         return kb
 
-    def reload(self, *, force: bool = False, progress: Progress | None = None) -> BuildStats:
-        """Re-read the wiki and bring the index up to date (rebuilt if ``force``)."""
-        built = self._load(force=force, progress=progress)
+    def reload(
+        self,
+        *,
+        force: bool = False,
+        progress: Progress | None = None,
+        parsed: Mapping[str, Page] | None = None,
+    ) -> BuildStats:
+        """Re-read the wiki and bring the index up to date (rebuilt if ``force``).
+
+        ``parsed``: pages the caller has just parsed from this wiki folder (a fetch's
+        check); one whose bytes are unchanged is taken instead of parsed again.
+        """
+        built = self._load(force=force, progress=progress, parsed=parsed)
         assert built is not None  # only a lazy first load leaves the index unopened
         return built
 
     def _load(
-        self, *, force: bool = False, progress: Progress | None = None, lazy_index: bool = False
+        self,
+        *,
+        force: bool = False,
+        progress: Progress | None = None,
+        lazy_index: bool = False,
+        parsed: Mapping[str, Page] | None = None,
     ) -> BuildStats | None:
         """A (re)load; None when the index was left to be opened on first use."""
         with self._reload_lock:
@@ -170,56 +186,69 @@ class KnowledgeBase:
                     log.info("data folder %s cannot be written: %s", self.data_dir, problem)
             if self._state is not None:
                 previous: Mapping[str, Page] = self._state.wiki.pages
-                wiki = load_wiki(self.wiki_dir, cache=previous)
+                wiki = load_wiki(self.wiki_dir, cache=parsed or previous)
             else:
                 with self._page_cache.read() as cached:
                     previous = cached
-                    wiki = load_wiki(self.wiki_dir, cache=cached)
+                    wiki = load_wiki(self.wiki_dir, cache=parsed or cached)
             fresh = [path for path, page in wiki.pages.items() if previous.get(path) is not page]
-            if self._writable and (fresh or any(path not in wiki.pages for path in previous)):
-                # Only the rows of pages parsed anew (or gone) are written.
-                self._page_cache.update(wiki.pages, fresh)
-            front = find_front_page(wiki)
-            glossary = Glossary.from_wiki(wiki, front)
-            catalogue = Catalogue.from_wiki(wiki, glossary)
-            statuses = catalogue.statuses()
-            built: BuildStats | None = None
-            if self._index is None and lazy_index and self._writable and has_index(self.data_dir):
-                # Opened when an answer first needs it (see ``open``). Without an index
-                # (a first run, a failed build) or a writable folder it is opened now, so
-                # the first build and the in-memory warning happen as they always did.
-                state = WikiState.deferred(
-                    wiki,
-                    glossary,
-                    catalogue,
-                    lambda: self._open_deferred(wiki, statuses),
-                    time.time(),
-                    self.links,
-                )
-            else:
-                if self._index is None:
-                    self._index, built = self._open_index(wiki, statuses, progress)
-                    if force and built.mode != "full":
-                        built = self._index.rebuild(wiki, statuses=statuses, progress=progress)
-                elif force:
-                    built = self._index.rebuild(wiki, statuses=statuses, progress=progress)
-                else:
-                    built = self._index.update(wiki, statuses=statuses)
-                state = WikiState.loaded(
-                    wiki, glossary, catalogue, self._index, built, time.time(), self.links
-                )
+            # The cache is written in a thread meanwhile: a full index build runs in a
+            # child process, so on two cores the two overlap.
+            with ThreadPoolExecutor(1, thread_name_prefix="page-cache") as writer:
+                cache_written = None
+                if self._writable and (fresh or any(p not in wiki.pages for p in previous)):
+                    # Only the rows of pages parsed anew (or gone) are written.
+                    cache_written = writer.submit(self._page_cache.update, wiki.pages, fresh)
+                state, built = self._index_state(wiki, force, progress, lazy_index)
+            if cache_written is not None:
+                cache_written.result()  # a failure to write is logged there; a bug is raised
             self._state = state
             self._say_skipped(wiki)
             log.info(
                 "wiki %s loaded: %d pages, %d terms, %d families, index %s in %.2fs",
                 wiki.revision,
                 len(wiki.pages),
-                len(glossary.entries),
-                len(catalogue.families),
+                len(state.glossary.entries),
+                len(state.catalogue.families),
                 built.mode if built is not None else "left to open on first use",
                 built.seconds if built is not None else 0.0,
             )
             return built
+
+    def _index_state(
+        self, wiki: Wiki, force: bool, progress: Progress | None, lazy_index: bool
+    ) -> tuple[WikiState, BuildStats | None]:
+        """The state of ``wiki``: its glossary, catalogue and index (opened, or left to open
+        on first use: then no build figures)."""
+        front = find_front_page(wiki)
+        glossary = Glossary.from_wiki(wiki, front)
+        catalogue = Catalogue.from_wiki(wiki, glossary)
+        statuses = catalogue.statuses()
+        if self._index is None and lazy_index and self._writable and has_index(self.data_dir):
+            # Opened when an answer first needs it (see ``open``). Without an index
+            # (a first run, a failed build) or a writable folder it is opened now, so
+            # the first build and the in-memory warning happen as they always did.
+            state = WikiState.deferred(
+                wiki,
+                glossary,
+                catalogue,
+                lambda: self._open_deferred(wiki, statuses),
+                time.time(),
+                self.links,
+            )
+            return state, None
+        if self._index is None:
+            self._index, built = self._open_index(wiki, statuses, progress)
+            if force and built.mode != "full":
+                built = self._index.rebuild(wiki, statuses=statuses, progress=progress)
+        elif force:
+            built = self._index.rebuild(wiki, statuses=statuses, progress=progress)
+        else:
+            built = self._index.update(wiki, statuses=statuses)
+        state = WikiState.loaded(
+            wiki, glossary, catalogue, self._index, built, time.time(), self.links
+        )
+        return state, built
 
     def _open_deferred(
         self, wiki: Wiki, statuses: Mapping[str, str]

@@ -14,7 +14,7 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -27,7 +27,7 @@ from knowledge.reply import Field, Reply
 from knowledge.search import BuildStats
 from knowledge.templates import Templates, load_templates
 from knowledge.text import inline_code
-from knowledge.wiki import load_wiki
+from knowledge.wiki import Page, Wiki, load_wiki
 
 from .changes import Snapshot, WikiChanges, announcement
 from .extract import Caps
@@ -118,14 +118,20 @@ class Follower:
         With ``force`` the index is rebuilt in full even when nothing was fetched.
         """
         old = kb.state
-        outcome = self.fetch(check=lambda tree: _check_tree(tree, old.wiki.pages))
+        checked: dict[str, Page] = {}
+
+        def check(tree: Path) -> None:
+            checked.update(_check_tree(tree, old.wiki.pages).pages)
+
+        outcome = self.fetch(check=check)
         if not outcome.changed:
             built = kb.reload(force=True, progress=progress) if force else None
             return FollowResult(outcome, built)
         before = Snapshot.of(old.wiki, old.glossary, old.catalogue)
         kb.wiki_dir = outcome.live.path
         kb.links = Links.of(outcome.live.link_base or kb.link_base)
-        built = kb.reload(force=force, progress=progress)
+        # The pages the check parsed are not parsed again.
+        built = kb.reload(force=force, progress=progress, parsed=checked)
         new = kb.state
         changes = WikiChanges.between(before, Snapshot.of(new.wiki, new.glossary, new.catalogue))
         reply = announcement(
@@ -211,11 +217,12 @@ def fetched_wiki(data_dir: Path) -> Generation | None:
     return Store(data_dir).live()
 
 
-def _check_tree(tree: Path, cache) -> None:
-    """Refuse a tree with no readable page (parses only pages that changed)."""
+def _check_tree(tree: Path, cache: Mapping[str, Page]) -> Wiki:
+    """The tree's wiki; refuse one with no readable page (parses only pages that changed)."""
     wiki = load_wiki(tree, cache=cache)
     if not wiki.pages:
         raise CheckFailed("the fetched wiki has no page the bot can read")
+    return wiki
 
 
 def _when(t: Templates, stamp: float) -> str:

@@ -161,6 +161,34 @@ def test_follow_updates_the_index_incrementally_and_finds_the_new_text(tmp_path,
             kb.close()
 
 
+def test_follow_parses_a_changed_page_once_for_the_check_and_the_reload(tmp_path, gh, monkeypatch):
+    from knowledge.wiki import load as wiki_load
+
+    files = demo_files()
+    gh.publish("owner", "wiki", "main", tarball(files))
+    with follower(tmp_path, gh) as f:
+        live = f.ensure()
+        kb = KnowledgeBase.open(live.path, tmp_path / "data", link_base=live.link_base)
+        try:
+            parsed: list[str] = []
+            parse = wiki_load.parse_page
+
+            def counting(path: str, text: str, **kwargs):
+                parsed.append(path)
+                return parse(path, text, **kwargs)
+
+            monkeypatch.setattr(wiki_load, "parse_page", counting)
+            path = "optimization/nccl-tuning.md"
+            files[path] = files[path] + b"\n## Zanzibar Quokka\n\nText.\n"
+            gh.publish("owner", "wiki", "main", tarball(files))
+            result = f.follow(kb)
+            assert result.outcome.changed
+            assert parsed == [path]
+            assert kb.search("zanzibar quokka").pages[0].path == path
+        finally:
+            kb.close()
+
+
 # --- rate limits, server errors, the network --------------------------------------------
 
 
