@@ -35,7 +35,7 @@ import discord
 from discord.ext import commands
 
 from knowledge.service import KnowledgeBase
-from knowledge.source import Follower, SourceSettings
+from knowledge.source import Follower, HttpSettings, SourceSettings
 from knowledge.templates import Templates, load_templates
 
 from .components import DeleteButton
@@ -150,7 +150,12 @@ class WikiBot(commands.Bot):
         #: Fetches and follows ``wiki.source`` (None when the wiki is a local folder).
         self.follower = follower
         if follower is None and config.wiki_source is not None:
-            settings = SourceSettings(config.wiki_source, config.api_url, config.caps)
+            settings = SourceSettings(
+                config.wiki_source,
+                config.api_url,
+                config.caps,
+                HttpSettings(api_url=config.api_url, http2=config.http2),
+            )
             self.follower = Follower(settings, data_dir_of(config))
         self._heap = FrozenHeap()
         #: Guilds whose last command sync failed, and why (shown by /wiki status).

@@ -121,6 +121,8 @@ class BotConfig:
     announce_channel: int | None = None
     #: Limits on one fetch (``wiki.max_*``).
     caps: Caps = dataclass_field(default_factory=Caps)
+    #: Fetch over HTTP/2 when the optional ``h2`` package is installed (``wiki.http2``).
+    http2: bool = False
 
 
 # --- the file's schema ------------------------------------------------------------------
@@ -253,6 +255,7 @@ class _Wiki(_Section):
     max_unpacked_mb: Annotated[int, _cap(_DEFAULT_CAPS.unpacked_bytes // _MIB, 1, 16384, "MiB")]
     max_file_mb: Annotated[int, _cap(_DEFAULT_CAPS.file_bytes // _MIB, 1, 1024, "MiB")]
     max_depth: Annotated[int, _cap(_DEFAULT_CAPS.depth, 1, 64, "a number of folders")]
+    http2: Annotated[bool, Field(default=False, strict=True, description="true or false")]
     link_base: Annotated[
         Annotated[str, StringConstraints(strict=True, strip_whitespace=True)] | None,
         AfterValidator(_https),
@@ -451,6 +454,7 @@ def parse_config(data: Any, *, name: str = "<config>", base: Path | None = None)
         api_url=wiki.api_url,
         announce_channel=wiki.announce_channel,
         caps=caps,
+        http2=wiki.http2,
     )
 
 

@@ -97,6 +97,7 @@ def test_the_example_config_is_valid(tmp_path):
         ("wiki: [a, b]\n", "wiki", "mapping"),
         ("wiki: {path: '  '}\n", "wiki.path", "folder"),
         ("wiki: {path: wiki, refresh_minutes: 0.5}\n", "wiki.refresh_minutes", "0 (off)"),
+        ("wiki: {path: wiki, http2: 'yes'}\n", "wiki.http2", "true or false"),
         ("wiki: {path: wiki, refresh_minutes: .inf}\n", "wiki.refresh_minutes", "minutes"),
         # A misspelt key is named, not the "required" key it leaves out.
         ("wiki: {pth: wiki}\n", "wiki.pth", "unknown key"),
