@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
@@ -55,6 +56,27 @@ def test_fetch_then_ask_and_index_answer_from_the_fetched_wiki(tmp_path, gh, cap
 
     assert main(["index", "--data", str(data)]) == 0
     assert capsys.readouterr().out.startswith("pages 20 ")
+
+
+def test_fetch_then_console_answers_from_the_fetched_wiki(tmp_path, gh, capsys, monkeypatch):
+    files = tree_files(demo_wiki_dir())
+    files["notes/fetched-only.md"] = b"# Fetched Only\n\nA page about yodelling marmots.\n"
+    sha = gh.publish("owner", "wiki", "main", tarball(files))
+    data = tmp_path / "data"
+    assert main(fetch_args(gh, data)) == 0
+    capsys.readouterr()
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("/search yodelling marmots\n/quit\n"))
+    assert main(["console", "--data", str(data)]) == 0
+    out = capsys.readouterr().out
+    live = Store(data).live()
+    assert live is not None and live.commit == sha
+    banner = out.splitlines()[0]
+    assert banner.startswith("wikibot console: ") and str(live.path) in banner, banner
+    assert "(20 pages, " in banner, banner
+    assert "Fetched Only" in out
+    assert f"{gh.url}/owner/wiki/blob/{sha}/notes/fetched-only.md" in out
+    assert (data / "console_history").is_file()
 
 
 def test_a_failed_fetch_is_one_line_and_leaves_the_live_wiki(tmp_path, gh, capsys):
