@@ -119,6 +119,8 @@ _FILE_RE: Final = re.compile(
     r"|^(?:deps|src|lib|build|third_party|csrc|include|tests?|usr|opt|home|tmp)/"
 )
 _FIRST_WORD_RE: Final = re.compile(r"[A-Za-z]{3,}")
+#: Kinds of page that mention things in passing (diaries, notes, lists of links).
+_PASSING_KINDS: Final = frozenset({"dated", "notes", "index"})
 _NOTE_WORDS: Final = frozenset({"wip", "draft", "scratch", "notes", "diary", "journal", "log"})
 _ERROR_LABELS: Final = frozenset({"error", "errors", "symptom", "symptoms"})
 
@@ -402,7 +404,8 @@ class PageRanker:
     quote_postings: dict[str, list[int]]
     families: list[tuple[tuple[str, ...], Family]] = field(default_factory=list)
     expansions: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    #: Every term of the wiki (for the "names the wiki never mentions" check).
+    #: Every term of the wiki's answering pages, all but diaries (:data:`_PASSING_KINDS`):
+    #: a model named only in passing there is one the wiki has no page for.
     vocabulary: frozenset[str] = frozenset()
     #: (family word, version) pairs the wiki names (``("glm", "5.1")``), and the
     #: words of family names: a version of a family the wiki never names is a newer model.
@@ -469,7 +472,9 @@ class PageRanker:
             quotes=quotes,
             quote_postings=dict(postings),
         )
-        ranker.vocabulary = frozenset(ranker.pages.postings)
+        ranker.vocabulary = frozenset(
+            term for doc in page_docs if kinds[doc.path] not in _PASSING_KINDS for term in doc.tf
+        )
         ranker.page_number = {d.path: i for i, d in enumerate(page_docs)}
         ranker.section_titles = {(d.path, d.anchor): d.title for d in section_docs}
         if catalogue is not None:
@@ -555,7 +560,7 @@ class PageRanker:
                     why=tuple(why),
                 )
             )
-        newer = self._unknown_versions(text)
+        newer = (*self._unknown_versions(text), *self._unknown_variants(text))
         unknown = tuple(dict.fromkeys((*newer, *unknown)))[:10]
         confidence = self._confidence(hits, query, quote_hits, family, unknown, newer)
         return PageRanking(
@@ -667,6 +672,28 @@ class PageRanker:
                 found.append(name)
         return tuple(found[:10])
 
+    def _unknown_variants(self, text: str) -> tuple[str, ...]:
+        """Hyphenated names that extend a family's name with words the glossary does not
+        define (``Widget-Pro-Vision-Exp`` when the wiki knows ``Widget-Pro`` and never the
+        whole): another model of the family than the wiki covers. A format or method the
+        glossary defines (``-NVFP4``, ``-MTP``) or a number keeps the family's model."""
+        names = {name for names, _ in self.families for name in names if " " in name}
+        found: list[str] = []
+        for match in _TOKEN_RE.finditer(text[:MAX_REQUEST_CHARS]):
+            raw = match.group().strip("-")
+            lowered = raw.casefold()
+            if "-" not in raw or lowered in self.vocabulary or lowered in found:
+                continue
+            parts = lowered.split("-")
+            for size in range(len(parts) - 1, 0, -1):
+                if fold_key("-".join(parts[:size])) not in names:
+                    continue
+                rest = [p for p in parts[size:] if not p.isdigit() and p not in self.expansions]
+                if rest and all(p.isalpha() for p in rest):
+                    found.append(lowered)
+                break
+        return tuple(found[:10])
+
     def _confidence(
         self,
         hits: Sequence[PageHit],
@@ -756,7 +783,8 @@ def _family_words(catalogue: Catalogue) -> frozenset[str]:
 
 
 def _families_by_word(catalogue: Catalogue) -> dict[str, Family]:
-    """Family word -> the one model family (a family with a current page) it starts."""
+    """Family word -> the one model family (a family with a current page) it starts, or
+    the one family of the front page among several (legacy ones are older models)."""
     owners: dict[str, list[Family]] = defaultdict(list)
     for family in catalogue.families:
         if not family.current:
@@ -767,7 +795,12 @@ def _families_by_word(catalogue: Catalogue) -> dict[str, Family]:
         for word in {m.group().casefold() for n in names if (m := _FIRST_WORD_RE.match(n))}:
             if family not in owners[word]:
                 owners[word].append(family)
-    return {word: found[0] for word, found in owners.items() if len(found) == 1}
+    named: dict[str, Family] = {}
+    for word, found in owners.items():
+        main = [f for f in found if f.group == "main"]
+        if len(found) == 1 or len(main) == 1:  # the front page's family before legacy ones
+            named[word] = found[0] if len(found) == 1 else main[0]
+    return named
 
 
 def _page_texts(page: Page) -> Iterable[str]:

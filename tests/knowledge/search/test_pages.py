@@ -178,3 +178,51 @@ def test_a_word_only_one_family_starts_with_names_that_family():
     ranking = RANKER.rank("How do I serve MiniMax with SGLang on four cards, and which image?")
     assert ranking.family == legacy.name
     assert legacy.current_page in paths(ranking)[:2]
+
+
+def test_a_word_a_front_page_family_shares_with_legacy_ones_names_the_front_page_one(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "README.md": "# Wiki\n\n## Start Here\n\n| Model family | Start here | Focus |\n"
+            "|---|---|---|\n| Widget Pro | [Widget Pro Hub](models/widget-pro.md) | Two cards. |\n"
+            "| Legacy models | [Legacy](models/legacy.md) | Older models. |\n",
+            "models/widget-pro.md": "# Widget Pro Hub\n\n## Version Map\n\n| Page | Status |\n"
+            "|---|---|\n| [Widget Pro v3](widget-pro_v3.md) | Current |\n",
+            "models/widget-pro_v3.md": "# Widget Pro v3\n\nThe recipe to follow.\n",
+            "models/legacy.md": "# Legacy\n\n## Legacy Models\n\n| Model | Page | Notes |\n"
+            "|---|---|---|\n| Widget Mini | [Widget Mini](widget-mini.md) | Old. |\n",
+            "models/widget-mini.md": "# Widget Mini\n\nAn older recipe.\n",
+        },
+    )
+    wiki = load_wiki(tmp_path)
+    catalogue = Catalogue.from_wiki(wiki)
+    ranker = PageRanker.build(wiki, catalogue.statuses(), catalogue=catalogue)
+    assert {f.name for f in catalogue.families} >= {"Widget Pro", "Widget Mini"}
+    ranking = ranker.rank("How do I run the new Widget on two cards with the recipe?")
+    assert ranking.family == "Widget Pro"
+
+
+def test_a_model_named_only_in_a_diary_is_one_the_wiki_has_no_page_for(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "daily/2026-01-02.md": "# Day notes 2026-01-02\n\n## Tried things\n\n"
+            "Someone loaded acme/Zephyrine-70B on two cards; the server starts slowly.\n",
+            "guides/serving.md": "# Serving\n\n## Two cards\n\nThe server starts slowly on two "
+            "cards the first time: kernels compile once.\n",
+        },
+    )
+    ranker = PageRanker.build(load_wiki(tmp_path))
+    ranking = ranker.rank("acme/Zephyrine-70B on two cards: the server starts slowly, why?")
+    assert "acme/zephyrine-70b" in ranking.unknown
+    assert ranking.confidence == "low"
+
+
+def test_a_family_name_extended_by_unknown_words_is_another_model():
+    family = next(f for f in CATALOGUE.families if f.hub and f.hub.endswith("deepseek-v4-flash.md"))
+    ranking = RANKER.rank("DeepSeek-V4-Flash-Vision-Exp is out: is there a recipe to run it?")
+    assert "deepseek-v4-flash-vision-exp" in ranking.unknown
+    assert ranking.family == family.name and ranking.confidence == "low"
+    known = RANKER.rank("DeepSeek-V4-Flash-NVFP4 with MTP: is there a recipe to run it?")
+    assert known.unknown == () and known.confidence != "low"
