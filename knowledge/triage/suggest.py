@@ -8,7 +8,9 @@ sources, so agreeing sources add up without passing 1, and each page is suggeste
 once, by its best section.
 
 The request's words are read by the page ranker of :mod:`knowledge.search.pages`
-(the engine behind ``/search`` with pasted text) when the suggester has one;
+(the engine behind ``/search`` with pasted text) when the suggester has one (a
+family known only from those words then adds no runbook score of its own: the
+ranker counted it already);
 without it, a section search of the request's telling words and of the log's
 first error stands in (a search hit counts only when it shares enough analysed
 words with what the user wrote).
@@ -248,11 +250,16 @@ class Suggester:
             else:
                 why = t("why.known_error_text", field=match.field)
             add(match.page, match.score, why, match.title)
+        ranking = None
+        if self.ranker is not None:
+            ranking = self._rank(self.ranker, request, summary)
         if family is not None:
             rb = family.runbook
             ref = f"{rb.page}#{rb.launch_anchor}" if rb.launch_anchor else rb.page
             named = family.how in ("page", "model", "image")
             weight = _WEIGHTS["runbook_named" if named else "runbook_guessed"]
+            if _ranked_family(family, ranking):
+                weight = 0.0  # the reason stays with the page, the score is the ranker's
             add(ref, weight, t("why.runbook", family=family.family.name))
             if family.named_page and family.named_page != rb.page:
                 add(family.named_page, _WEIGHTS["named_page"], t("why.named_page"))
@@ -261,10 +268,8 @@ class Suggester:
                 weight = _FINDING_WEIGHTS.get(finding.severity, _FINDING_WEIGHTS["info"])
                 add(finding.page, weight, t("why.finding", id=finding.id))
         coverage = 0.0
-        ranking = None
         symptoms = " ".join(filter(None, (request.actual, request.text, request.expected)))
-        if self.ranker is not None:
-            ranking = self._rank(self.ranker, request, summary)
+        if ranking is not None:
             top = ranking.hits[0].score if ranking.hits else 0.0
             for hit in ranking.hits:
                 ref = f"{hit.path}#{hit.anchor}" if hit.anchor else hit.path
@@ -374,6 +379,13 @@ class Suggester:
                 why = self.templates(f"why.{reason}")
             add(hit.id, score, why, _hit_title(hit.page_title, hit.section_title))
         return best
+
+
+def _ranked_family(family: FamilyInfo, ranking: PageRanking | None) -> bool:
+    """True when the family is known from the user's words alone and the page ranker,
+    reading the same words, named it too: its ranking already weighs the family's hub
+    and current page, and adding the runbook again would count one mention twice."""
+    return family.how == "name" and ranking is not None and ranking.family == family.family.name
 
 
 def _hit_title(page: str, section: str) -> str:

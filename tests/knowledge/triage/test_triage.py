@@ -426,3 +426,15 @@ def test_every_worded_value_has_its_template(ctx):
         assert t(f"status.{status}")
     for kind in ("field_cut", "field_ignored", "field_type"):
         assert "{" not in t(f"problems.{kind}", field="x", limit=1)
+
+
+def test_a_family_named_in_the_text_is_counted_once_the_ranker_read_it(ctx):
+    text = "GLM-5 on eight cards: which NCCL_P2P_LEVEL should I use on a dual socket host?"
+    ranking = ctx.suggester.ranker.rank(text, limit=10)
+    result = ctx.run({"text": text})
+    assert result.family is not None and result.family.how == "name"
+    assert ranking.family == result.family.family.name
+    pages = [s.page.partition("#")[0] for s in result.suggestions]
+    assert pages[:3] == [hit.path for hit in ranking.hits[:3]]  # the ranker's order stands
+    runbook = result.family.runbook.page
+    assert any(s.page.startswith(runbook) and len(s.why) >= 2 for s in result.suggestions)
