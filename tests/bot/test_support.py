@@ -697,6 +697,22 @@ def test_a_step_submitted_after_its_interaction_expired_keeps_the_answers(discor
     assert modal["title"] == "Support request (2/2)", "step 1 was kept"
 
 
+def test_file_pressed_after_its_interaction_expired_still_files_and_posts(discord_standin, data):
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        ds.config.response_deadline = 0.0  # the press is answered too late (10062)
+        late = await ds.press(check, button_id(check, "File the ticket"), wait=False)
+        posted = await ds.wait_for_request(lambda r: r.route == "create_thread")
+        await _until_posted(data)
+        return late, posted
+
+    late, posted = discord_standin.run(factory(data), scenario)
+    assert [r.error_code for r in late.callbacks] == [10062]
+    assert posted.json["name"] == STEP1["text"] and posted.status == 200
+    assert [r.route for r in late.requests] == ["interaction_callback"], "nothing said after"
+
+
 def test_a_forum_at_the_20_tag_limit_gets_the_post_with_the_tags_it_has(discord_standin, data):
     from tests.discord_standin.payloads import ForumTagSpec
 

@@ -19,9 +19,11 @@ tickets, the SQLite store); this cog only opens modals, shows answers and posts.
   items and suggested pages instead.
 
 Nothing slow runs on the event loop. The triage (the wiki's search) runs in the bot's
-knowledge threads (``bot.in_thread``); drafts and tickets (redaction, SQLite writes,
-the post's body) in the cog's own store threads, so filing a ticket never queues
-behind the triages of twenty other requests, nor in asyncio's default pool.
+knowledge threads (``bot.in_thread``); drafts (redaction, SQLite writes) in the cog's
+own store threads; filing and posting (the ticket's record, the post's body, the
+post's outcome) in a filing thread of their own, so "File the ticket" never queues
+behind the triages or the drafts of twenty other requests, nor in asyncio's default
+pool.
 """
 
 from __future__ import annotations
@@ -45,7 +47,15 @@ from bot.cooldowns import cooldown
 from bot.errors import Refused, describe, report_failure, safe_choices
 from bot.respond import send
 from knowledge.answers import support_check_reply
-from knowledge.intake.desk import IntakeError, IntakeSettings, SupportDesk, Upload, summarise
+from knowledge.intake.desk import (
+    Filed,
+    IntakeError,
+    IntakeSettings,
+    SupportDesk,
+    TicketPost,
+    Upload,
+    summarise,
+)
 from knowledge.intake.records import Ticket
 from knowledge.intake.sqlite import SqliteTicketStore
 from knowledge.intake.store import RateLimit
@@ -82,8 +92,17 @@ EXPIRE_EVERY = 600.0
 #: Threads for the ticket store: SQLite serialises writes on one connection anyway; a
 #: second thread redacts the next request while the first waits on the disk.
 STORE_THREADS = 2
+#: One thread of its own for filing and posting tickets (short writes and the post's
+#: body): "File the ticket" never queues behind the redaction of other users' drafts.
+FILING_THREADS = 1
 
 T = TypeVar("T")
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    """Mark a future's outcome as seen (no "exception was never retrieved" warning)."""
+    if not future.cancelled():
+        future.exception()
 
 
 class SupportCog(commands.Cog):
@@ -105,6 +124,7 @@ class SupportCog(commands.Cog):
         self._retry_task: asyncio.Task[None] | None = None
         self._posting: set[int] = set()
         self._store_pool = ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="wikibot-tickets")
+        self._filing_pool = ThreadPoolExecutor(FILING_THREADS, thread_name_prefix="wikibot-filing")
 
     # ----------------------------------------------------------------- set-up
 
@@ -122,12 +142,20 @@ class SupportCog(commands.Cog):
         if self.store is not None:
             await self.in_store(self.store.close)
         self._store_pool.shutdown(wait=False)
+        self._filing_pool.shutdown(wait=False)
 
     async def in_store(self, func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         """Run a (blocking) draft or ticket call in the store threads."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
             self._store_pool, functools.partial(func, *args, **kwargs)
+        )
+
+    async def in_filing(self, func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        """Run a (blocking) filing or posting call in the filing thread."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._filing_pool, functools.partial(func, *args, **kwargs)
         )
 
     def _settings(self) -> IntakeSettings:
@@ -380,14 +408,39 @@ class SupportCog(commands.Cog):
     async def _file(
         self, interaction: discord.Interaction, desk: SupportDesk, draft_id: str, user: str
     ) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
         forum_id = self.config.forum_channel_id
+
+        def file() -> tuple[Filed, TicketPost | None]:  # the record, then the post's body
+            filed = desk.file(draft_id, user, post=forum_id is not None)
+            posting = filed.created and forum_id is not None
+            return filed, desk.ticket_post(filed.ticket) if posting else None
+
+        # The ticket is written (durably, before anything is posted) while the press is
+        # acknowledged: the two waits overlap instead of adding up.
+        filing = asyncio.ensure_future(self.in_filing(file))
         try:
-            filed = await self.in_store(desk.file, draft_id, user, post=forum_id is not None)
+            await interaction.response.defer(ephemeral=True, thinking=True)
+        except discord.NotFound:  # pressed too late to answer (10062): filed all the same
+            expired = True
+        except BaseException:
+            # Not acknowledged: a ticket filed meanwhile is kept, and posted by the retry
+            # loop once its lease ends; its outcome is not waited for here.
+            filing.add_done_callback(_retrieved)
+            raise
+        else:
+            expired = False
+        try:
+            filed, body = await filing
         except IntakeError as exc:
-            await self._refuse(interaction, str(exc))
+            if not expired:
+                await self._refuse(interaction, str(exc))
             return
         ticket = filed.ticket
+        if expired:
+            log.info("ticket %d filed; its interaction had expired", ticket.id)
+            if filed.created and forum_id is not None:
+                await self.post_ticket(desk, ticket, just_filed=True, body=body)
+            return  # nothing can be shown; the post mentions the asker
         if not filed.created:
             if ticket.thread_id:
                 text = self.t("filed.again", id=ticket.id, link=f"<#{ticket.thread_id}>")
@@ -401,7 +454,7 @@ class SupportCog(commands.Cog):
             text = self.t("filed.pending", reason=reason)
             await self._say(interaction, self.t("filed.pending_title", id=ticket.id), text)
             return
-        thread, reason = await self.post_ticket(desk, ticket, just_filed=True)
+        thread, reason = await self.post_ticket(desk, ticket, just_filed=True, body=body)
         if thread is not None:
             text = self.t("filed.posted", link=thread.mention)
             await self._say(interaction, self.t("filed.title", id=ticket.id), text)
@@ -435,7 +488,12 @@ class SupportCog(commands.Cog):
         return channel if isinstance(channel, discord.ForumChannel) else None
 
     async def post_ticket(
-        self, desk: SupportDesk, ticket: Ticket, *, just_filed: bool = False
+        self,
+        desk: SupportDesk,
+        ticket: Ticket,
+        *,
+        just_filed: bool = False,
+        body: TicketPost | None = None,
     ) -> tuple[discord.Thread | None, str]:
         """Create the forum post for a pending ticket; on failure keep it pending.
 
@@ -447,7 +505,8 @@ class SupportCog(commands.Cog):
         a moment ago (filing records the post as begun) and nothing has posted it yet,
         so there is nothing to look for: the search reads the starter message of every
         post the bot made in the last minute, which under twenty filings at once made
-        each post wait seconds behind hundreds of reads.
+        each post wait seconds behind hundreds of reads. ``body``: the post's body when
+        the caller made it already (filing does, in the same trip to the filing thread).
         """
         if ticket.id in self._posting:
             return None, "other"
@@ -456,17 +515,17 @@ class SupportCog(commands.Cog):
         try:
             forum = await self._forum()
             if forum is None:
-                await self.in_store(desk.post_failed, ticket, "forum_missing")
+                await self.in_filing(desk.post_failed, ticket, "forum_missing")
                 return None, "forum_missing"
-            post = await self.in_store(desk.ticket_post, ticket)
+            post = body or await self.in_filing(desk.ticket_post, ticket)
             if ticket.post_started_at is not None and not just_filed:
                 found = await self._find_post(forum, ticket, post.key)
                 if found is not None:
                     log.info("ticket %d: found its post %d made before", ticket.id, found.id)
-                    await self.in_store(desk.posted, ticket.id, found.id)
+                    await self.in_filing(desk.posted, ticket.id, found.id)
                     return found, ""
             if ticket.post_started_at is None:  # filing records it with the ticket
-                await self.in_store(desk.start_post, ticket.id)
+                await self.in_filing(desk.start_post, ticket.id)
             tags = tags_for(forum, post.tags, ticket.triage.get("family_name"))
             asker = user_id_of(ticket.user)
             mention = f"<@{asker}>\n" if asker else ""
@@ -494,11 +553,11 @@ class SupportCog(commands.Cog):
             if reason == "forbidden" and missing:
                 error += f": missing {', '.join(missing)}"
             log.warning("ticket %d not posted (%s): %s", ticket.id, error, exc)
-            await self.in_store(desk.post_failed, ticket, error)
+            await self.in_filing(desk.post_failed, ticket, error)
             return None, reason
         finally:
             self._posting.discard(ticket.id)
-        await self.in_store(desk.posted, ticket.id, created.thread.id)
+        await self.in_filing(desk.posted, ticket.id, created.thread.id)
         return created.thread, ""
 
     async def _find_post(
