@@ -27,9 +27,10 @@ side of it. Inline code is read from the page's Markdown (the parsed
 :class:`~knowledge.wiki.model.Labelled` text does not show where code spans were); when
 the file is gone or changed, the paragraph's first line stands in for it.
 
-Matching is one pass: the log is lower-cased once and one regular expression of each
-signature's rarest word finds the few candidate lines; only those are normalised and
-compared. The log's tail is read separately for ``last-line`` signatures.
+Matching is one pass: the log is lower-cased once, the signatures' rarest words (one
+per signature, indexed once per wiki) that occur in it at all are found, and the lines
+holding them are the few candidates; only those are normalised and compared. The
+log's tail is read separately for ``last-line`` signatures.
 """
 
 from __future__ import annotations
@@ -381,8 +382,6 @@ class KnownErrors:
                     self._tail.append((index, signature))
                 else:
                     self._by_key.setdefault(signature.key, []).append((index, signature))
-        keys = sorted(self._by_key, key=len, reverse=True)
-        self._key_re = re.compile("|".join(re.escape(k) for k in keys)) if keys else None
 
     @classmethod
     def from_wiki(cls, wiki: Wiki) -> KnownErrors:
@@ -442,29 +441,27 @@ class KnownErrors:
     # -- the pass over every line ------------------------------------------------
 
     def _scan(self, text: str, hits: dict) -> None:
-        if self._key_re is None:
+        if not self._by_key:
             return
         lowered = text.lower()
         if len(lowered) != len(text):  # a few characters change length when lowered
             lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+        # Only the keys found anywhere in the text can select a line: most logs hold a
+        # few of them or none, and each is looked for at C speed.
+        keyed = [(key, sigs) for key, sigs in self._by_key.items() if key in lowered]
+        if not keyed:
+            return
         line_no = 1
         counted_to = 0
-        done_to = -1
         phrase_lines: list[tuple[int, int, int, Signature, int]] = []
         seen: dict[str, str] = {}  # raw line -> normalised tokens (logs repeat themselves)
         full: set[int] = set()
-        for m in self._key_re.finditer(lowered):
-            if m.start() < done_to:
-                continue  # this line was read whole at its first candidate word
-            start = lowered.rfind("\n", 0, m.start()) + 1
-            end = lowered.find("\n", m.end())
-            end = len(lowered) if end < 0 else end
-            done_to = end
+        for start, end in _lines_with(lowered, [key for key, _ in keyed]):
             line_no += text.count("\n", counted_to, start)
             counted_to = start
             raw_lower = lowered[start : min(end, start + MAX_LINE_CHARS)]
             normalised: str | None = None
-            for key, signatures in self._by_key.items():
+            for key, signatures in keyed:
                 if key not in raw_lower:
                     continue
                 for index, signature in signatures:
@@ -572,6 +569,22 @@ def _merge_lines(into: _Hit, other: _Hit) -> None:
         if line.number not in numbers and len(into.lines) < MAX_LINES_PER_MATCH:
             into.lines.append(line)
             numbers.add(line.number)
+
+
+def _lines_with(lowered: str, keys: Sequence[str]) -> list[tuple[int, int]]:
+    """(start, end) of each line of ``lowered`` holding one of ``keys``, in order.
+    Keys hold no line break; after a hit the rest of its line is not searched again."""
+    lines: dict[int, int] = {}
+    n = len(lowered)
+    for key in keys:
+        pos = lowered.find(key)
+        while pos >= 0:
+            start = lowered.rfind("\n", 0, pos) + 1
+            end = lowered.find("\n", pos)
+            end = n if end < 0 else end
+            lines[start] = end
+            pos = lowered.find(key, end)
+    return sorted(lines.items())
 
 
 def _near_error(text: str, start: int, end: int) -> bool:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from knowledge.service import demo_wiki_dir
-from knowledge.triage.known_errors import TAIL_LINES, KnownErrors
+from knowledge.triage.known_errors import TAIL_LINES, KnownErrors, _lines_with
 from knowledge.wiki import Wiki, load_wiki, parse_page
 from tests.support import SAMPLE_LOGS, SNAPSHOT
 
@@ -266,3 +268,31 @@ def test_a_five_megabyte_log_is_read_and_its_error_found(demo):
     matches = known.match(text, "log")
     assert matches and matches[0].page.endswith("#out-of-memory-during-load-or-graph-capture")
     assert matches[0].lines[0].number == text.count("\n")
+
+
+def _lines_by_alternation(lowered: str, keys: list[str]) -> list[tuple[int, int]]:
+    """Candidate lines as one regular expression of every key finds them (longest key
+    first, each line read once at its first hit): what ``_lines_with`` must equal."""
+    if not keys:
+        return []
+    pattern = re.compile("|".join(re.escape(k) for k in sorted(keys, key=len, reverse=True)))
+    lines, done_to = [], -1
+    for m in pattern.finditer(lowered):
+        if m.start() < done_to:
+            continue
+        start = lowered.rfind("\n", 0, m.start()) + 1
+        end = lowered.find("\n", m.end())
+        end = len(lowered) if end < 0 else end
+        lines.append((start, end))
+        done_to = end
+    return lines
+
+
+@settings(deadline=None, max_examples=500)
+@given(
+    st.lists(st.sampled_from(["calloc", "all", "alloc", "out", "timeout", "o", "\n", " ", "x"])),
+    st.lists(st.sampled_from(["calloc", "all", "alloc", "out", "oom", "ut"]), unique=True),
+)
+def test_candidate_lines_are_every_line_holding_a_key(pieces: list[str], keys: list[str]) -> None:
+    lowered = "".join(pieces)
+    assert _lines_with(lowered, keys) == _lines_by_alternation(lowered, keys)
