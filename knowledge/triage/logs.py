@@ -112,6 +112,10 @@ _HEX_PTR_RE: Final = re.compile(r"\b0[xX][0-9a-fA-F]+\b")
 _PATH_RE: Final = re.compile(r"(?<![\w:/.~-])(?:~|\.\.?)?/[\w.@+~/-]+")
 _HEX_HASH_RE: Final = re.compile(r"\b(?=[0-9a-fA-F]*[a-fA-F])(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{8,}\b")
 _NUMBER_RE: Final = re.compile(r"(?<![\w.])\d(?:[\d.,]*\d)?")
+# What each replacement needs before it can match (a UUID's middle group; a digit,
+# which hex hashes need too): cheap tests that skip the pattern when absent.
+_UUID_GUARD_RE: Final = re.compile(r"-[0-9a-fA-F]{4}-")
+_DIGIT_RE: Final = re.compile(r"\d")
 
 _PY_WARNING_RE: Final = re.compile(r"\b[A-Z]\w*Warning: ")
 _EXCEPTION_RE: Final = re.compile(r"\w(?:Error|Exception)(?::|[ \t]*$)|^(?:Error|Exception)\b")
@@ -263,12 +267,20 @@ def normalise_line(line: str) -> str:
 
 def _normalise_once(line: str) -> str:
     message = split_line(line.lstrip()).message
-    message = _UUID_RE.sub("<uuid>", message)
-    message = _URL_RE.sub("<url>", message)
-    message = _HEX_PTR_RE.sub("<hex>", message)
-    message = _PATH_RE.sub("<path>", message)
-    message = _HEX_HASH_RE.sub("<hex>", message)
-    message = _NUMBER_RE.sub("<n>", message)
+    # Each pattern runs only where what it must contain is there: the patterns start
+    # with ``\b`` or a look-behind, so a search tries every position of the line, while
+    # these tests run at C speed (the second pass to the fixpoint usually skips them all).
+    if "-" in message and _UUID_GUARD_RE.search(message):
+        message = _UUID_RE.sub("<uuid>", message)
+    if "://" in message:
+        message = _URL_RE.sub("<url>", message)
+    if "0x" in message or "0X" in message:
+        message = _HEX_PTR_RE.sub("<hex>", message)
+    if "/" in message:
+        message = _PATH_RE.sub("<path>", message)
+    if _DIGIT_RE.search(message):
+        message = _HEX_HASH_RE.sub("<hex>", message)
+        message = _NUMBER_RE.sub("<n>", message)
     return " ".join(message.split())
 
 

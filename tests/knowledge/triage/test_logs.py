@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from knowledge.triage import logs
 from knowledge.triage.logs import (
     MAX_LINE_CHARS,
     LogLine,
@@ -326,6 +327,64 @@ def test_normalise_is_idempotent(text: str) -> None:
     once = normalise_line(text)
     assert normalise_line(once) == once
     assert "\n" not in once or "\n" in text
+
+
+def _normalise_unguarded(line: str) -> str:
+    """``normalise_line`` as the module doc states it: every replacement on every pass,
+    to the fixpoint (the module skips a pattern when what it needs is absent)."""
+
+    def once(text: str) -> str:
+        message = split_line(text.lstrip()).message
+        for pattern, placeholder in (
+            (logs._UUID_RE, "<uuid>"),
+            (logs._URL_RE, "<url>"),
+            (logs._HEX_PTR_RE, "<hex>"),
+            (logs._PATH_RE, "<path>"),
+            (logs._HEX_HASH_RE, "<hex>"),
+            (logs._NUMBER_RE, "<n>"),
+        ):
+            message = pattern.sub(placeholder, message)
+        return " ".join(message.split())
+
+    result = once(logs._clean(line))
+    while (again := once(result)) != result:
+        result = again
+    return result
+
+
+#: Pieces that each replacement (and its guard) looks for, and near misses.
+NORMALISE_FRAGMENTS = st.sampled_from(
+    [
+        "123e4567-e89b-12d3-a456-426614174000",
+        "123e4567-e89b-12d3",
+        "-abcd-",
+        "https://h.example/p?q=1",
+        "x://",
+        "0x7f3a",
+        "0X",
+        "/usr/lib/x.so",
+        "./a",
+        "~/b",
+        "deadbeef12",
+        "abcdef12/",
+        "٣",
+        "1,271,040",
+        "3.74",
+        "TP3",
+        "fp8",
+        "srv-1  | ",
+        "INFO 05-15 04:23:11 [a.py:1] ",
+        "(Worker_TP0 pid=3) ",
+        " ",
+        "\t",
+    ]
+)
+
+
+@settings(deadline=None, max_examples=1000)
+@given(st.lists(st.one_of(NORMALISE_FRAGMENTS, st.text(max_size=3)), max_size=12).map("".join))
+def test_normalise_skips_only_replacements_that_cannot_match(text: str) -> None:
+    assert normalise_line(text) == _normalise_unguarded(text)
 
 
 #: Hostile logs: each must finish (the alarm is a hang guard, not a timing assertion).
