@@ -486,6 +486,43 @@ def test_redact_never_raises_and_is_idempotent(text: str) -> None:
     assert twice.redactions == ()
 
 
+#: Secrets of every kind (and their disguises) with their surroundings, as one text.
+SECRET_TEXT = st.builds(
+    lambda before, case, after, glue: glue.join([before, case[0], after]),
+    MIXED_TEXT,
+    st.sampled_from(sorted(SECRETS)).flatmap(lambda k: SECRETS[k]),
+    MIXED_TEXT,
+    st.sampled_from([" ", "\n", "", "\u200b", "\uff48"]),
+)
+
+
+class _SplitWords:
+    """The long words as the module first found them: ``str.split`` and a length test."""
+
+    @staticmethod
+    def findall(text: str) -> list[str]:
+        return [w for w in text.split() if len(w) >= 24]
+
+
+@settings(deadline=None, max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(MIXED_TEXT, SECRET_TEXT))
+def test_the_cheap_pre_checks_change_no_redaction(text: str) -> None:
+    with pytest.MonkeyPatch.context() as patched:  # every pass on every text
+        patched.setattr(redact_module, "_SECRET_HINT_RE", re.compile(""))
+        patched.setattr(redact_module, "_LONG_WORD_RE", _SplitWords())
+        slow = redact(text)
+    assert redact(text) == slow
+    # the header pass skips text without the header's name: its pattern needs it
+    if "uthorization" not in text and "UTHORIZATION" not in text:
+        assert redact_module._AUTH_RE.search(text) is None
+
+
+def test_text_without_any_hint_is_returned_after_normalising_only() -> None:
+    assert redact("plain words, TP8 DCP4 on 8 GPUs").text == "plain words, TP8 DCP4 on 8 GPUs"
+    assert redact("ｆｕｌｌ\u200bwidth").text == "full" + "width"
+    assert redact("hf_" + "a" * 34).redactions  # the prefix is a hint: the passes run
+
+
 @pytest.mark.parametrize(
     "text",
     [
