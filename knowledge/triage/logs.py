@@ -101,6 +101,10 @@ _PY_TS_LEVEL_RE: Final = re.compile(
     r"(?:[\w.]{1,80}[ \t]+-[ \t]+)?(DEBUG|INFO|WARNING|ERROR|CRITICAL)[ \t]*(?:-|:)?[ \t]?"
 )
 _COLON_LEVEL_RE: Final = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL):(?:[\w.]{1,80}:|[ \t]+)")
+#: Longest compose prefix (name, padding, ``|``): its ``|`` is within these characters.
+_COMPOSE_MAX_CHARS: Final = 1 + 63 + 32 + 1
+#: First letters of the levels the two level prefixes start with.
+_LEVEL_INITIALS: Final = frozenset("DIWEC")
 _GLOG_LEVELS: Final = MappingProxyType({"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"})
 _LEVEL_ALIASES: Final = MappingProxyType({"WARN": "WARNING"})
 
@@ -219,7 +223,15 @@ def split_line(line: str) -> LogLine:
     rest = line
     while rest:
         before = rest
-        m = _COMPOSE_PREFIX_RE.match(rest) or _ISO_TS_RE.match(rest)
+        # Each pattern is tried only when the line can start with it: a compose prefix
+        # has its "|" within its first 97 characters, a timestamp its "-" at index 4, a
+        # level one of its initials (most messages fail all three tests at once).
+        dated = rest[4:5] == "-"
+        m = None
+        if rest.find("|", 0, _COMPOSE_MAX_CHARS) >= 0:
+            m = _COMPOSE_PREFIX_RE.match(rest)
+        if m is None and dated:
+            m = _ISO_TS_RE.match(rest)
         if m:
             rest = rest[m.end() :]
         elif rest.startswith("("):
@@ -240,12 +252,14 @@ def split_line(line: str) -> LogLine:
             else:
                 break
             rest = rest[m.end() :]
-        elif m := _VLLM_LEVEL_RE.match(rest) or _COLON_LEVEL_RE.match(rest):
+        elif rest[0] in _LEVEL_INITIALS and (
+            m := _VLLM_LEVEL_RE.match(rest) or _COLON_LEVEL_RE.match(rest)
+        ):
             level = level or _LEVEL_ALIASES.get(m.group(1), m.group(1))
             rest = rest[m.end() :]
             if m.re is _COLON_LEVEL_RE:
                 rest = rest.lstrip(" \t")
-        elif m := _PY_TS_LEVEL_RE.match(rest):
+        elif dated and (m := _PY_TS_LEVEL_RE.match(rest)):
             level = level or m.group(1)
             rest = rest[m.end() :]
         else:
@@ -438,19 +452,19 @@ def _read_facts(reader: _Reader, message: str) -> None:
             reader.fact("moe_backend", m.group(1))
         elif m := _ATTN_RE.search(message):
             reader.fact("attention_backend", m.group(1))
-    if not reader.ready and any(marker in message for marker in READY_MARKERS):
+    if not reader.ready and any(map(message.__contains__, READY_MARKERS)):
         reader.ready = True
 
 
 def _read_line(reader: _Reader, raw: str, lineno: int) -> None:
     head = raw[:MAX_LINE_CHARS]
-    long_line = len(raw) > MAX_LINE_CHARS and any(m in head for m in CONFIG_MARKERS)
+    long_line = len(raw) > MAX_LINE_CHARS and any(map(head.__contains__, CONFIG_MARKERS))
     parsed = split_line(_clean(raw, MAX_CONFIG_LINE_CHARS if long_line else MAX_LINE_CHARS))
     level, message = parsed.level, parsed.message
     source = parsed.source or ""
-    if source.startswith(VLLM_SOURCES) or any(m in message for m in VLLM_MARKERS):
+    if source.startswith(VLLM_SOURCES) or any(map(message.__contains__, VLLM_MARKERS)):
         reader.vllm_hits += 1
-    if any(m in message for m in SGLANG_MARKERS):
+    if any(map(message.__contains__, SGLANG_MARKERS)):
         reader.sglang_hits += 1
     if level in ("WARNING", "WARN") or (level is None and _PY_WARNING_RE.search(message)):
         reader.warnings += 1
