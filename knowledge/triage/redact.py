@@ -209,8 +209,6 @@ _SECRET_HINT_RE: Final = re.compile(
     r"|A(?:KI|SI)A|\.[A-Za-z0-9_-]{6,7}\.|ey|\n"
     rf"|\S{{{_B64_MIN_CHARS}}}|{_KEYWORD_RE.pattern}"
 )
-# Runs of 24+ characters between white space (``str.split``'s words that long).
-_LONG_WORD_RE: Final = re.compile(rf"(?<!\S)\S{{{_B64_MIN_CHARS},}}")
 _CAMEL_RE: Final = re.compile(r"([a-z0-9])([A-Z])")
 _AWS_SECRET_VALUE_RE: Final = re.compile(r"[A-Za-z0-9/+]{40}")
 _INT_RE: Final = re.compile(r"[0-9]{1,8}")
@@ -567,10 +565,11 @@ def _jwt_pass(text: str) -> tuple[str, int]:
 def _encoded_pass(text: str) -> tuple[str, int]:
     """Base64 runs whose decoded text holds a secret of another kind.
 
-    Runs are looked for only in the long words (found by a pattern that only starts
-    after white space, at C speed), then each found run is replaced.
+    Runs are looked for only in the long words (a ``split`` and a length test run at C
+    speed; a regex over the whole text would not: a pattern for the long words alone,
+    tried, took 2-3x as long), then each found run is replaced.
     """
-    words = " ".join(_LONG_WORD_RE.findall(text))
+    words = " ".join(w for w in text.split() if len(w) >= _B64_MIN_CHARS)
     hidden = {run for run in _B64_RE.findall(words) if _hides_secret(run)}
     count = 0
     for run in sorted(hidden, key=len, reverse=True):
