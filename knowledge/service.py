@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import sys
 import tempfile
 import threading
 import time
@@ -41,6 +42,7 @@ from knowledge.wiki import (
 
 if TYPE_CHECKING:
     from knowledge.search import SearchIndex
+    from knowledge.search.pages import PageRanker
     from knowledge.triage.engine import TriageContext
 
 __all__ = [
@@ -178,6 +180,33 @@ class KnowledgeBase:
         parsed: Mapping[str, Page] | None = None,
     ) -> BuildStats | None:
         """A (re)load; None when the index was left to be opened on first use."""
+        previous = self._state
+        try:
+            return self._load_locked(
+                force=force, progress=progress, lazy_index=lazy_index, parsed=parsed
+            )
+        finally:
+            # The state no longer served is freed here, not in whichever thread lets go of
+            # it last; only if no answer still holds it (``previous`` and getrefcount's
+            # argument are its only references then).
+            if (
+                previous is not None
+                and previous is not self._state
+                and previous.built_ranker is not None
+                and previous.built_ranker is not self._state.built_ranker
+                and sys.getrefcount(previous) == 2
+            ):
+                threading.Thread(target=previous.retire, name="wikibot-retire", daemon=True).start()
+            del previous
+
+    def _load_locked(
+        self,
+        *,
+        force: bool,
+        progress: Progress | None,
+        lazy_index: bool,
+        parsed: Mapping[str, Page] | None,
+    ) -> BuildStats | None:
         with self._reload_lock:
             if self._writable is None:
                 problem = data_dir_problem(self.data_dir)
@@ -199,10 +228,18 @@ class KnowledgeBase:
                 if self._writable and (fresh or any(p not in wiki.pages for p in previous)):
                     # Only the rows of pages parsed anew (or gone) are written.
                     cache_written = writer.submit(self._page_cache.update, wiki.pages, fresh)
-                state, built = self._index_state(wiki, force, progress, lazy_index)
+                # The same pages (none read anew, none gone): the same page ranker.
+                same = self._state is not None and not fresh and len(previous) == len(wiki.pages)
+                kept = self._state.built_ranker if same and self._state is not None else None
+                state, built = self._index_state(wiki, force, progress, lazy_index, kept)
             if cache_written is not None:
                 cache_written.result()  # a failure to write is logged there; a bug is raised
             self._state = state
+            with self._triage_lock:
+                if self._triage is not None and self._triage[0] is not state:
+                    # Triage's view of the old wiki (and through it the old state's
+                    # ranker) is built again on first use, not kept alive beside the new.
+                    self._triage = None
             self._say_skipped(wiki)
             log.info(
                 "wiki %s loaded: %d pages, %d terms, %d families, index %s in %.2fs",
@@ -216,10 +253,16 @@ class KnowledgeBase:
             return built
 
     def _index_state(
-        self, wiki: Wiki, force: bool, progress: Progress | None, lazy_index: bool
+        self,
+        wiki: Wiki,
+        force: bool,
+        progress: Progress | None,
+        lazy_index: bool,
+        ranker: PageRanker | None = None,
     ) -> tuple[WikiState, BuildStats | None]:
         """The state of ``wiki``: its glossary, catalogue and index (opened, or left to open
-        on first use: then no build figures)."""
+        on first use: then no build figures); ``ranker``: the previous state's, kept
+        when the pages are the very same."""
         front = find_front_page(wiki)
         glossary = Glossary.from_wiki(wiki, front)
         catalogue = Catalogue.from_wiki(wiki, glossary)
@@ -246,7 +289,7 @@ class KnowledgeBase:
         else:
             built = self._index.update(wiki, statuses=statuses)
         state = WikiState.loaded(
-            wiki, glossary, catalogue, self._index, built, time.time(), self.links
+            wiki, glossary, catalogue, self._index, built, time.time(), self.links, ranker=ranker
         )
         return state, built
 

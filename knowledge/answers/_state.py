@@ -11,6 +11,8 @@ catalogue alone and never loads the search engine.
 
 from __future__ import annotations
 
+import dataclasses
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -99,9 +101,20 @@ class WikiState:
         built: BuildStats,
         loaded_at: float,
         links: Links = Links(),
+        *,
+        ranker: PageRanker | None = None,
     ) -> WikiState:
-        """A state whose search index is open and up to date."""
-        return cls(wiki, glossary, catalogue, _Index(value=(index, built)), loaded_at, links)
+        """A state whose search index is open and up to date; ``ranker``: the page
+        ranker of a previous state of the very same pages, kept instead of rebuilt."""
+        return cls(
+            wiki,
+            glossary,
+            catalogue,
+            _Index(value=(index, built)),
+            loaded_at,
+            links,
+            _Once(value=ranker),
+        )
 
     @classmethod
     def deferred(
@@ -149,6 +162,28 @@ class WikiState:
         return once.value
 
     @property
+    def built_ranker(self) -> PageRanker | None:
+        """The page ranker if it has been built (None: not yet), without building it."""
+        return self._ranker.value
+
+    def retire(self) -> None:
+        """Free the page ranker of a state no longer served, a little at a time.
+
+        The ranker is a million small objects on the real wiki (ten million at 10x).
+        Dropped at once, freeing them holds the GIL for 0.3 s (seconds at 10x) in
+        whichever thread lets go last, and the bot's event loop stalls as long.
+        Emptied piece by piece from Python instead, the interpreter switches threads
+        between pieces. Only when nothing but this state holds the ranker: an answer
+        still running on the state keeps it whole, and it is freed when that lets go.
+        """
+        once = self._ranker
+        with once.lock:
+            ranker, once.value = once.value, None
+        # Held by the local name and getrefcount's argument only: no one else can reach it.
+        if ranker is not None and sys.getrefcount(ranker) == 2:
+            _empty_gradually(ranker)
+
+    @property
     def categories(self) -> list[str]:
         """The wiki's top-level folders, the sections ``/search`` can be limited to."""
         return self.wiki.categories
@@ -158,3 +193,45 @@ class WikiState:
     ) -> SearchResults:
         """Raw section hits for ``query``, best first."""
         return self.index.search(query, limit=limit, offset=offset, category=category)
+
+
+def _empty_gradually(value: object) -> None:
+    """Empty the lists and dicts inside ``value`` (dataclass fields followed) one item at
+    a time, so freeing a large structure never holds the GIL for long.
+
+    Only what nothing else refers to is emptied (the reference counts say so): ``value``
+    itself must be unreachable by anyone else; a container or object it shares with
+    live data is left whole and freed, or kept, as usual.
+    """
+    stack: list[object] = [value]
+    del value
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            while item:
+                _, inner = item.popitem()
+                # Held by ``inner`` and getrefcount's argument only: ours alone.
+                if _container(inner) and sys.getrefcount(inner) == 2:
+                    stack.append(inner)
+                del inner
+        elif isinstance(item, list):
+            while item:
+                inner = item.pop()
+                if _container(inner) and sys.getrefcount(inner) == 2:
+                    stack.append(inner)
+                del inner
+        elif _container(item):
+            for f in dataclasses.fields(item):  # type: ignore[arg-type]
+                inner = getattr(item, f.name)
+                # ... and by the field itself.
+                if _container(inner) and sys.getrefcount(inner) == 3:
+                    stack.append(inner)
+                del inner
+        del item
+
+
+def _container(value: object) -> bool:
+    """A dict, a list, or a dataclass instance: what :func:`_empty_gradually` goes into."""
+    return isinstance(value, dict | list) or (
+        dataclasses.is_dataclass(value) and not isinstance(value, type)
+    )

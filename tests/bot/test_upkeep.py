@@ -236,6 +236,10 @@ def upkeep(standin):
 NEW_ROW = "| NEWTERM | Newly Written Term | Added while the bot was running. |\n"
 
 
+def _said(text: str, caplog: pytest.LogCaptureFixture) -> bool:
+    return any(text in record.getMessage() for record in caplog.records)
+
+
 def test_the_refresh_loop_picks_up_a_glossary_edit(discord_standin, tmp_path, caplog):
     caplog.set_level(logging.INFO, logger="bot.exts.upkeep")
     kb = fresh_kb(tmp_path)
@@ -246,8 +250,11 @@ def test_the_refresh_loop_picks_up_a_glossary_edit(discord_standin, tmp_path, ca
         before = await standin.slash("acronym", term="NEWTERM")
         await before.followup()
         revision = edit(glossary, "| TP | Tensor", NEW_ROW + "| TP | Tensor")
+        # The refresh is over once it has said so (the new state is live a little earlier).
         await standin.wait_until(
-            lambda: kb.wiki.revision == revision or None, what="the refresh", poll=0.01
+            lambda: (kb.wiki.revision == revision and _said("wiki refreshed", caplog)) or None,
+            what="the refresh",
+            poll=0.01,
         )
         after = await standin.slash("acronym", term="NEWTERM")
         return before, after, revision

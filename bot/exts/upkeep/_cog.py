@@ -39,6 +39,7 @@ from ._changes import PageChanges
 
 if TYPE_CHECKING:
     from bot.client import WikiBot
+    from knowledge.service import KnowledgeBase
 
 __all__ = ["UpkeepCog"]
 
@@ -122,7 +123,6 @@ class UpkeepCog(commands.Cog):
         if not changes:
             log.debug("wiki refresh: no change (revision %s, index %s)", new.revision, built.mode)
             return
-        self.bot.settle_memory()
         log.info(
             "wiki refreshed: revision %s -> %s, index %s in %.2f s; %s",
             old.revision,
@@ -131,6 +131,14 @@ class UpkeepCog(commands.Cog):
             built.seconds,
             changes,
         )
+        await self._prepare(kb)
+        self.bot.settle_memory()
+
+    @staticmethod
+    async def _prepare(kb: KnowledgeBase) -> None:
+        """Build the new wiki's page ranker now, in a worker thread, as at start-up: it is
+        then frozen with the rest, and no pasted question waits seconds for it."""
+        await asyncio.to_thread(lambda: kb.state.ranker)
 
     async def _follow(self) -> None:
         follower = self.bot.follower
@@ -162,7 +170,6 @@ class UpkeepCog(commands.Cog):
         if not result.outcome.changed:
             log.debug("wiki check: %s unchanged", follower.settings.source.text)
             return
-        self.bot.settle_memory()
         built = result.built
         log.info(
             "wiki now at %s: revision %s -> %s, index %s in %.2f s; %s",
@@ -175,6 +182,8 @@ class UpkeepCog(commands.Cog):
         )
         if result.announcement is not None:
             await post_announcement(self.bot, result.announcement)
+        await self._prepare(kb)
+        self.bot.settle_memory()
 
     # --- heartbeat ---------------------------------------------------------------
 

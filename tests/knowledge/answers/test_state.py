@@ -1,0 +1,68 @@
+"""WikiState: its index given or opened on first use, and the retiring of its page ranker."""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+
+from knowledge.answers._state import _empty_gradually
+from knowledge.service import KnowledgeBase, demo_wiki_dir
+
+QUESTION = "vllm serve hangs after loading the weights, NCCL calloc failed on 8 GPUs"
+
+
+class _Dict(dict):
+    """A dict that can be watched with a weak reference."""
+
+
+class _List(list):
+    """A list that can be watched with a weak reference."""
+
+
+@dataclass
+class _Part:
+    rows: _List = field(default_factory=_List)
+
+
+@dataclass
+class _Whole:
+    table: _Dict
+    parts: _List
+    shared: _Dict
+
+
+def test_emptying_gradually_frees_what_is_its_own_and_leaves_what_is_shared():
+    live = _Dict({"kept": _List([1, 2, 3])})  # also held by live data elsewhere
+    part = _Part(_List(range(100)))
+    whole = _Whole(_Dict({i: _List([i]) for i in range(50)}), _List([part]), live)
+    watched = [weakref.ref(x) for x in (whole.table, whole.parts, part, part.rows)]
+    del part
+    _empty_gradually(whole)
+    assert live == {"kept": [1, 2, 3]}, "a container someone else holds is never emptied"
+    assert whole.shared is live
+    del whole
+    assert all(ref() is None for ref in watched)
+
+
+def test_a_reload_of_the_same_pages_keeps_the_page_ranker(tmp_path):
+    kb = KnowledgeBase.open(demo_wiki_dir(), tmp_path / "data")
+    try:
+        ranker = kb.state.ranker
+        kb.reload()
+        assert kb.state.built_ranker is ranker, "nothing changed: not built again"
+    finally:
+        kb.close()
+
+
+def test_retiring_a_state_leaves_a_ranker_still_in_use_whole(tmp_path):
+    kb = KnowledgeBase.open(demo_wiki_dir(), tmp_path / "data")
+    try:
+        state = kb.state
+        ranker = state.ranker  # an answer still ranking with it
+        before = ranker.rank(QUESTION)
+        state.retire()
+        assert state.built_ranker is None
+        assert ranker.rank(QUESTION) == before and before.hits
+        assert state.ranker.rank(QUESTION) == before, "built again if asked again"
+    finally:
+        kb.close()
