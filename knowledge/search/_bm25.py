@@ -63,18 +63,38 @@ def _tree(weighted: list[tuple[int, Tree]]) -> Tree:
     return items[0][1]
 
 
-def _value(tree: Tree, doc: int) -> float | None:
-    """The score of ``doc`` under ``tree``: the sum of its leaves holding it, in order."""
+def _values(tree: Tree, docs: set[int]) -> dict[int, float]:
+    """{doc: its score under ``tree``} for the ``docs`` some leaf holds: the sum of the
+    leaves holding it, left before right, as Whoosh's union and intersection
+    matchers add ``a.score() + b.score()``."""
     if type(tree) is dict:
-        return tree.get(doc)
+        return {doc: tree[doc] for doc in docs if doc in tree}
     left, right = tree  # type: ignore[misc]
-    a = _value(left, doc)
-    b = _value(right, doc)
-    if a is None:
+    a = _values(left, docs)
+    b = _values(right, docs)
+    if not a:
         return b
-    if b is None:
-        return a
-    return a + b
+    for doc, value in b.items():
+        before = a.get(doc)
+        a[doc] = value if before is None else before + value
+    return a
+
+
+def _top(scores: dict[int, float], count: int) -> list[tuple[int, float]]:
+    """The ``count`` best (doc, score) by score, then doc number: Whoosh's order.
+
+    The ``count``-th best score is found among the bare floats first (compared in
+    C), so only the few sections at or above it are sorted with a key.
+    """
+    if count <= 0 or not scores:
+        return []
+    if len(scores) > count:
+        floor = heapq.nlargest(count, scores.values())[-1]
+        items = [(doc, value) for doc, value in scores.items() if value >= floor]
+    else:
+        items = list(scores.items())
+    items.sort(key=lambda item: (-item[1], item[0]))
+    return items[:count]
 
 
 def _postings(matcher: Any, deleted: frozenset[int]) -> tuple[list[int], list[float]]:
@@ -145,8 +165,18 @@ class BM25Ranker:
     #: Postings (about 100 bytes each) of the most recently used terms kept.
     cache_postings = 200_000
 
-    def __init__(self, searcher: Any, boosts: Mapping[str, float] = ranking.FIELD_BOOSTS) -> None:
+    def __init__(
+        self,
+        searcher: Any,
+        boosts: Mapping[str, float] = ranking.FIELD_BOOSTS,
+        *,
+        factors: Sequence[float] | None = None,
+    ) -> None:
+        """``factors``: when the weighting's ``final`` is ``score * factors[doc]`` for the
+        docs it has a factor for (the index's status weighting), the factors, applied
+        here directly instead of through a method call per section."""
         self.searcher = searcher
+        self.factors = factors
         self.boosts = dict(boosts)
         self._reader = searcher.reader()
         self._leaves = [_Leaf(sub, offset) for sub, offset in searcher.leaf_searchers()]
@@ -241,7 +271,6 @@ class BM25Ranker:
         """{doc: final score} of the sections holding every group, as Whoosh's ``And``
         of the groups' ``Or`` (a lone group or part is its own matcher) scores them."""
         found: dict[int, float] = {}
-        final = self._final
         for n, leaf in enumerate(self._leaves):
             doc_count = leaf.reader.doc_count()
             docs: set[int] | None = None
@@ -262,19 +291,28 @@ class BM25Ranker:
                 trees.append((0 - size, group_tree))
             if not docs:
                 continue
+            if allowed is not None:
+                docs &= allowed
             tree = trees[0][1] if len(trees) == 1 else _tree(trees)
-            for doc in sorted(docs):
-                if allowed is not None and doc not in allowed:
-                    continue
-                value = _value(tree, doc)
-                assert value is not None
-                found[doc] = final(self.searcher, doc, value) if final else value
-        return found
+            found.update(_values(tree, docs))
+        return self._finished(found)
+
+    def _finished(self, scores: dict[int, float]) -> dict[int, float]:
+        """``scores`` after the weighting's ``final`` (the status factors)."""
+        factors = self.factors
+        if factors is not None:
+            count = len(factors)
+            return {
+                doc: value * factors[doc] if doc < count else value for doc, value in scores.items()
+            }
+        final = self._final
+        if final is None:
+            return scores
+        return {doc: final(self.searcher, doc, value) for doc, value in scores.items()}
 
     @staticmethod
     def _best(found: dict[int, float], need: int) -> list[tuple[float, int]]:
-        best = heapq.nsmallest(need, found.items(), key=lambda item: (-item[1], item[0]))
-        return [(score, doc) for doc, score in best]
+        return [(score, doc) for doc, score in _top(found, need)]
 
     def _any_term(
         self, groups: list[_Term], depth: int, allowed: set[int] | None
@@ -294,8 +332,5 @@ class BM25Ranker:
                     holds[doc] = holds.get(doc, 0) + 1
         if allowed is not None:
             summed = {doc: value for doc, value in summed.items() if doc in allowed}
-        final = self._final
-        if final is not None:
-            summed = {doc: final(self.searcher, doc, value) for doc, value in summed.items()}
-        best = heapq.nsmallest(depth, summed.items(), key=lambda item: (-item[1], item[0]))
-        return [(value, doc, holds[doc]) for doc, value in best], len(summed)
+        summed = self._finished(summed)
+        return [(value, doc, holds[doc]) for doc, value in _top(summed, depth)], len(summed)

@@ -291,7 +291,8 @@ class _WhooshGeneration(Generation):
     def _opened(self) -> Searcher:
         if self._searcher is None:
             self._searcher = _new_searcher(self.ix)
-            self._ranker = BM25Ranker(self._searcher)
+            weighting = self._searcher.weighting
+            self._ranker = BM25Ranker(self._searcher, factors=weighting.factors)
         return self._searcher
 
     def rank(
@@ -372,11 +373,12 @@ class _StatusWeighting(scoring.BM25F):
 
     def __init__(self, factors: list[float]) -> None:
         super().__init__(B=0.75, K1=1.2, symptom_B=ranking.SYMPTOM_B)
-        self._factors = factors
+        #: Status factor by document number (BM25Ranker applies them itself).
+        self.factors = factors
 
     def final(self, searcher: Any, docnum: int, score: float) -> float:
-        if docnum < len(self._factors):
-            return score * self._factors[docnum]
+        if docnum < len(self.factors):
+            return score * self.factors[docnum]
         return score
 
 

@@ -92,12 +92,13 @@ class SearchIndex:
     under the GIL) with a third of the p99 latency, while a new searcher per call
     halved throughput. The rankings of recent queries are kept until the index
     changes (:class:`_ResultCache`): a repeated question does not take that lock
-    at all, the next page of one only takes it to read its hits' stored fields,
-    and snippets are made outside it, once per hit. Writes (rebuild/update) are
-    serialised by a thread lock and, across processes, by a file lock; a writer
-    that cannot get it within
-    ``lock_timeout`` seconds raises :class:`IndexLockedError`. Searches keep
-    using the previous generation while a build runs.
+    at all, the same question asked while it is being ranked waits for that
+    ranking instead of ranking again, the next page of one only takes the lock to
+    read its hits' stored fields, and snippets are made outside it, once per hit.
+    Writes (rebuild/update) are serialised by a thread lock and, across processes,
+    by a file lock; a writer that cannot get it within ``lock_timeout`` seconds
+    raises :class:`IndexLockedError`. Searches keep using the previous generation
+    while a build runs.
 
     Full builds of wikis with at least :data:`CHILD_BUILD_MIN_CHARS` characters
     (``build_in_child=None``; True or False forces either way) are written by a
@@ -136,6 +137,9 @@ class SearchIndex:
         self._search_lock = threading.Lock()
         #: Ranked sections and their hits of recent queries on the live generation.
         self._results = _ResultCache(self.result_cache_size)
+        #: Queries being ranked now, set when their ranking is cached (see _rank_once).
+        self._flying: dict[tuple[object, ...], threading.Event] = {}
+        self._flying_lock = threading.Lock()
         #: Serialises rebuild/update within the process (the file lock does across).
         self._write_lock = threading.RLock()
         self._closed = False
@@ -367,12 +371,11 @@ class SearchIndex:
         try:
             entry = self._results.get(key, self._live)
             if entry is None:
-                entry = self._rank(prepared, category, depth)
+                entry = self._rank_once(key, prepared, category, depth)
                 if entry is None:
                     return SearchResults(
                         query=prepared.text, total=0, hits=(), problem="no index yet"
                     )
-                self._results.put(key, entry)
             hits = self._hits(entry, prepared, offset, limit)
             if hits is None:  # the generation was swapped meanwhile: rank again
                 self._results.clear()
@@ -387,6 +390,32 @@ class SearchIndex:
     def clear_cache(self) -> None:
         """Forget every cached result (they are also dropped whenever the index changes)."""
         self._results.clear()
+
+    def _rank_once(
+        self, key: tuple[object, ...], prepared: PreparedQuery, category: str | None, depth: int
+    ) -> _Ranked | None:
+        """Rank ``key`` and cache it; a search of the same key already running is
+        waited for and its ranking shared instead of queueing for the lock to rank again."""
+        with self._flying_lock:
+            running = self._flying.get(key)
+            if running is None:
+                self._flying[key] = done = threading.Event()
+        if running is not None:
+            running.wait()
+            entry = self._results.get(key, self._live)
+            if entry is not None:
+                return entry
+            # It failed, the cache keeps nothing, or the index changed: rank here.
+            return self._rank(prepared, category, depth)
+        try:
+            entry = self._rank(prepared, category, depth)
+            if entry is not None:
+                self._results.put(key, entry)
+            return entry
+        finally:
+            with self._flying_lock:
+                del self._flying[key]
+            done.set()
 
     def _rank(self, prepared: PreparedQuery, category: str | None, depth: int) -> _Ranked | None:
         """The best ``depth`` sections of the live generation; None before the first build."""

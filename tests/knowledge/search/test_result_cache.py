@@ -3,6 +3,7 @@ answer exactly as the engine would, and never outlive the wiki they were ranked 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -115,3 +116,41 @@ def test_a_changed_wiki_is_never_answered_from_the_cache(counted):
     calls = len(engine.calls)
     assert _ids(index.search("quasar", limit=5)) == _ids(found)
     assert len(engine.calls) == calls + 1
+
+
+def test_the_same_question_asked_while_it_is_ranked_waits_for_that_ranking(counted):
+    """Two users asking the same thing at once: the second shares the first ranking
+    instead of queueing for the search lock to rank it again."""
+    index, engine, _ = counted
+    generation = engine.generations[-1]
+    inner_rank = generation.rank
+    entered, release = threading.Event(), threading.Event()
+
+    def gated(terms, *, need, category):
+        if len(engine.calls) == 1:  # only the first ranking is held back
+            entered.set()
+            assert release.wait(30)
+        return inner_rank(terms, need=need, category=category)
+
+    generation.rank = gated
+    results: dict[str, object] = {}
+
+    def ask(name: str) -> None:
+        results[name] = index.search("sprocket wheel", limit=5)
+
+    first = threading.Thread(target=ask, args=("first",))
+    first.start()
+    assert entered.wait(30)
+    second = threading.Thread(target=ask, args=("second",))
+    second.start()
+    second.join(1.0)
+    assert second.is_alive()  # waiting for the first ranking, not ranking again
+    release.set()
+    first.join(30)
+    second.join(30)
+    assert len(engine.calls) == 1
+    assert _ids(results["second"]) == _ids(results["first"])
+    assert results["first"].total == 12
+    # Another question is not held up by it.
+    index.search("flux lamp", limit=5)
+    assert len(engine.calls) == 2
