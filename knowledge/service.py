@@ -39,6 +39,7 @@ from knowledge.wiki import (
     find_front_page,
     load_wiki,
 )
+from knowledge.wiki.helper import HELPER_MIN_BYTES
 
 if TYPE_CHECKING:
     from knowledge.search import SearchIndex
@@ -215,11 +216,15 @@ class KnowledgeBase:
                     log.info("data folder %s cannot be written: %s", self.data_dir, problem)
             if self._state is not None:
                 previous: Mapping[str, Page] = self._state.wiki.pages
-                wiki = load_wiki(self.wiki_dir, cache=parsed or previous)
+                wiki = load_wiki(
+                    self.wiki_dir, cache=parsed or previous, helper_min_bytes=HELPER_MIN_BYTES
+                )
             else:
                 with self._page_cache.read() as cached:
                     previous = cached
-                    wiki = load_wiki(self.wiki_dir, cache=parsed or cached)
+                    wiki = load_wiki(
+                        self.wiki_dir, cache=parsed or cached, helper_min_bytes=HELPER_MIN_BYTES
+                    )
             fresh = [path for path, page in wiki.pages.items() if previous.get(path) is not page]
             # The cache is written in a thread meanwhile: a full index build runs in a
             # child process, so on two cores the two overlap.

@@ -24,7 +24,6 @@ import contextlib
 import logging
 import os
 import signal
-import site
 import socket
 import subprocess
 import sys
@@ -33,6 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
 
+from knowledge.processes import package_env
 from knowledge.search.engine import Document, Engine, IndexBuildError
 
 __all__ = ["main", "serve", "write_in_child"]
@@ -69,7 +69,7 @@ def write_in_child(
             proc = subprocess.Popen(
                 _command(there, gen_dir),
                 stdin=subprocess.DEVNULL,
-                env=_env(),
+                env=package_env(),
                 pass_fds=(there,),
             )
         except OSError as exc:
@@ -142,23 +142,6 @@ def _command(fd: int, gen_dir: Path) -> list[str]:
         str(fd),
         os.path.abspath(gen_dir),
     ]
-
-
-def _env() -> dict[str, str]:
-    """This process's environment, with the folder holding this package on PYTHONPATH.
-
-    So the child imports the very copy of ``knowledge`` that this process runs, from
-    whatever working directory and however this one found it (an install, an
-    editable install, a checkout on ``sys.path``). A site-packages folder is left
-    out: the child finds it anyway, and on PYTHONPATH it would come before the
-    standard library.
-    """
-    env = dict(os.environ)
-    root = Path(__file__).resolve().parents[2]
-    sites = [*getattr(site, "getsitepackages", list)(), site.getusersitepackages()]
-    if all(Path(folder).resolve() != root for folder in sites if folder):
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(root), env.get("PYTHONPATH"))))
-    return env
 
 
 def _exit_reason(code: int | None) -> str:

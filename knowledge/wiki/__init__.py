@@ -4,23 +4,39 @@
 :mod:`knowledge.wiki.model`); :class:`Glossary` and :class:`Catalogue` are built from
 it, and :class:`PageStatus` is what a page is to its model family, with the one weight
 table that ranks by it.
+
+Names are imported on first use (PEP 562), as in :mod:`knowledge`: a module that
+needs only the page status (the index build process does) does not load the
+Markdown parser.
 """
 
-from knowledge.wiki.cache import PageCache
-from knowledge.wiki.catalogue import (
-    Catalogue,
-    Family,
-    FamilyMatch,
-    Runbook,
-    Version,
-    find_front_page,
-    version_series,
-)
-from knowledge.wiki.glossary import Glossary, GlossaryEntry, Lookup, Mention, find_glossary_page
-from knowledge.wiki.load import MAX_PAGE_BYTES, WikiFolderError, load_wiki, read_page
-from knowledge.wiki.model import Cell, CodeBlock, Labelled, Link, Page, Section, Table, Wiki
-from knowledge.wiki.parse import PARSER_VERSION, github_anchor, parse_page
-from knowledge.wiki.status import WEIGHTS, PageStatus, status_of, status_weight
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from knowledge.wiki.cache import PageCache
+    from knowledge.wiki.catalogue import (
+        Catalogue,
+        Family,
+        FamilyMatch,
+        Runbook,
+        Version,
+        find_front_page,
+        version_series,
+    )
+    from knowledge.wiki.glossary import (
+        Glossary,
+        GlossaryEntry,
+        Lookup,
+        Mention,
+        find_glossary_page,
+    )
+    from knowledge.wiki.load import MAX_PAGE_BYTES, WikiFolderError, load_wiki, read_page
+    from knowledge.wiki.model import Cell, CodeBlock, Labelled, Link, Page, Section, Table, Wiki
+    from knowledge.wiki.parse import PARSER_VERSION, github_anchor, parse_page
+    from knowledge.wiki.status import WEIGHTS, PageStatus, status_of, status_weight
 
 __all__ = [
     "MAX_PAGE_BYTES",
@@ -56,3 +72,34 @@ __all__ = [
     "status_weight",
     "version_series",
 ]
+
+#: module -> the public names it defines
+_MODULES = {
+    "cache": ("PageCache",),
+    "catalogue": (
+        "Catalogue",
+        "Family",
+        "FamilyMatch",
+        "Runbook",
+        "Version",
+        "find_front_page",
+        "version_series",
+    ),
+    "glossary": ("Glossary", "GlossaryEntry", "Lookup", "Mention", "find_glossary_page"),
+    "load": ("MAX_PAGE_BYTES", "WikiFolderError", "load_wiki", "read_page"),
+    "model": ("Cell", "CodeBlock", "Labelled", "Link", "Page", "Section", "Table", "Wiki"),
+    "parse": ("PARSER_VERSION", "github_anchor", "parse_page"),
+    "status": ("WEIGHTS", "PageStatus", "status_of", "status_weight"),
+}
+_WHERE = {name: f"{__name__}.{module}" for module, names in _MODULES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _WHERE.get(name)
+    if module_name is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module_name), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

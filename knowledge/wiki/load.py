@@ -11,6 +11,7 @@ import hashlib
 import logging
 import os
 import unicodedata
+from collections import ChainMap
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 
@@ -147,16 +148,26 @@ def read_page(
     return page, None
 
 
-def load_wiki(root: str | os.PathLike[str], cache: Mapping[str, Page] | None = None) -> Wiki:
+def load_wiki(
+    root: str | os.PathLike[str],
+    cache: Mapping[str, Page] | None = None,
+    *,
+    helper_min_bytes: int | None = None,
+) -> Wiki:
     """Load every Markdown page under ``root``. Bad pages are skipped with a reason.
 
     Pages in ``cache`` (e.g. the previous load's ``Wiki.pages``) are reused when
     their content is unchanged, which makes a reload cost little more than reading
-    the files. A wiki folder that is missing, not a folder or cannot be listed
-    raises :class:`WikiFolderError` (never an empty wiki); a sub-folder that cannot
-    be listed is skipped with its reason.
+    the files. With ``helper_min_bytes``, when pages of at least that many bytes
+    need parsing, a second process parses some of them meanwhile
+    (:mod:`knowledge.wiki.helper`): the same wiki, sooner on two cores. A wiki
+    folder that is missing, not a folder or cannot be listed raises
+    :class:`WikiFolderError` (never an empty wiki); a sub-folder that cannot be
+    listed is skipped with its reason.
     """
     root_path = check_wiki_folder(root)
+    if helper_min_bytes is not None:
+        cache = _parsed_ahead(root_path, cache, helper_min_bytes)
     wiki = Wiki(root=root_path, pages={})
     for file in _iter_markdown(root_path, wiki.skipped):
         page, reason = read_page(root_path, file, cache)
@@ -170,3 +181,36 @@ def load_wiki(root: str | os.PathLike[str], cache: Mapping[str, Page] | None = N
             log.info("page %s: %s", page.path, problem)
         wiki.pages[page.path] = page
     return wiki
+
+
+def _parsed_ahead(
+    root: Path, cache: Mapping[str, Page] | None, min_bytes: int
+) -> Mapping[str, Page] | None:
+    """``cache`` with the pages it lacks parsed ahead, in two processes, when they hold at
+    least ``min_bytes`` bytes; else ``cache`` itself. The load then takes them from it."""
+    todo: list[Path] = []
+    size = 0
+    for file in _iter_markdown(root, []):  # unreadable folders are said by the load
+        try:
+            if file.is_symlink():
+                continue
+            raw = read_regular_bytes(file, MAX_PAGE_BYTES)
+        except OSError:
+            continue  # said by the load
+        if b"\x00" in raw[:8192]:
+            continue
+        rel = file.relative_to(root).as_posix()
+        cached = cache.get(rel) if cache else None
+        if cached is None or cached.sha != hashlib.sha256(raw).hexdigest()[:16]:
+            todo.append(file)
+            size += len(raw)
+    if size < min_bytes:
+        return cache
+    from knowledge.wiki.helper import parse_files  # a process and a socket: only when used
+
+    ahead = {
+        page.path: page
+        for page, _ in parse_files(root, todo, lambda file: read_page(root, file))
+        if page is not None
+    }
+    return ChainMap(ahead, cache) if cache else ahead

@@ -130,3 +130,30 @@ def test_a_lazy_index_is_opened_at_once_without_an_index_to_reuse(tmp_path):
         assert kb.state.index_opened and kb.state.built.mode == "full"
     finally:
         kb.close()
+
+
+def test_a_big_first_load_parses_in_two_processes_into_the_same_wiki(tmp_path, monkeypatch):
+    from knowledge import service
+    from knowledge.wiki import helper, load_wiki
+
+    calls: list[int] = []
+    real = helper.parse_files
+
+    def recording(root, files, parse_here, **kwargs):
+        calls.append(len(files))
+        return real(root, files, parse_here, **kwargs)
+
+    monkeypatch.setattr(helper, "parse_files", recording)
+    monkeypatch.setattr(helper, "_usable_cpus", lambda: 2)
+    monkeypatch.setattr(service, "HELPER_MIN_BYTES", 1)  # every wiki counts as big here
+    kb = KnowledgeBase.open(demo_wiki_dir(), tmp_path / "data")
+    try:
+        alone = load_wiki(demo_wiki_dir())
+        assert calls == [len(alone.pages)]
+        assert list(kb.wiki.pages.items()) == list(alone.pages.items())
+        assert kb.search("nccl").pages
+        # The next load finds every page in the cache: nothing to parse, no helper.
+        kb.reload()
+        assert calls == [len(alone.pages)]
+    finally:
+        kb.close()

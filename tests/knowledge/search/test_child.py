@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from whoosh import index as whoosh_index
 
+from knowledge.processes import package_env
 from knowledge.search import IndexBuildError, SearchIndex
 from knowledge.search import child as index_child
 from knowledge.search import index as index_module
@@ -481,3 +482,26 @@ def test_unpicklable_document_stops_the_build_process(wiki_dir, data_dir, index,
     assert build_processes() == []
     assert index.generation == before
     assert [p.name for p in data_dir.iterdir() if p.name.startswith("gen-")] == [before]
+
+
+def test_the_build_process_loads_the_engine_not_the_wiki_parser_or_the_store():
+    """Its start-up is part of every full build: nothing it does not use is imported."""
+    code = (
+        "import json, pickle, sys\n"
+        "import knowledge.search.child\n"
+        "from knowledge.search._whoosh import WhooshEngine\n"
+        "pickle.loads(pickle.dumps(WhooshEngine()))\n"
+        "heavy = ('markdown_it', 'pydantic', 'yaml', 'rapidfuzz', 'knowledge.wiki.parse',\n"
+        "         'knowledge.wiki.cache', 'knowledge.search.index', 'knowledge.search.store')\n"
+        "print(json.dumps([name for name in heavy if name in sys.modules]))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-P", "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=package_env(),
+        timeout=120,
+        check=True,
+    )
+    assert json.loads(run.stdout) == []
