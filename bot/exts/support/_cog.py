@@ -105,6 +105,16 @@ def _retrieved(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
+async def _acknowledged(defer: asyncio.Future[Any]) -> bool:
+    """Whether the deferral went through: False when Discord says the interaction has
+    expired (10062); any other failure is raised."""
+    try:
+        await defer
+    except discord.NotFound:
+        return False
+    return True
+
+
 class SupportCog(commands.Cog):
     ticket = app_commands.Group(
         name="ticket",
@@ -415,31 +425,32 @@ class SupportCog(commands.Cog):
             posting = filed.created and forum_id is not None
             return filed, desk.ticket_post(filed.ticket) if posting else None
 
-        # The ticket is written (durably, before anything is posted) while the press is
-        # acknowledged: the two waits overlap instead of adding up.
-        filing = asyncio.ensure_future(self.in_filing(file))
+        # The press is acknowledged while the ticket is written (durably, before anything
+        # is posted) and its post made: the post does not wait for the acknowledgement,
+        # only the answer to the user does.
+        acknowledging = asyncio.ensure_future(
+            interaction.response.defer(ephemeral=True, thinking=True)
+        )
         try:
-            await interaction.response.defer(ephemeral=True, thinking=True)
-        except discord.NotFound:  # pressed too late to answer (10062): filed all the same
-            expired = True
-        except BaseException:
-            # Not acknowledged: a ticket filed meanwhile is kept, and posted by the retry
-            # loop once its lease ends; its outcome is not waited for here.
-            filing.add_done_callback(_retrieved)
-            raise
-        else:
-            expired = False
-        try:
-            filed, body = await filing
+            filed, body = await self.in_filing(file)
+            ticket = filed.ticket
+            thread: discord.Thread | None = None
+            reason = ""
+            if filed.created:
+                log.info("ticket %d filed: %s", ticket.id, describe(interaction))
+                if forum_id is not None:
+                    thread, reason = await self.post_ticket(
+                        desk, ticket, just_filed=True, body=body
+                    )
         except IntakeError as exc:
-            if not expired:
+            if await _acknowledged(acknowledging):
                 await self._refuse(interaction, str(exc))
             return
-        ticket = filed.ticket
-        if expired:
+        except BaseException:
+            acknowledging.add_done_callback(_retrieved)
+            raise
+        if not await _acknowledged(acknowledging):  # pressed too late to answer (10062)
             log.info("ticket %d filed; its interaction had expired", ticket.id)
-            if filed.created and forum_id is not None:
-                await self.post_ticket(desk, ticket, just_filed=True, body=body)
             return  # nothing can be shown; the post mentions the asker
         if not filed.created:
             if ticket.thread_id:
@@ -448,13 +459,10 @@ class SupportCog(commands.Cog):
                 text = self.t("filed.again_pending", id=ticket.id)
             await self._say(interaction, self.t("filed.title", id=ticket.id), text)
             return
-        log.info("ticket %d filed: %s", ticket.id, describe(interaction))
         if forum_id is None:
-            reason = self.t("filed.no_forum")
-            text = self.t("filed.pending", reason=reason)
+            text = self.t("filed.pending", reason=self.t("filed.no_forum"))
             await self._say(interaction, self.t("filed.pending_title", id=ticket.id), text)
             return
-        thread, reason = await self.post_ticket(desk, ticket, just_filed=True, body=body)
         if thread is not None:
             text = self.t("filed.posted", link=thread.mention)
             await self._say(interaction, self.t("filed.title", id=ticket.id), text)
