@@ -97,6 +97,8 @@ _ALPHA_RE: Final = re.compile(r"[^\W\d_]")
 _CAMEL_CASE_RE: Final = re.compile(r"[a-z][A-Z]")
 _SPLIT_RE: Final = re.compile(r"[._/+\-]+")
 _CAMEL_RE: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+#: An acronym's plural (``OOMs``, ``GPUs``): one word, not ``OO`` + ``Ms``.
+_PLURAL_ACRONYM_RE: Final = re.compile(r"^[A-Z]{2,}s$")
 _DATE_RE: Final = re.compile(r"(?:^|[/_\-])20\d\d-\d\d(?:-\d\d)?(?:[/_.\-]|$)")
 _HEX_RE: Final = re.compile(r"^(?:0x[0-9a-f]+|[0-9a-f]{12,})$")
 _PATHISH_RE: Final = re.compile(r"(?:/[\w.\-]+){2,}/?")
@@ -119,6 +121,10 @@ _FILE_RE: Final = re.compile(
     r"|^(?:deps|src|lib|build|third_party|csrc|include|tests?|usr|opt|home|tmp)/"
 )
 _FIRST_WORD_RE: Final = re.compile(r"[A-Za-z]{3,}")
+#: A word of a request, and a version right after it: a maker's word names a family
+#: when it is written as a name (``MiniMax``) or carries a version (``minimax-m2.7``),
+#: not as the ordinary word a family may share its name with (``command``).
+_FAMILY_WORD_RE: Final = re.compile(r"\b([A-Za-z]{3,})\b([-_ ]?[A-Za-z]?\d)?")
 #: Kinds of page that mention things in passing (diaries, notes, lists of links).
 _PASSING_KINDS: Final = frozenset({"dated", "notes", "index"})
 _NOTE_WORDS: Final = frozenset({"wip", "draft", "scratch", "notes", "diary", "journal", "log"})
@@ -226,6 +232,9 @@ def _tokens(text: str) -> Iterable[tuple[str, bool]]:
             continue
         lowered = raw.casefold()
         if _HEX_RE.match(lowered):
+            continue
+        if _PLURAL_ACRONYM_RE.match(raw):
+            yield lowered[:-1], True  # OOMs, GPUs: the acronym
             continue
         ident = _is_identifier(match.group())
         parts = [p for p in _SPLIT_RE.split(lowered) if p]
@@ -578,8 +587,9 @@ class PageRanker:
         if not found:
             named = {
                 id(family): family
-                for word in folded.split()
-                if (family := self.family_by_word.get(word)) is not None
+                for match in _FAMILY_WORD_RE.finditer(text[:4000])
+                if (family := self.family_by_word.get(match.group(1).casefold())) is not None
+                and (not match.group(1).islower() or match.group(2))
             }
             return next(iter(named.values())) if len(named) == 1 else None
         found.sort(key=lambda item: -item[0])

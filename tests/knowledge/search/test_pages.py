@@ -105,6 +105,12 @@ def test_identifiers_and_error_lines_weigh_more_than_words():
     assert "please" not in terms and "and" not in terms
 
 
+def test_an_acronym_in_the_plural_is_the_acronym():
+    terms = request_terms("the server OOMs on long prompts and two GPUs drop")
+    assert {"oom", "gpu"} <= set(terms)
+    assert not {"oo", "ms", "gp", "us"} & set(terms)
+
+
 def test_hostile_sizes_are_capped():
     ranking = RANKER.rank("nccl " * 200_000, ["x" * 100_000] * 500)
     assert len(ranking.hits) <= 5
@@ -201,6 +207,9 @@ def test_a_word_a_front_page_family_shares_with_legacy_ones_names_the_front_page
     assert {f.name for f in catalogue.families} >= {"Widget Pro", "Widget Mini"}
     ranking = ranker.rank("How do I run the new Widget on two cards with the recipe?")
     assert ranking.family == "Widget Pro"
+    assert ranker.rank("how do I run widget-3 on two cards?").family == "Widget Pro"
+    # the ordinary word, not written as a name and with no version, names no family
+    assert ranker.rank("which widget on the page runs the recipe on two cards?").family is None
 
 
 def test_a_model_named_only_in_a_diary_is_one_the_wiki_has_no_page_for(tmp_path):
