@@ -422,7 +422,8 @@ class PageRanker:
     family_words: frozenset[str] = frozenset()
     #: A family word held by one model family alone (``minimax`` when one family's name
     #: or hub starts with it): naming the maker names that family.
-    family_by_word: dict[str, Family] = field(default_factory=dict)
+    #: With each, the letters its versions carry after that word (``v`` of ``V4``).
+    family_by_word: dict[str, tuple[Family, frozenset[str]]] = field(default_factory=dict)
     #: path -> number of its page document; (path, anchor) -> section title.
     page_number: dict[str, int] = field(default_factory=dict)
     section_titles: dict[tuple[str, str], str] = field(default_factory=dict)
@@ -585,12 +586,16 @@ class PageRanker:
                     found.append((len(name), family))
                     break
         if not found:
-            named = {
-                id(family): family
-                for match in _FAMILY_WORD_RE.finditer(text[:4000])
-                if (family := self.family_by_word.get(match.group(1).casefold())) is not None
-                and (not match.group(1).islower() or match.group(2))
-            }
+            named: dict[int, Family] = {}
+            for match in _FAMILY_WORD_RE.finditer(text[:4000]):
+                word, after = match.group(1), match.group(2)
+                entry = self.family_by_word.get(word.casefold())
+                if entry is None or (word.islower() and not after):
+                    continue
+                family, letters = entry
+                if after and letters and _version_letter(after) not in letters:
+                    continue  # another line of the maker's models (R1 beside V4)
+                named[id(family)] = family
             return next(iter(named.values())) if len(named) == 1 else None
         found.sort(key=lambda item: -item[0])
         if len(found) > 1 and found[0][0] == found[1][0] and found[0][1] is not found[1][1]:
@@ -792,9 +797,16 @@ def _family_words(catalogue: Catalogue) -> frozenset[str]:
     return frozenset(words)
 
 
-def _families_by_word(catalogue: Catalogue) -> dict[str, Family]:
+def _version_letter(version: str) -> str:
+    """``-V4`` -> ``v``, ``m2.5`` -> ``m``, ``5.2`` -> ``""``: the model line a version names."""
+    first = version.lstrip("-_ ")[:1]
+    return first.casefold() if first.isalpha() else ""
+
+
+def _families_by_word(catalogue: Catalogue) -> dict[str, tuple[Family, frozenset[str]]]:
     """Family word -> the one model family (a family with a current page) it starts, or
-    the one family of the front page among several (legacy ones are older models)."""
+    the one family of the front page among several (legacy ones are older models), with
+    the letters of the versions its names write after the word (``v`` of DeepSeek-V4)."""
     owners: dict[str, list[Family]] = defaultdict(list)
     for family in catalogue.families:
         if not family.current:
@@ -805,11 +817,18 @@ def _families_by_word(catalogue: Catalogue) -> dict[str, Family]:
         for word in {m.group().casefold() for n in names if (m := _FIRST_WORD_RE.match(n))}:
             if family not in owners[word]:
                 owners[word].append(family)
-    named: dict[str, Family] = {}
+    named: dict[str, tuple[Family, frozenset[str]]] = {}
     for word, found in owners.items():
         main = [f for f in found if f.group == "main"]
-        if len(found) == 1 or len(main) == 1:  # the front page's family before legacy ones
-            named[word] = found[0] if len(found) == 1 else main[0]
+        if len(found) != 1 and len(main) != 1:
+            continue
+        family = found[0] if len(found) == 1 else main[0]  # the front page's before legacy
+        texts = [family.name, *(v.title for v in family.current)]
+        if family.hub:
+            texts.append(family.hub.rsplit("/", 1)[-1].removesuffix(".md"))
+        words = frozenset({word})
+        letters = {_version_letter(v) for t in texts for _, v in _named_versions(t, words)}
+        named[word] = (family, frozenset(letters))
     return named
 
 

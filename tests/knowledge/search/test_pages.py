@@ -186,6 +186,12 @@ def test_a_word_only_one_family_starts_with_names_that_family():
     assert legacy.current_page in paths(ranking)[:2]
 
 
+def test_a_makers_word_with_another_line_of_versions_names_no_family():
+    family = next(f for f in CATALOGUE.families if f.hub and f.hub.endswith("deepseek-v4-flash.md"))
+    assert RANKER.rank("DeepSeek V4 hangs after loading on two cards").family == family.name
+    assert RANKER.rank("DeepSeek-R1 hangs after loading on two cards").family is None
+
+
 def test_a_word_a_front_page_family_shares_with_legacy_ones_names_the_front_page_one(tmp_path):
     _write(
         tmp_path,
