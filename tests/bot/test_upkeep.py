@@ -299,6 +299,12 @@ def test_a_failing_refresh_is_logged_and_the_loop_goes_on(
             lambda: kb.wiki.revision == revision or None, what="a refresh that works", poll=0.01
         )
         assert (await standin.slash("acronym", term="NEWTERM")).response.callback_type == 4
+        # the "works again" line is written once reload has returned, after the swap
+        await standin.wait_until(
+            lambda: any("works again" in r.getMessage() for r in caplog.records) or None,
+            what="the recovery logged",
+            poll=0.01,
+        )
         loop = upkeep(standin).refresh
         return loop.is_running(), loop.failed()
 
