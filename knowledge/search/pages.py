@@ -106,11 +106,14 @@ _MODEL_RE: Final = re.compile(
     r"\b[A-Za-z][\w.\-]*/[A-Za-z][\w.\-]+"
     r"|\b[A-Za-z][\w.]*(?:-[\w.]+)*-(?:[Aa]?\d+(?:\.\d+)?[BbMm])(?:-[\w.]+)*\b"
 )
-_ERRORISH_RE: Final = re.compile(
+_ERRORISH: Final = (
     r"error|exception|traceback|failed|fatal|assert|unsupported|not supported|no valid|"
-    r"not available|cannot|can't|unable|invalid|illegal|out of memory|oom|killed|timed? ?out",
-    re.IGNORECASE,
+    r"not available|cannot|can't|unable|invalid|illegal|out of memory|oom|killed|timed? ?out"
 )
+_ERRORISH_RE: Final = re.compile(_ERRORISH, re.IGNORECASE)
+#: The same words on a lower-cased ASCII line: matching without IGNORECASE is several
+#: times faster, and for ASCII text lower-casing first finds exactly the same lines.
+_ERRORISH_LOWER_RE: Final = re.compile(_ERRORISH)
 #: A model's name and its version: ``GLM-5.1``, ``MiniMax M2.5``, ``Kimi-K2.6``, ``Qwen3.5``.
 _NAMED_VERSION_RE: Final = re.compile(
     r"\b([A-Za-z]{3,})[-_ ]?([A-Za-z]?\d+(?:\.\d+)*)(?![\w.]*\d*[BbMm]\b)(?=[^\w.]|\.(?!\d)|$)"
@@ -279,13 +282,20 @@ def request_terms(text: str, errors: Sequence[str] = ()) -> dict[str, float]:
     return weights
 
 
+def _is_errorish(line: str) -> bool:
+    """True when ``line`` uses a word that reports an error (any case)."""
+    if line.isascii():
+        return _ERRORISH_LOWER_RE.search(line.lower()) is not None
+    return _ERRORISH_RE.search(line) is not None
+
+
 def error_lines(lines: Iterable[str], limit: int = MAX_ERROR_LINES) -> list[str]:
     """The lines of a log or pasted text that report an error, each once.
 
     A long log keeps its first error lines (often the cause) and its last ones
     (the crash) up to ``limit`` in all.
     """
-    found = list(dict.fromkeys(line.strip() for line in lines if _ERRORISH_RE.search(line)))
+    found = list(dict.fromkeys(line.strip() for line in lines if _is_errorish(line)))
     if len(found) <= limit:
         return found
     head = limit // 3

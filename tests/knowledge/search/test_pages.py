@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from knowledge.search.pages import (
     PAGE_PRIORS,
     PageRanker,
@@ -241,3 +244,23 @@ def test_a_family_name_extended_by_unknown_words_is_another_model():
     assert ranking.family == family.name and ranking.confidence == "low"
     known = RANKER.rank("DeepSeek-V4-Flash-NVFP4 with MTP: is there a recipe to run it?")
     assert known.unknown == () and known.confidence != "low"
+
+
+_ERROR_WORDS = ["Error", "OOM", "can't", "Timed Out", "timeout", "NOT SUPPORTED", "killed", "x"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(_ERROR_WORDS),
+            st.text(alphabet=st.characters(max_codepoint=0x17F), max_size=12),
+            st.sampled_from(["İ", "ſ", "K", "ﬀ", "ERRſR"]),  # case folds that change length
+        ),
+        max_size=8,
+    ).map(" ".join)
+)
+def test_the_ascii_fast_path_finds_exactly_the_lines_the_pattern_finds(line):
+    from knowledge.search.pages import _ERRORISH_RE, _is_errorish
+
+    assert _is_errorish(line) == bool(_ERRORISH_RE.search(line))
