@@ -437,6 +437,9 @@ def run(wiki_dir: Path, *, seed: int = 13, triage_runs: int = 200) -> dict[str, 
                     triage.append((time.perf_counter() - started) * 1000)
                 figures["triage_samples"] = float(len(triage))
                 figures["triage_300_lines_p99_ms"] = percentile(triage, 0.99)
+                # The bot holds no triage view of a wiki it no longer serves: kept in this
+                # local, it would keep the old wiki's page ranker alive through the refresh.
+                del context
 
             _step("one-page refresh")
             seconds, stall = asyncio.run(_refresh(kb, heap, _middle_page(kb), 3))

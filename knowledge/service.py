@@ -187,9 +187,11 @@ class KnowledgeBase:
                 force=force, progress=progress, lazy_index=lazy_index, parsed=parsed
             )
         finally:
-            # The state no longer served is freed here, not in whichever thread lets go of
-            # it last; only if no answer still holds it (``previous`` and getrefcount's
-            # argument are its only references then).
+            # The state no longer served is freed here, a piece at a time, not at once in
+            # whichever thread lets go of it last, and before reload() returns: the bot
+            # freezes the heap next, and must not find the old ranker still there. Only if
+            # no answer still holds the state (``previous`` and getrefcount's argument are
+            # its only references then). The new state already answers meanwhile.
             if (
                 previous is not None
                 and previous is not self._state
@@ -197,7 +199,7 @@ class KnowledgeBase:
                 and previous.built_ranker is not self._state.built_ranker
                 and sys.getrefcount(previous) == 2
             ):
-                threading.Thread(target=previous.retire, name="wikibot-retire", daemon=True).start()
+                previous.retire()
             del previous
 
     def _load_locked(
