@@ -66,8 +66,11 @@ class ChannelNeed:
 
 
 #: View Channel, Send Messages (a forum post), Embed Links, Attach Files, Send
-#: Messages in Threads, Manage Threads (archive, lock and tag the ticket posts).
-HELP_FORUM_PERMISSIONS = (1 << 10) | (1 << 11) | (1 << 14) | (1 << 15) | (1 << 38) | (1 << 34)
+#: Messages in Threads, Manage Threads (archive, lock and tag the ticket posts),
+#: Read Message History (a retried filing looks for its post among the forum's posts).
+HELP_FORUM_PERMISSIONS = (
+    (1 << 10) | (1 << 11) | (1 << 14) | (1 << 15) | (1 << 16) | (1 << 38) | (1 << 34)
+)
 
 
 def channel_needs(config: BotConfig, t: Templates) -> list[ChannelNeed]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from bot.cli import main
@@ -198,3 +199,21 @@ def test_doctor_fails_on_a_data_folder_it_cannot_write(tmp_path, monkeypatch, ca
     assert main(["doctor", "--config", str(config)]) == 1  # still no token
     out = capsys.readouterr().out
     assert f"[ok]   Data folder: {tmp_path / 'data'} can be written" in out
+
+
+def test_doctor_names_read_message_history_in_the_help_forum(threaded_standin, tmp_path):
+    import asyncio
+
+    history = 1 << 16  # a retried filing looks for its post among the forum's posts
+    threaded_standin.guild.channels[:] = [
+        dataclasses.replace(c, overwrites=((DEFAULT_IDS.role_bot, 0, 0, history),))
+        if c.id == DEFAULT_IDS.forum
+        else c
+        for c in threaded_standin.guild.channels
+    ]
+    extra = f"support:\n  forum_channel_id: {DEFAULT_IDS.forum}\n"
+    config = _config(tmp_path, [DEFAULT_IDS.guild], index=False, extra=extra)
+    checks = asyncio.run(run_checks(config, threaded_standin.config.token))
+    (forum,) = [c for c in checks if c.text.startswith("Channel #")]
+    assert forum.ok is False
+    assert forum.text.endswith("the bot lacks Read Message History")
