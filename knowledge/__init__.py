@@ -16,8 +16,9 @@ requests), ``answers`` (every reply), ``cli`` (the terminal commands).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from knowledge.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from knowledge import answers, triage
@@ -56,13 +57,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _WHERE.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'knowledge' has no attribute {name!r}")
-    module = importlib.import_module(module_name)
-    return module if module_name == f"{__name__}.{name}" else getattr(module, name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)

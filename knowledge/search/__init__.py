@@ -12,8 +12,9 @@ the index store or pydantic.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from knowledge.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from knowledge.search._whoosh import STOP, make_term_analyzer
@@ -76,12 +77,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _WHERE.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'knowledge.search' has no attribute {name!r}")
-    return getattr(importlib.import_module(module_name), name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)

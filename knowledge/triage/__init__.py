@@ -16,8 +16,9 @@ first use (PEP 562), so reading a request file does not load the rule engine.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from knowledge.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from knowledge.triage.confidence import CONFIDENCES
@@ -51,12 +52,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _WHERE.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'knowledge.triage' has no attribute {name!r}")
-    return getattr(importlib.import_module(module_name), name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)

@@ -12,8 +12,9 @@ Markdown parser.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from knowledge.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from knowledge.wiki.cache import PageCache
@@ -94,12 +95,4 @@ _MODULES = {
 _WHERE = {name: f"{__name__}.{module}" for module, names in _MODULES.items() for name in names}
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _WHERE.get(name)
-    if module_name is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module_name), name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)
