@@ -11,7 +11,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["default_data_dir", "demo_wiki_dir"]
+__all__ = ["data_root", "default_data_dir", "demo_wiki_dir"]
 
 
 def demo_wiki_dir() -> Path:
@@ -19,13 +19,16 @@ def demo_wiki_dir() -> Path:
     return Path(str(resources.files("knowledge").joinpath("demo_wiki")))
 
 
-def default_data_dir(wiki_dir: Path) -> Path:
-    """Per-wiki data folder under ``$WIKIBOT_DATA`` or the user's cache folder."""
+def data_root() -> Path:
+    """Where default data folders go: ``$WIKIBOT_DATA``, else the user's cache folder."""
     base = os.environ.get("WIKIBOT_DATA")
     if base:
-        root = Path(base)
-    else:
-        cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        root = Path(cache) / "wikibot"
+        return Path(base)
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "wikibot"
+
+
+def default_data_dir(wiki_dir: Path) -> Path:
+    """Per-wiki data folder under :func:`data_root`."""
     digest = hashlib.sha256(str(wiki_dir.resolve()).encode()).hexdigest()[:10]
-    return root / f"{wiki_dir.resolve().name}-{digest}"
+    return data_root() / f"{wiki_dir.resolve().name}-{digest}"

@@ -23,6 +23,7 @@ import httpx
 
 from knowledge.answers import Links
 from knowledge.answers._format import link
+from knowledge.paths import data_root
 from knowledge.reply import Field, Reply
 from knowledge.search import BuildStats
 from knowledge.templates import Templates, load_templates
@@ -198,18 +199,11 @@ class Follower:
 
 
 def source_data_dir(source: Source) -> Path:
-    """The default data folder of a fetched wiki: one per source, under ``$WIKIBOT_DATA``
-    or the user's cache folder (as :func:`knowledge.service.default_data_dir` does for
-    a local wiki folder)."""
-    base = os.environ.get("WIKIBOT_DATA")
-    if base:
-        root = Path(base)
-    else:
-        cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        root = Path(cache) / "wikibot"
+    """The default data folder of a fetched wiki, one per source, under
+    :func:`~knowledge.paths.data_root` (as ``default_data_dir`` is for a local folder)."""
     name = f"{source.owner}-{source.repo}" if source.is_github else "url"
     digest = hashlib.sha256(source.text.encode()).hexdigest()[:10]
-    return root / f"{name}-{digest}"
+    return data_root() / f"{name}-{digest}"
 
 
 def fetched_wiki(data_dir: Path) -> Generation | None:
