@@ -468,10 +468,9 @@ async def _until_posted(data: Path) -> Any:
     raise AssertionError("the pending ticket was never posted nor found")
 
 
-def test_a_crash_between_the_post_and_its_record_finds_the_post_instead_of_posting_again(
-    discord_standin, data
-):
-    made: dict[str, Any] = {}
+def _file_and_keep_the_post(data: Path, made: dict[str, Any]):
+    """A scenario that files a ticket, waits for its post and keeps a copy of the post
+    (thread and first message) in ``made``, to put back after a simulated crash."""
 
     async def first(ds):
         _, _, step = await through_step_1(ds)
@@ -484,12 +483,20 @@ def test_a_crash_between_the_post_and_its_record_finds_the_post_instead_of_posti
         made["thread"] = copy.deepcopy(ds.threads[thread_id])
         made["message"] = copy.deepcopy(ds.messages[thread_id])
 
+    return first
+
+
+def test_a_crash_between_the_post_and_its_record_finds_the_post_instead_of_posting_again(
+    discord_standin, data
+):
+    made: dict[str, Any] = {}
+
     async def after_restart(ds):  # Discord still has the post; the bot's store does not
         ds.threads[made["id"]] = made["thread"]
         ds.messages[made["id"]] = made["message"]
         return await _until_posted(data)
 
-    discord_standin.run(factory(data), first)
+    discord_standin.run(factory(data), _file_and_keep_the_post(data, made))
     _as_killed_before_recording(data, thread_id=made["id"])
     ticket = discord_standin.run(factory(data), after_restart)
     assert ticket.thread_id == made["id"], "the post made before the crash is recorded"
@@ -506,17 +513,6 @@ def test_a_post_archived_before_the_retry_is_found_among_the_forums_archived_pos
     archived public threads do."""
     made: dict[str, Any] = {}
 
-    async def first(ds):
-        _, _, step = await through_step_1(ds)
-        _, check = await through_step_2(ds, step)
-        await ds.press(check, button_id(check, "File the ticket"))
-        request = await ds.wait_for_request(lambda r: r.route == "create_thread")
-        thread_id = int(request.response["id"])
-        await _until_posted(data)
-        made["id"] = thread_id
-        made["thread"] = copy.deepcopy(ds.threads[thread_id])
-        made["message"] = copy.deepcopy(ds.messages[thread_id])
-
     async def after_restart(ds):
         thread = made["thread"]
         thread["thread_metadata"].update(archived=True, archive_timestamp=iso_now())
@@ -524,7 +520,7 @@ def test_a_post_archived_before_the_retry_is_found_among_the_forums_archived_pos
         ds.messages[made["id"]] = made["message"]
         return await _until_posted(data)
 
-    discord_standin.run(factory(data), first)
+    discord_standin.run(factory(data), _file_and_keep_the_post(data, made))
     _as_killed_before_recording(data, thread_id=made["id"])
     ticket = discord_standin.run(factory(data), after_restart)
     ds = discord_standin.last
