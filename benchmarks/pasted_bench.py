@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import random
 import re
-import resource
 import statistics
 import sys
 import tempfile
@@ -28,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Final
 
-from benchmarks.stats import percentile
+from benchmarks.stats import peak_rss_mb, percentile
 
 __all__ = ["DEFAULT_WIKI", "main", "make_questions", "run"]
 
@@ -182,7 +181,7 @@ def run(
                 figures[f"{name}_cpu_p99_ms"] = percentile(cpu, 0.99)
         finally:
             kb.close()
-    figures["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    figures["peak_rss_mb"] = peak_rss_mb()
     return figures
 
 

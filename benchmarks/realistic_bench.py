@@ -34,7 +34,6 @@ import gc
 import math
 import random
 import re
-import resource
 import shutil
 import statistics
 import subprocess
@@ -48,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.plain_whoosh import PAGE, PlainWhoosh
-from benchmarks.stats import percentile
+from benchmarks.stats import peak_rss_mb, percentile
 
 __all__ = ["Query", "main", "realistic_queries", "run", "run_scaled", "scaled_wiki"]
 
@@ -449,7 +448,7 @@ def run(wiki_dir: Path, *, seed: int = 13, triage_runs: int = 200) -> dict[str, 
             figures.update(_sizes(data))
         finally:
             kb.close()
-    figures["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    figures["peak_rss_mb"] = peak_rss_mb()
     return figures
 
 
@@ -503,7 +502,7 @@ def run_scaled(wiki_dir: Path, scale: int, *, seed: int = 13) -> dict[str, float
             figures.update(_sizes(data))
         finally:
             kb.close()
-    figures["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    figures["peak_rss_mb"] = peak_rss_mb()
     return figures
 
 

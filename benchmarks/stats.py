@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["percentile"]
+import resource
+
+__all__ = ["peak_rss_mb", "percentile"]
 
 
 def percentile(samples: list[float], share: float) -> float:
@@ -11,3 +13,8 @@ def percentile(samples: list[float], share: float) -> float:
     if not ordered:
         return float("nan")
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far, in MB (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

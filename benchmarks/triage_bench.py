@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import argparse
 import logging
-import resource
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.stats import percentile
+from benchmarks.stats import peak_rss_mb, percentile
 from benchmarks.triage_parts_bench import DEFAULT_LOGS, build_inputs
 
 __all__ = ["DEFAULT_WIKI", "main", "make_request", "run"]
@@ -110,7 +109,7 @@ def run(
             figures["log_5mb_known_errors"] = float(len(big.known_errors))
         finally:
             kb.close()
-    figures["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    figures["peak_rss_mb"] = peak_rss_mb()
     return figures
 
 
