@@ -167,6 +167,9 @@ _HF_ORG_RE: Final = re.compile(r"api_org_[A-Za-z0-9]{34,}")
 _GH_RE: Final = re.compile(r"gh[pousr]_[A-Za-z0-9]{36,}")
 _GH_PAT_RE: Final = re.compile(r"github_pat_\w{82,}")
 _AWS_ACCESS_RE: Final = re.compile(r"A(?:KI|SI)A[A-Z0-9]{16}(?![A-Za-z0-9])")
+# The same without its end test, for the joined-lines view: there the next line's first
+# word follows with no break between, and the end is checked against the line ends.
+_AWS_ACCESS_JOINED_RE: Final = re.compile(r"A(?:KI|SI)A[A-Z0-9]{16}")
 # Discord: the middle part (timestamp) is found first, the user-id part is walked back.
 _DISCORD_TAIL_RE: Final = re.compile(r"\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,45}(?![A-Za-z0-9_-])")
 _DISCORD_CHARS: Final = frozenset(
@@ -612,7 +615,7 @@ def _normalised(text: str) -> str:
 _BREAKABLE: Final = (
     (HF_TOKEN, (_HF_RE, _HF_ORG_RE)),
     (GITHUB_TOKEN, (_GH_RE, _GH_PAT_RE)),
-    (AWS_ACCESS_KEY, (_AWS_ACCESS_RE,)),
+    (AWS_ACCESS_KEY, (_AWS_ACCESS_JOINED_RE,)),
 )
 
 
@@ -623,7 +626,8 @@ def _broken_spans(
 
     A token may start where a word starts in the joined view, or where a line started
     before the lines were joined (``line_starts``): ``done\nhf_...`` joins to
-    ``donehf_...``, whose token still starts a line of its own.
+    ``donehf_...``, whose token still starts a line of its own. Likewise it ends where
+    its word ends or where a line ended: ``AKIA...\nINFO`` joins to ``AKIA...INFO``.
     """
     spans: list[tuple[int, int, str, re.Pattern[str] | None]] = []
     for kind, patterns in _BREAKABLE:
@@ -631,7 +635,8 @@ def _broken_spans(
             spans.extend(
                 (m.start(), m.end(), kind, pattern)
                 for m in pattern.finditer(joined)
-                if m.start() in line_starts or _starts_word(joined, m.start())
+                if (m.start() in line_starts or _starts_word(joined, m.start()))
+                and (m.end() in line_starts or not joined[m.end() : m.end() + 1].isalnum())
             )
     if "ey" in joined:
         spans.extend(

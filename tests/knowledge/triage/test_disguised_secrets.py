@@ -265,3 +265,13 @@ def test_each_disguise_is_redacted_and_reported_by_kind(disguise, kind):
     assert result.text.count("\n") == log.count("\n")  # line numbers stay those of the paste
     assert result.text.startswith("INFO loading\nINFO token ")
     assert result.text.endswith(" ok\nINFO done")
+
+
+def test_a_key_broken_after_its_first_letter_is_found_up_to_the_next_lines_word():
+    # found by hypothesis: joined, the key runs into the next line's first word
+    # (``AKIA...INFO``), so its end is taken where the line ended
+    log = 'File "x.py", line 1221,  A\nKIA0000000000000000\nINFO: 200 OK'
+    result = redact(log, "log")
+    assert "KIA0000000000000000" not in result.text
+    assert result.text.endswith("\nINFO: 200 OK") and result.text.count("\n") == 2
+    assert [(r.kind, r.count) for r in result.redactions] == [("aws-access-key", 1)]
