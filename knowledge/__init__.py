@@ -16,9 +16,8 @@ requests), ``answers`` (every reply), ``cli`` (the terminal commands).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from knowledge.lazy import lazy_exports
+import importlib
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from knowledge import answers, triage
@@ -57,4 +56,15 @@ _WHERE = {
 }
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)
+# The root keeps its own copy of what knowledge.lazy gives the sub-packages: importing
+# ``knowledge`` loads no other module of the package.
+def __getattr__(name: str) -> Any:
+    module_name = _WHERE.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'knowledge' has no attribute {name!r}")
+    module = importlib.import_module(module_name)
+    return module if module_name == f"{__name__}.{name}" else getattr(module, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,7 +1,8 @@
 """Public names of a package imported on first use (PEP 562), the same way everywhere.
 
 A package lists ``name -> defining module`` and gets the ``__getattr__`` and
-``__dir__`` it needs, so importing it costs nothing until a name is used.
+``__dir__`` it needs, so importing it costs nothing until a name is used. The root
+package ``knowledge`` keeps its own copy, so that importing it loads nothing else.
 """
 
 from __future__ import annotations
