@@ -784,27 +784,29 @@ def _family_names(catalogue: Catalogue) -> list[tuple[tuple[str, ...], Family]]:
     out = []
     for family in catalogue.families:
         names = {fold_key(family.name)}
-        if family.hub:
-            names.add(fold_key(family.hub.rsplit("/", 1)[-1].removesuffix(".md")))
+        if (hub := _hub_name(family)) is not None:
+            names.add(fold_key(hub))
         names.update(fold_key(v.title) for v in family.current)
         names = {n for n in names if len(n) >= 3}
         out.append((tuple(sorted(names, key=len, reverse=True)), family))
     return out
 
 
+def _hub_name(family: Family) -> str | None:
+    """The file name of a family's hub without ``.md`` (``minimax-m25``), if it has one."""
+    return family.hub.rsplit("/", 1)[-1].removesuffix(".md") if family.hub else None
+
+
+def _first_words(family: Family) -> set[str]:
+    """The first word of a family's name and of its hub's file name: the model's maker
+    or series (``glm``, ``kimi``, ``minimax``), the word a version number follows."""
+    names = [family.name.strip(), _hub_name(family) or ""]
+    return {m.group().casefold() for n in names if (m := _FIRST_WORD_RE.match(n))}
+
+
 def _family_words(catalogue: Catalogue) -> frozenset[str]:
-    """The first word of each family's name and hub file name: the model's maker or
-    series (``glm``, ``kimi``, ``minimax``), the word a version number follows."""
-    words: set[str] = set()
-    for family in catalogue.families:
-        names = [family.name]
-        if family.hub:
-            names.append(family.hub.rsplit("/", 1)[-1].removesuffix(".md"))
-        for name in names:
-            first = _FIRST_WORD_RE.match(name.strip())
-            if first is not None:
-                words.add(first.group().casefold())
-    return frozenset(words)
+    """The first words (:func:`_first_words`) of every family."""
+    return frozenset(word for family in catalogue.families for word in _first_words(family))
 
 
 def _version_letter(version: str) -> str:
@@ -821,10 +823,7 @@ def _families_by_word(catalogue: Catalogue) -> dict[str, tuple[Family, frozenset
     for family in catalogue.families:
         if not family.current:
             continue  # a row of the front page that is no model (a list of others)
-        names = [family.name]
-        if family.hub:
-            names.append(family.hub.rsplit("/", 1)[-1].removesuffix(".md"))
-        for word in {m.group().casefold() for n in names if (m := _FIRST_WORD_RE.match(n))}:
+        for word in _first_words(family):
             if family not in owners[word]:
                 owners[word].append(family)
     named: dict[str, tuple[Family, frozenset[str]]] = {}
@@ -833,9 +832,7 @@ def _families_by_word(catalogue: Catalogue) -> dict[str, tuple[Family, frozenset
         if len(found) != 1 and len(main) != 1:
             continue
         family = found[0] if len(found) == 1 else main[0]  # the front page's before legacy
-        texts = [family.name, *(v.title for v in family.current)]
-        if family.hub:
-            texts.append(family.hub.rsplit("/", 1)[-1].removesuffix(".md"))
+        texts = [family.name, *(v.title for v in family.current), _hub_name(family) or ""]
         words = frozenset({word})
         letters = {_version_letter(v) for t in texts for _, v in _named_versions(t, words)}
         named[word] = (family, frozenset(letters))
