@@ -448,3 +448,38 @@ def test_heartbeat_is_written_while_the_bot_runs_and_health_follows_it(
     capsys.readouterr()
     assert main(["health", "--config", str(config)]) == 1
     assert "not connected to Discord" in capsys.readouterr().err
+
+
+def test_the_last_heartbeat_lands_after_a_loop_beat_still_being_written(
+    discord_standin, tmp_path, monkeypatch
+):
+    """A loop's beat cancelled at shutdown goes on in its thread: it must not overwrite
+    the last beat, which says the bot is gone."""
+    import bot.exts.upkeep._cog as upkeep
+
+    kb = fresh_kb(tmp_path)
+    path = heartbeat_path(kb.data_dir)
+    slow = threading.Event()
+    started = threading.Event()
+    last_requested = threading.Event()
+    real_write = upkeep.write_heartbeat
+
+    def write(target, beat):
+        if not beat.connected:
+            last_requested.set()
+        elif slow.is_set() and not started.is_set():
+            started.set()
+            # Without ordering, the last beat is written meanwhile and this one lands after.
+            last_requested.wait(timeout=1.0)
+        real_write(target, beat)
+
+    monkeypatch.setattr(upkeep, "write_heartbeat", write)
+
+    async def scenario(standin):
+        await standin.wait_until(lambda: path.exists() or None, poll=0.01)
+        slow.set()
+        await standin.wait_until(lambda: started.is_set() or None, poll=0.01)
+
+    discord_standin.run(bot_factory(kb=kb, heartbeat_interval=TICK), scenario)
+    assert last_requested.is_set()
+    assert read_heartbeat(path).connected is False

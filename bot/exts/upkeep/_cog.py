@@ -28,6 +28,7 @@ import asyncio
 import logging
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from discord.ext import commands, tasks
@@ -56,6 +57,10 @@ class UpkeepCog(commands.Cog):
         self._reload: asyncio.Task[Any] | None = None
         self._beating = False
         self._beat_failing = False
+        #: One thread writes every heartbeat, in the order they were made: a loop's beat
+        #: whose wait was cancelled at shutdown still finishes in its thread, and must not
+        #: land after the last beat (which says "disconnected").
+        self._beat_writer = ThreadPoolExecutor(1, thread_name_prefix="wikibot-heartbeat")
 
     async def cog_load(self) -> None:
         if self.bot.refresh_interval > 0:
@@ -80,6 +85,7 @@ class UpkeepCog(commands.Cog):
         if self._beating:
             self.connected = False
             await self._beat()
+        self._beat_writer.shutdown(wait=False)
 
     # --- refresh -----------------------------------------------------------------
 
@@ -211,7 +217,8 @@ class UpkeepCog(commands.Cog):
         )
         path = heartbeat_path(kb.data_dir)
         try:
-            await asyncio.to_thread(write_heartbeat, path, beat)
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(self._beat_writer, write_heartbeat, path, beat)
         except OSError as exc:
             if not self._beat_failing:
                 log.warning("cannot write the heartbeat (health checks will fail): %s", exc)
