@@ -1,7 +1,8 @@
 """The Whoosh engine: schema, analyzer, status-weighted BM25F, query objects, merges.
 
-One Whoosh document per section. The only module that imports Whoosh; the rest
-of :mod:`knowledge.search` talks to it through :class:`~knowledge.search.engine.Engine`.
+One Whoosh document per section. With :mod:`knowledge.search._segment` (which writes a
+full build's segment), the only module that imports Whoosh; the rest of
+:mod:`knowledge.search` talks to it through :class:`~knowledge.search.engine.Engine`.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from whoosh.searching import Searcher
 
 from knowledge.search import ranking
 from knowledge.search._bm25 import BM25Ranker
+from knowledge.search._segment import FreshSegmentWriter
 from knowledge.search.engine import (
     Document,
     Engine,
@@ -80,8 +82,6 @@ _MORE_STOP = """
 """
 STOP = frozenset(STOP_WORDS) | frozenset(_MORE_STOP.split())
 
-#: Whoosh's in-memory buffer for a full build: one segment, sorted once at commit.
-_FULL_LIMITMB = 256
 #: Whoosh's in-memory buffer for an update of a few pages.
 _UPDATE_LIMITMB = 64
 
@@ -233,7 +233,7 @@ class WhooshEngine(Engine):
         ix = whoosh_index.create_in(str(gen_dir), self.schema)
         try:
             try:
-                writer = ix.writer(limitmb=_FULL_LIMITMB)
+                writer = FreshSegmentWriter(ix)
             except whoosh_index.LockError as exc:
                 raise IndexLockedError(f"search index in {gen_dir} is locked") from exc
             count = 0
@@ -245,7 +245,7 @@ class WhooshEngine(Engine):
                     count += len(docs)
                     if on_page is not None:
                         on_page(done)
-                writer.commit()
+                writer.commit(merge=False)
             except BaseException:
                 with contextlib.suppress(Exception):
                     writer.cancel()
@@ -259,13 +259,13 @@ class WhooshEngine(Engine):
 
     def write_memory(self, pages: Iterable[Sequence[Document]]) -> Generation:
         ix = RamStorage().create_index(self.schema)
-        writer = ix.writer(limitmb=_FULL_LIMITMB)
+        writer = FreshSegmentWriter(ix)
         terms = IndexTerms()
         try:
             for docs in pages:
                 for doc in docs:
                     writer.add_document(**_fields(doc, terms))
-            writer.commit()
+            writer.commit(merge=False)
         except BaseException:
             with contextlib.suppress(Exception):
                 writer.cancel()
