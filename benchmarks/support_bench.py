@@ -1,23 +1,35 @@
 """/support through the Discord stand-in: the wiki's answer and the forum post, under load.
 
-    python -m benchmarks.support_bench [--wiki DIR] [--count N] [--in-flight K] [--spec]
+    python -m benchmarks.support_bench [--wiki DIR] [--count N] [--in-flight K]
+                                       [--layout split|shared|both] [--spec]
     python -m benchmarks support          # the same, from the benchmark runner
 
-The real bot runs against the loopback stand-in in one event loop. Each request
-goes through the whole form: ``/support``, step 1, "Continue", step 2 with a
-300-line server log uploaded. Two figures per request:
+The real bot runs against the loopback stand-in. Each simulated user goes through
+the whole form: ``/support``, step 1, "Continue", step 2 with a 300-line server log
+uploaded, then "File the ticket". Two figures per flow:
 
 - **deflection**: from the step-2 modal submit (INTERACTION_CREATE sent) to the
   private answer with the triage (redaction, triage and the embed included);
 - **post**: from the "File the ticket" press to the forum post's request reaching
   the stand-in (store write, post body, attachments).
 
-``--in-flight`` requests run at once (default 20); a ticker records how late the
-event loop wakes meanwhile (the stall). The stand-in shares the bot's loop, so its
-own work is in the figures too; its check of every body against Discord's OpenAPI
-description (jsonschema, tens of milliseconds per modal or embed, on that loop) is
-the tests' business and off here unless ``--spec`` asks for it, so the figures are
-the bot's. Printed, never asserted.
+``--in-flight`` users run at once (default 20), each starting its next flow as soon
+as its last one is posted (no think time: the bot is saturated). A ticker in the
+bot's event loop records how late it wakes meanwhile (the stall).
+
+Two layouts (``--layout both``, the default, prints each):
+
+- **split**: the bot alone in this process, as in production (Discord is not inside
+  the bot's process); the stand-in and the users in a child process, so the loop
+  stall and ``bot_cpu_ms_per_flow`` are the bot's own. On a 2-core machine the two
+  processes share the cores with whatever else runs.
+- **shared**: bot, stand-in and users in one event loop and one process, as the
+  tests run them; the stand-in's work is in every figure.
+
+``*_cpu_ms_per_flow`` is CPU time of a process during the measured flows divided by
+their number: what one flow costs each side. The stand-in's check of every body
+against Discord's OpenAPI description (jsonschema) is the tests' business and off
+unless ``--spec`` asks for it. Printed, never asserted.
 """
 
 from __future__ import annotations
@@ -25,10 +37,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import multiprocessing
 import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +58,10 @@ DEFAULT_WIKI = ROOT.parent / "shared" / "wiki-snapshot"
 TARGET_DEFLECTION_P99_MS = 150.0
 TARGET_POST_P99_MS = 300.0
 TARGET_STALL_MS = 100.0
+LAYOUT_NAMES = {
+    "split": "the bot alone in this process; the stand-in and the users in another",
+    "shared": "the bot, the stand-in and the users in one event loop",
+}
 
 LOG_LINE = (
     "(EngineCore_DP0 pid=310) INFO 05-15 03:30:{s:02d} [gpu_model_runner.py:2{n:03d}] step {n}"
@@ -90,60 +110,165 @@ async def _one(ds: Any, i: int, user: int) -> tuple[float, float]:
         for b in row["components"]
         if b["custom_id"].startswith("wikibot:sp:file:")
     )
+    since = len(ds.requests)  # the post comes after the press: older requests are not read
     pressed = await ds.press(check.response, file_id, user_id=user)
     title = f"request {i}: the server dies after loading"
     posted = await ds.wait_for_request(
-        lambda r: r.route == "create_thread" and (r.json or {}).get("name") == title, timeout=60
+        lambda r: r.route == "create_thread" and (r.json or {}).get("name") == title,
+        since=since,
+        timeout=60,
     )
     return deflection, posted.at - pressed.sent_at
 
 
-async def _scenario(kb: Any, config: Any, count: int, in_flight: int, spec: bool) -> dict[str, Any]:
+async def _warm_up(ds: Any) -> None:
+    """Four flows at once: the bot's threads, caches and the store are warm after them."""
+    await asyncio.gather(*(_one(ds, i, 800_000_000_000_000_000 + i) for i in range(4)))
+
+
+async def _load(ds: Any, count: int, in_flight: int) -> dict[str, Any]:
+    """``count`` whole flows, ``in_flight`` at once (each user starts the next flow as soon
+    as the last one is posted); the figures, with this process's CPU per flow."""
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    for i in range(count):
+        queue.put_nowait(100 + i)
+    deflections: list[float] = []
+    posts: list[float] = []
+
+    async def worker() -> None:
+        while not queue.empty():
+            i = queue.get_nowait()
+            a, b = await _one(ds, i, 810_000_000_000_000_000 + i)
+            deflections.append(a)
+            posts.append(b)
+
+    started, cpu = time.perf_counter(), time.process_time()
+    await asyncio.gather(*(worker() for _ in range(in_flight)))
+    took, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return {
+        "requests": len(deflections),
+        "seconds": round(took, 2),
+        "deflection_p50_ms": _ms(deflections, 50),
+        "deflection_p99_ms": _ms(deflections, 99),
+        "post_p50_ms": _ms(posts, 50),
+        "post_p99_ms": _ms(posts, 99),
+        "cpu_ms_per_flow": round(cpu * 1000 / max(1, len(deflections)), 2),
+    }
+
+
+def _factory(kb: Any, config: Any) -> Callable[..., Any]:
     from bot.client import WikiBot
-    from tests.discord_standin import StandinConfig, run_bot
 
     def factory(**kwargs: Any) -> WikiBot:
         bot = WikiBot(config, knowledge=kb, **kwargs)
         bot.support_retry_interval = 3600.0
         return bot
 
-    standin_config = StandinConfig(wait_timeout=120.0, startup_timeout=120.0, check_spec=spec)
-    deflections: list[float] = []
-    posts: list[float] = []
-    async with run_bot(factory, standin_config) as ds:
+    return factory
+
+
+def _standin_config(spec: bool) -> Any:
+    from tests.discord_standin import StandinConfig
+
+    return StandinConfig(wait_timeout=120.0, startup_timeout=120.0, check_spec=spec)
+
+
+async def _shared(kb: Any, config: Any, count: int, in_flight: int, spec: bool) -> dict[str, Any]:
+    """The bot, the stand-in and the users in one event loop (one process, one core)."""
+    from tests.discord_standin import run_bot
+
+    async with run_bot(_factory(kb, config), _standin_config(spec)) as ds:
         await ds.client.get_cog("SupportCog").desk()  # as the bot does once it is ready
-        await asyncio.gather(*(_one(ds, i, 800_000_000_000_000_000 + i) for i in range(4)))
-        queue: asyncio.Queue[int] = asyncio.Queue()
-        for i in range(count):
-            queue.put_nowait(100 + i)
-
-        async def worker() -> None:
-            while not queue.empty():
-                i = queue.get_nowait()
-                a, b = await _one(ds, i, 810_000_000_000_000_000 + i)
-                deflections.append(a)
-                posts.append(b)
-
+        await _warm_up(ds)
         with _LagMeter() as lag:
-            started = time.perf_counter()
-            await asyncio.gather(*(worker() for _ in range(in_flight)))
-            took = time.perf_counter() - started
+            figures = await _load(ds, count, in_flight)
+    cpu = figures.pop("cpu_ms_per_flow")
+    return {**figures, **lag.figures(), "cpu_ms_per_flow (all)": cpu}
+
+
+def _users_process(conn: Connection, count: int, in_flight: int, spec: bool) -> None:
+    """The stand-in and the simulated users, in a process of their own (see :func:`_split`)."""
+    logging.getLogger("aiohttp").setLevel(logging.ERROR)
+    asyncio.run(_users(conn, count, in_flight, spec))
+
+
+async def _users(conn: Connection, count: int, in_flight: int, spec: bool) -> None:
+    from tests.discord_standin import Standin
+
+    loop = asyncio.get_running_loop()
+    ds = Standin(_standin_config(spec))
+    await ds.start()
+    try:
+        conn.send(ds.port)
+        await loop.run_in_executor(None, conn.recv)  # the bot is ready
+        await _warm_up(ds)
+        conn.send("start")
+        figures = await _load(ds, count, in_flight)
+        failed = [p.text for p in ds.unreported()]
+        conn.send({"figures": figures, "problems": failed})
+        await loop.run_in_executor(None, conn.recv)  # the bot has disconnected
+    finally:
+        await ds.close()
+
+
+async def _split(kb: Any, config: Any, count: int, in_flight: int, spec: bool) -> dict[str, Any]:
+    """The bot alone in this process, as in production; Discord's side (the stand-in and
+    the users driving it) in a child process, so this loop and CPU are the bot's own."""
+    from tests.discord_standin import run_bot
+
+    loop = asyncio.get_running_loop()
+    conn, child_conn = multiprocessing.Pipe()
+    child = multiprocessing.get_context("spawn").Process(
+        target=_users_process, args=(child_conn, count, in_flight, spec), daemon=True
+    )
+    child.start()
+    try:
+        port = await loop.run_in_executor(None, _recv, conn, child)
+        async with run_bot(_factory(kb, config), _standin_config(spec), remote_port=port) as ds:
+            await ds.client.get_cog("SupportCog").desk()  # as the bot does once it is ready
+            conn.send("go")
+            await loop.run_in_executor(None, _recv, conn, child)  # warmed up: measuring
+            cpu = time.process_time()
+            with _LagMeter() as lag:
+                answer = await loop.run_in_executor(None, _recv, conn, child)
+            cpu = time.process_time() - cpu
+        conn.send("bye")
+    finally:
+        child.join(10)
+        if child.is_alive():
+            child.kill()
+    if answer["problems"]:
+        raise RuntimeError("the stand-in recorded problems:\n" + "\n".join(answer["problems"]))
+    figures = answer["figures"]
+    users_cpu = figures.pop("cpu_ms_per_flow")
     return {
-        "requests": len(deflections),
-        "in_flight": in_flight,
-        "spec_checked": spec,
-        "seconds": round(took, 2),
-        "deflection_p50_ms": _ms(deflections, 50),
-        "deflection_p99_ms": _ms(deflections, 99),
-        "post_p50_ms": _ms(posts, 50),
-        "post_p99_ms": _ms(posts, 99),
+        **figures,
         **lag.figures(),
+        "bot_cpu_ms_per_flow": round(cpu * 1000 / max(1, figures["requests"]), 2),
+        "standin_cpu_ms_per_flow": users_cpu,
     }
 
 
+def _recv(conn: Connection, child: BaseProcess) -> Any:
+    """The child's next message; an error if it died first."""
+    while not conn.poll(0.5):
+        if not child.is_alive():
+            raise RuntimeError(f"the stand-in process exited with {child.exitcode}")
+    return conn.recv()
+
+
+LAYOUTS: dict[str, Callable[..., Awaitable[dict[str, Any]]]] = {"split": _split, "shared": _shared}
+
+
 def run(
-    wiki_dir: Path, *, count: int = 100, in_flight: int = 20, spec: bool = False
-) -> dict[str, Any]:
+    wiki_dir: Path,
+    *,
+    count: int = 100,
+    in_flight: int = 20,
+    spec: bool = False,
+    layouts: tuple[str, ...] = ("split", "shared"),
+) -> dict[str, dict[str, Any]]:
+    """Figures per layout (``split``: the stand-in in another process; ``shared``: one loop)."""
     from bot.config import parse_config
     from knowledge.service import KnowledgeBase
     from tests.discord_standin import DEFAULT_IDS
@@ -162,7 +287,14 @@ def run(
             name="bench",
         )
         try:
-            return asyncio.run(_scenario(kb, config, count, in_flight, spec))
+            return {
+                layout: {
+                    "in_flight": in_flight,
+                    "spec_checked": spec,
+                    **asyncio.run(LAYOUTS[layout](kb, config, count, in_flight, spec)),
+                }
+                for layout in layouts
+            }
         finally:
             kb.close()
     finally:
@@ -177,13 +309,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--spec", action="store_true", help="check every body against the OpenAPI description"
     )
+    parser.add_argument(
+        "--layout",
+        choices=[*LAYOUTS, "both"],
+        default="both",
+        help="split: the stand-in in a process of its own; shared: in the bot's loop",
+    )
     args = parser.parse_args(argv)
     if not args.wiki.is_dir():
         print(f"{args.wiki} not found (use --wiki DIR)", file=sys.stderr)
         return 2
-    figures = run(args.wiki, count=args.count, in_flight=args.in_flight, spec=args.spec)
-    for key, value in figures.items():
-        print(f"{key:>20}: {value}")
+    layouts = tuple(LAYOUTS) if args.layout == "both" else (args.layout,)
+    results = run(
+        args.wiki, count=args.count, in_flight=args.in_flight, spec=args.spec, layouts=layouts
+    )
+    for layout, figures in results.items():
+        print(f"{layout}: {LAYOUT_NAMES[layout]}")
+        for key, value in figures.items():
+            print(f"{key:>26}: {value}")
     print(
         f"targets: deflection p99 <= {TARGET_DEFLECTION_P99_MS:.0f} ms, "
         f"post p99 <= {TARGET_POST_P99_MS:.0f} ms, stall <= {TARGET_STALL_MS:.0f} ms"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import logging
 from typing import Any
 
 import discord
@@ -22,6 +23,7 @@ from tests.discord_standin import (
     Standin,
     StandinFailure,
     StandinTimeout,
+    run_bot,
 )
 from tests.discord_standin.limits import (
     FormErrors,
@@ -561,6 +563,28 @@ def test_non_loopback_hosts_are_refused(discord_standin) -> None:
 
     with pytest.raises(StandinFailure, match=r"\[non-loopback\] refused GET https://cdn"):
         discord_standin.run(make_bot, scenario)
+
+
+def test_a_bot_started_against_a_stand_in_served_elsewhere() -> None:
+    """``remote_port``: the bot talks to a stand-in it did not start (a benchmark serves
+    it from another process); its error logs still fail the run."""
+
+    async def main() -> tuple[str, str]:
+        remote = Standin()
+        await remote.start()
+        try:
+            async with run_bot(make_bot, remote_port=remote.port) as local:
+                rec = await remote.slash("ping", text="from afar")
+                assert local.requests == []  # nothing is served locally
+                answered = rec.response.message["content"]
+            with pytest.raises(StandinFailure, match="broke on purpose"):
+                async with run_bot(make_bot, remote_port=remote.port):
+                    logging.getLogger("discord.client").error("broke on purpose")
+            return answered, remote.requests_to("interaction_callback")[0].route
+        finally:
+            await remote.close()
+
+    assert asyncio.run(main()) == ("from afar", "interaction_callback")
 
 
 def test_bot_factory_must_accept_and_pass_http_trace(discord_standin) -> None:

@@ -72,11 +72,24 @@ class run_bot:  # lower case: used like a function, ``async with run_bot(...) as
     client, restore everything, then raise :class:`StandinFailure` listing every
     problem (ERROR logs, unknown routes, non-loopback hosts, a crashed ``start()``)
     that no helper has reported yet.
+
+    ``remote_port``: the stand-in already serves in another process on that loopback
+    port (a benchmark keeps Discord's side off the bot's process, as in production).
+    Nothing is served here: the bot is pointed at that port, and the local
+    :class:`Standin` only guards the bot's hosts, watches its error logs and reports
+    (its records stay empty; drive and read the remote one).
     """
 
-    def __init__(self, bot_factory: BotFactory, config: StandinConfig | None = None) -> None:
+    def __init__(
+        self,
+        bot_factory: BotFactory,
+        config: StandinConfig | None = None,
+        *,
+        remote_port: int | None = None,
+    ) -> None:
         self.bot_factory = bot_factory
         self.standin = Standin(copy.deepcopy(config) if config else StandinConfig())
+        self.remote_port = remote_port
         self.client: discord.Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._watchers: list[tuple[logging.Logger, LogWatcher]] = []
@@ -84,7 +97,10 @@ class run_bot:  # lower case: used like a function, ``async with run_bot(...) as
 
     async def __aenter__(self) -> Standin:
         standin = self.standin
-        await standin.start()
+        if self.remote_port is None:
+            await standin.start()
+        else:
+            standin.port = self.remote_port
         self._patch = pointed_at(standin)
         self._patch.__enter__()
         watcher = LogWatcher(standin)
@@ -172,7 +188,7 @@ class run_bot:  # lower case: used like a function, ``async with run_bot(...) as
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if exc is None:
+        if exc is None and self.remote_port is None:
             await self.standin.settle()
         await self._shutdown()
         self.standin.finish_expectations()
