@@ -39,6 +39,7 @@ from knowledge.wiki import (
     find_front_page,
     load_wiki,
 )
+from knowledge.wiki.cache import CachedPages
 from knowledge.wiki.helper import HELPER_MIN_BYTES
 
 if TYPE_CHECKING:
@@ -120,6 +121,8 @@ class KnowledgeBase:
         self._opened: BuildStats | None = None
         #: Parsed pages kept between runs: a restart costs reading files, not parsing.
         self._page_cache = PageCache.in_folder(self.data_dir)
+        #: The cache as read at the first load: the pages it gave read their sections from it.
+        self._cached: CachedPages | None = None
         self._triage_lock = threading.Lock()
         self._triage: tuple[WikiState, TriageContext] | None = None
         self._skipped_said: str | None = None
@@ -218,29 +221,38 @@ class KnowledgeBase:
                     log.info("data folder %s cannot be written: %s", self.data_dir, problem)
             if self._state is not None:
                 previous: Mapping[str, Page] = self._state.wiki.pages
-                wiki = load_wiki(
-                    self.wiki_dir, cache=parsed or previous, helper_min_bytes=HELPER_MIN_BYTES
-                )
+                stats = self._state.wiki.stats
             else:
-                with self._page_cache.read() as cached:
-                    previous = cached
-                    wiki = load_wiki(
-                        self.wiki_dir, cache=parsed or cached, helper_min_bytes=HELPER_MIN_BYTES
-                    )
+                # Read per page when first used; kept open for the pages of every later
+                # load that are still the same (closed by ``close``).
+                self._cached = self._page_cache.read(self.wiki_dir)
+                previous, stats = self._cached, self._cached.stats
+            wiki = load_wiki(
+                self.wiki_dir,
+                cache=parsed or previous,
+                helper_min_bytes=HELPER_MIN_BYTES,
+                stats=None if parsed else stats,
+            )
             fresh = [path for path, page in wiki.pages.items() if previous.get(path) is not page]
+            gone = any(path not in wiki.pages for path in previous)
+            moved = any(stats.get(path) != stat for path, stat in wiki.stats.items())
             # The cache is written in a thread meanwhile: a full index build runs in a
             # child process, so on two cores the two overlap.
             with ThreadPoolExecutor(1, thread_name_prefix="page-cache") as writer:
                 cache_written = None
-                if self._writable and (fresh or any(p not in wiki.pages for p in previous)):
-                    # Only the rows of pages parsed anew (or gone) are written.
-                    cache_written = writer.submit(self._page_cache.update, wiki.pages, fresh)
+                if self._writable and (fresh or gone or moved):
+                    # Only the rows of pages parsed anew (or gone) are written, and the
+                    # file status of pages whose file was read again.
+                    cache_written = writer.submit(
+                        self._page_cache.update, wiki.pages, fresh, wiki.stats
+                    )
                 # The same pages (none read anew, none gone): the same page ranker.
                 same = self._state is not None and not fresh and len(previous) == len(wiki.pages)
                 kept = self._state.built_ranker if same and self._state is not None else None
                 state, built = self._index_state(wiki, force, progress, lazy_index, kept)
             if cache_written is not None:
                 cache_written.result()  # a failure to write is logged there; a bug is raised
+            self._repair_cache(wiki)
             self._state = state
             with self._triage_lock:
                 if self._triage is not None and self._triage[0] is not state:
@@ -333,6 +345,14 @@ class KnowledgeBase:
         self._opened = built
         return index, built
 
+    def _repair_cache(self, wiki: Wiki) -> None:
+        """Write again the cache rows found damaged when their page was read (that page
+        was parsed from its file instead): now, or for those found later, at the next load."""
+        damaged = self._cached.take_damaged() if self._cached is not None else []
+        repair = [path for path in damaged if path in wiki.pages]
+        if repair and self._writable:
+            self._page_cache.update(wiki.pages, repair, wiki.stats)
+
     def _say_skipped(self, wiki: Wiki) -> None:
         """Warn in one line about the files skipped, once per change of the wiki.
 
@@ -370,6 +390,8 @@ class KnowledgeBase:
     def close(self) -> None:
         if self._index is not None:
             self._index.close()
+        if self._cached is not None:
+            self._cached.close()
 
     @property
     def link_base(self) -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from knowledge.search.engine import Document
 from knowledge.wiki import Page, Section, Wiki
+from knowledge.wiki.facts import facts_of
 
 __all__ = ["SYMPTOM_LABELS", "section_document", "text_size"]
 
@@ -38,8 +39,5 @@ def section_document(page: Page, section: Section, status: str) -> Document:
 
 def text_size(wiki: Wiki) -> int:
     """Characters of section text and code: what the cost of a build grows with."""
-    return sum(
-        len(section.text) + sum(len(block.text) for block in section.code)
-        for page in wiki.pages.values()
-        for section in page.sections
-    )
+    # Counted once per page, in its facts: a page of the cache is not read for it.
+    return sum(facts_of(page).text_chars for page in wiki.pages.values())

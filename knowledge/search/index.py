@@ -50,6 +50,7 @@ from knowledge.search.query import PreparedQuery, prepare_query
 from knowledge.search.snippets import Marker, snippet_for
 from knowledge.search.store import Manifest, PageEntry, Store, changed_pages
 from knowledge.wiki import Wiki
+from knowledge.wiki.facts import facts_of
 
 __all__ = ["CHILD_BUILD_MIN_CHARS", "RESULT_DEPTH", "SearchIndex"]
 
@@ -78,7 +79,8 @@ class _Live:
 
 def _wanted(wiki: Wiki, statuses: Mapping[str, str] | None) -> dict[str, PageEntry]:
     return {
-        path: (page.sha, ranking.indexed_status(statuses, path), len(page.sections))
+        # The section count from the page's facts: a page of the cache is not read for it.
+        path: (page.sha, ranking.indexed_status(statuses, path), facts_of(page).sections)
         for path, page in wiki.pages.items()
     }
 

@@ -6,12 +6,18 @@ a pickle) and the SHA-256 of that JSON. A ``meta`` table names the version: the
 cache format, the parser, markdown-it-py and the layout of the page classes, so a
 parse made by other code is never reused.
 
-Rows are read lazily (:class:`CachedPages` decodes a page when it is asked for,
-once) and written per page (:meth:`PageCache.update` replaces only the rows of
-pages parsed anew and deletes those of removed pages), so a refresh after one
-edited page writes one row. A row whose checksum does not match, whose JSON does
-not fit the page classes, or a file that is not an SQLite database at all, is
-ignored with a warning: it only costs a re-parse, and the next update rewrites it.
+Each row also has a head, checked by its own SHA-256: the page's title, size,
+problems and the :class:`~knowledge.wiki.facts.PageFacts` whole-wiki passes need
+(derived once, when the row is written), and the status of the page's file when
+it was read (:class:`~knowledge.wiki.model.FileStat`). Opening the cache reads
+the heads only: every page is a :class:`StoredPage` whose sections are decoded
+when something first reads them, so a start costs a look at each file's status,
+not reading every page. Rows are written per page (:meth:`PageCache.update`
+replaces only the rows of pages parsed anew, updates the file status of the
+others, deletes those of removed pages), so a refresh after one edited page
+writes one row. A row whose checksum does not match, whose JSON does not fit the
+page classes, or a file that is not an SQLite database at all, is ignored with a
+warning: it only costs a re-parse, and the next update rewrites it.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import hashlib
 import json
 import logging
 import sqlite3
+import threading
 import types
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -30,25 +37,38 @@ from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
 
-from knowledge.wiki.model import Cell, CodeBlock, Labelled, Link, Page, Section, Table
+from knowledge.wiki.facts import FACTS_VERSION, PageFacts, facts_of
+from knowledge.wiki.model import (
+    Cell,
+    CodeBlock,
+    FileStat,
+    Labelled,
+    Link,
+    Page,
+    Section,
+    Table,
+)
 from knowledge.wiki.parse import PARSER_VERSION
 
-__all__ = ["CACHE_FORMAT", "PAGE_CACHE_FILE", "CachedPages", "PageCache"]
+__all__ = ["CACHE_FORMAT", "PAGE_CACHE_FILE", "CachedPages", "PageCache", "StoredPage"]
 
 log = logging.getLogger(__name__)
 
 #: Bump when the file's tables or the JSON of a row change shape.
-CACHE_FORMAT = 3
+CACHE_FORMAT = 4
 #: The cache's file name inside a data folder.
 PAGE_CACHE_FILE = "pages.sqlite3"
 #: The pickle earlier versions wrote; removed when the cache is first written.
 _LEGACY_FILE = "pages.pickle"
 #: Every class a cached page is made of; their fields' names and types are in the version.
 _MODEL: tuple[type, ...] = (Page, Section, CodeBlock, Table, Cell, Link, Labelled)
+#: ... and of the head of a row (see :class:`_Head`) and of a file's status.
+_HEAD_MODEL: tuple[type, ...] = (PageFacts, FileStat)
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS pages ("
-    " path TEXT PRIMARY KEY, sha TEXT NOT NULL, checksum TEXT NOT NULL, data BLOB NOT NULL)",
+    " path TEXT PRIMARY KEY, sha TEXT NOT NULL, head TEXT NOT NULL, head_checksum TEXT NOT NULL,"
+    " stat TEXT, checksum TEXT NOT NULL, data BLOB NOT NULL)",
 )
 
 Decoder = Callable[[Any], Any]
@@ -61,7 +81,7 @@ class _BadRow(ValueError):
 def _layout() -> str:
     """The page classes' fields and types: a change makes every cached row stale."""
     parts = []
-    for cls in _MODEL:
+    for cls in (*_MODEL, *_HEAD_MODEL, _Head):
         hints = typing.get_type_hints(cls)
         fields = ",".join(f"{f.name}:{hints[f.name]}" for f in dataclasses.fields(cls))
         parts.append(f"{cls.__module__}.{cls.__qualname__}({fields})")
@@ -170,66 +190,166 @@ def _connect(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(path, timeout=5.0, check_same_thread=False, isolation_level=None)
 
 
-class CachedPages(Mapping[str, Page]):
-    """The pages of a cache file, each decoded when first asked for (then kept).
+@dataclass(frozen=True, slots=True)
+class _Head:
+    """What a row says of its page besides the sections: read for every row at start."""
 
-    A row that fails its checksum or does not decode counts as absent (logged
-    once). :meth:`close` (or leaving a ``with`` block) closes the file; what was
-    decoded stays available.
+    title: str
+    category: str
+    size: int
+    problems: tuple[str, ...]
+    facts: PageFacts
+
+    @classmethod
+    def of(cls, page: Page) -> _Head:
+        return cls(page.title, page.category, page.size, page.problems, facts_of(page))
+
+
+#: The slot in which a page keeps its sections (made by the dataclass).
+_SECTIONS = Page.__dict__["sections"]
+_PAGE_FIELDS = tuple(f.name for f in dataclasses.fields(Page))
+
+
+class StoredPage(Page):
+    """A page of the cache whose sections are read from the file when first used.
+
+    Everything else (path, title, hash, size, problems, and the :class:`PageFacts`
+    whole-wiki passes ask for) comes with the row's head, so a load and the
+    catalogue never read a page they do not show. Once read, the sections stay.
+    It equals, and hashes as, the :class:`Page` it stands for; copied or pickled,
+    it is read in full first.
     """
 
-    def __init__(self, connection: sqlite3.Connection | None, shas: dict[str, str]) -> None:
+    __slots__ = ("_source", "facts")
+
+    facts: PageFacts
+
+    def _get_sections(self) -> tuple[Section, ...]:
+        try:
+            return _SECTIONS.__get__(self, Page)
+        except AttributeError:  # not read yet
+            return self._source.sections_of(self)
+
+    def _set_sections(self, sections: tuple[Section, ...]) -> None:
+        # What the dataclass's ``__init__`` and ``__setstate__`` call; the frozen
+        # ``__setattr__`` still refuses ``page.sections = ...``.
+        _SECTIONS.__set__(self, sections)
+
+    sections = property(_get_sections, _set_sections)  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Page):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _PAGE_FIELDS)
+
+    __hash__ = Page.__hash__
+
+    @classmethod
+    def _stub(cls, source: CachedPages, path: str, sha: str, head: _Head) -> StoredPage:
+        page = cls.__new__(cls)
+        values = (
+            ("path", path),
+            ("title", head.title),
+            ("category", head.category),
+            ("sha", sha),
+            ("size", head.size),
+            ("problems", head.problems),
+            ("facts", head.facts),
+            ("_source", source),
+        )
+        for name, value in values:
+            object.__setattr__(page, name, value)  # the slots, past the frozen __setattr__
+        return page
+
+
+class CachedPages(Mapping[str, Page]):
+    """The pages of a cache file: each a :class:`StoredPage`, its sections read on first use.
+
+    Opening reads only the rows' heads (title, hash, facts, the file's status when
+    read); a head that fails its checksum or shape makes the row count as absent. A
+    row whose sections fail their checksum or shape when read is noted in
+    :attr:`damaged` (logged once) and the page is parsed again from its file under
+    ``root``; :meth:`take_damaged` tells the knowledge base which rows to write
+    again. :meth:`close` (or leaving a ``with`` block) closes the file; it is opened
+    again if a page is read after that.
+    """
+
+    def __init__(
+        self,
+        path: Path | None,
+        heads: dict[str, tuple[str, _Head]],
+        stats: dict[str, FileStat],
+        *,
+        root: Path | None = None,
+        connection: sqlite3.Connection | None = None,
+    ) -> None:
+        self._path = path
+        self._heads = heads
+        self.stats: dict[str, FileStat] = stats
+        self.root = root
         self._connection = connection
-        self._shas = shas
-        self._decoded: dict[str, Page | None] = {}
+        self._lock = threading.Lock()
+        self._pages: dict[str, StoredPage] = {}
         self._decode_page: Decoder = _decoder(Page)
         self.damaged: list[str] = []
+        self._reported = 0
 
     def __getitem__(self, path: str) -> Page:
-        page = self._load(path)
+        page = self._pages.get(path)
         if page is None:
-            raise KeyError(path)
+            sha, head = self._heads[path]  # KeyError: not cached
+            page = self._pages.setdefault(path, StoredPage._stub(self, path, sha, head))
         return page
 
     def __iter__(self) -> Iterator[str]:
-        return iter([path for path in self._shas if self._load(path) is not None])
+        return iter(self._heads)
 
     def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-    def __bool__(self) -> bool:
-        # Without decoding every row (``load_wiki`` asks once per file).
-        return bool(self._shas)
+        return len(self._heads)
 
     def __contains__(self, path: object) -> bool:
-        return isinstance(path, str) and self._load(path) is not None
+        return path in self._heads
 
     def sha(self, path: str) -> str | None:
-        """The hash of the page's bytes when it was cached, without decoding it."""
-        return self._shas.get(path)
+        """The hash of the page's bytes when it was cached, without reading the page."""
+        entry = self._heads.get(path)
+        return entry[0] if entry is not None else None
 
-    def _load(self, path: str) -> Page | None:
-        if path in self._decoded:
-            return self._decoded[path]
-        page = None
-        if path in self._shas and self._connection is not None:
-            page = self._read_row(path)
-        self._decoded[path] = page
-        return page
+    def take_damaged(self) -> list[str]:
+        """The paths found damaged since the last call (their rows need writing again)."""
+        with self._lock:
+            found, self._reported = self.damaged[self._reported :], len(self.damaged)
+        return found
 
-    def _read_row(self, path: str) -> Page | None:
-        assert self._connection is not None
+    def sections_of(self, page: StoredPage) -> tuple[Section, ...]:
+        """Read the sections of ``page`` (a page of this cache) into it."""
+        with self._lock:
+            try:
+                return _SECTIONS.__get__(page, Page)  # read by another thread meanwhile
+            except AttributeError:
+                pass
+            full = self._read_row(page.path, page.sha) or self._parse_again(page)
+            sections = full.sections if full is not None else ()
+            _SECTIONS.__set__(page, sections)
+            return sections
+
+    def _read_row(self, path: str, sha: str) -> Page | None:
         try:
-            row = self._connection.execute(
-                "SELECT checksum, data FROM pages WHERE path = ?", (path,)
-            ).fetchone()
-            if row is None:
-                return None
-            checksum, data = row
+            connection = self._connect()
+            if connection is None:
+                raise _BadRow("the cache file is gone or from another version")
+            rows = connection.execute(
+                "SELECT sha, checksum, data FROM pages WHERE path = ?", (path,)
+            ).fetchall()  # all: a cursor left open would keep the file locked
+            if not rows:
+                raise _BadRow("row missing")
+            row_sha, checksum, data = rows[0]
+            if row_sha != sha:
+                raise _BadRow("row rewritten for other content")
             if not isinstance(data, bytes) or _checksum(data) != checksum:
                 raise _BadRow("checksum mismatch")
             page = self._decode_page(json.loads(data))
-            if page.path != path:
+            if page.path != path or page.sha != sha:
                 raise _BadRow(f"row holds page {page.path!r}")
             return page
         except (sqlite3.Error, ValueError, TypeError) as exc:  # JSON errors are ValueErrors
@@ -237,8 +357,32 @@ class CachedPages(Mapping[str, Page]):
             log.warning("ignoring damaged page cache entry %s: %s", path, exc)
             return None
 
+    def _parse_again(self, page: StoredPage) -> Page | None:
+        """``page`` parsed from its file (its row could not be read), or None."""
+        from knowledge.wiki.load import read_page  # the parser: only when a row is damaged
+
+        if self.root is None:
+            log.warning("page %s: no wiki folder to parse it again from", page.path)
+            return None
+        parsed, reason = read_page(self.root, self.root / page.path)
+        if parsed is None:
+            log.warning("page %s could not be parsed again: %s", page.path, reason)
+        elif parsed.sha != page.sha:
+            log.info("page %s changed since it was loaded; using its new sections", page.path)
+        return parsed
+
+    def _connect(self) -> sqlite3.Connection | None:
+        if self._connection is None and self._path is not None:
+            connection = _open_read_only(self._path)
+            if connection is not None and _version_of(connection) != PageCache.version():
+                connection.close()
+                connection = None
+            self._connection = connection
+        return self._connection
+
     def close(self) -> None:
-        connection, self._connection = self._connection, None
+        with self._lock:
+            connection, self._connection = self._connection, None
         if connection is not None:
             connection.close()
 
@@ -247,6 +391,26 @@ class CachedPages(Mapping[str, Page]):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _open_read_only(path: Path) -> sqlite3.Connection | None:
+    """The cache file opened read-only (shared by threads under the caller's lock)."""
+    try:
+        return sqlite3.connect(
+            f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False
+        )
+    except sqlite3.Error:
+        return None
+
+
+def _version_of(connection: sqlite3.Connection) -> str | None:
+    """The version a cache file was written by; None when it has none (yet)."""
+    if not connection.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+    ).fetchall():
+        return None
+    rows = connection.execute("SELECT value FROM meta WHERE key = 'version'").fetchall()
+    return rows[0][0] if rows else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,50 +425,80 @@ class PageCache:
 
     @staticmethod
     def version() -> str:
-        """Changes with the format, the parser, markdown-it-py or the page classes."""
+        """Changes with the format, the parser, markdown-it-py, the page classes or the
+        way page facts are derived."""
         mdit = package_version("markdown-it-py")
-        return f"{CACHE_FORMAT}/{PARSER_VERSION}/{mdit}/{_layout()}"
+        return f"{CACHE_FORMAT}/{PARSER_VERSION}/{FACTS_VERSION}/{mdit}/{_layout()}"
 
-    def read(self) -> CachedPages:
-        """The cached pages by path, decoded lazily; empty when missing, stale or unreadable.
+    def read(self, root: Path | None = None) -> CachedPages:
+        """The cached pages by path, their sections read on first use; empty when the
+        file is missing, stale or unreadable. ``root``: the wiki folder, where a page
+        whose row turns out damaged is parsed again from.
 
-        Close the result (or use it in a ``with`` block) once the wiki is loaded.
+        Close the result (or use it in a ``with`` block) when done; a page read after
+        that opens the file again.
         """
+        empty = CachedPages(None, {}, {}, root=root)
         try:
             if not self.path.is_file():
-                return CachedPages(None, {})
+                return empty
         except OSError as exc:  # a data folder this user cannot read
             log.warning("ignoring unreadable page cache %s: %s", self.path, exc)
-            return CachedPages(None, {})
-        connection = None
+            return empty
+        connection = _open_read_only(self.path)
+        if connection is None:
+            log.warning("ignoring unreadable page cache %s", self.path)
+            return empty
         try:
-            connection = sqlite3.connect(
-                f"{self.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False
-            )
-            if not connection.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
-            ).fetchone():  # created by a first write that did not finish: nothing cached
+            version = _version_of(connection)
+            if version is None:  # created by a first write that did not finish: nothing cached
                 connection.close()
-                return CachedPages(None, {})
-            row = connection.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
-            if row is None or row[0] != self.version():
+                return empty
+            if version != self.version():
                 log.info("page cache %s is from another version; parsing again", self.path)
                 connection.close()
-                return CachedPages(None, {})
-            shas = dict(connection.execute("SELECT path, sha FROM pages"))
-            return CachedPages(connection, shas)
+                return empty
+            rows = connection.execute(
+                "SELECT path, sha, head, head_checksum, stat FROM pages"
+            ).fetchall()
         except sqlite3.Error as exc:  # not a database, damaged, or locked for long
-            if connection is not None:
-                connection.close()
+            connection.close()
             log.warning("ignoring unreadable page cache %s: %s", self.path, exc)
-            return CachedPages(None, {})
+            return empty
+        heads: dict[str, tuple[str, _Head]] = {}
+        stats: dict[str, FileStat] = {}
+        damaged: list[str] = []
+        decode_head, decode_stat = _decoder(_Head), _decoder(FileStat)
+        for path, sha, head, head_checksum, stat in rows:
+            try:
+                if not isinstance(head, str) or _checksum(head.encode()) != head_checksum:
+                    raise _BadRow("head checksum mismatch")
+                heads[path] = (sha, decode_head(json.loads(head)))
+            except (ValueError, TypeError) as exc:
+                damaged.append(path)
+                log.warning("ignoring damaged page cache entry %s: %s", path, exc)
+                continue
+            with contextlib.suppress(ValueError, TypeError):  # a bad status: the file is read
+                known = decode_stat(json.loads(stat))
+                if known.sha == sha:
+                    stats[path] = known
+        cached = CachedPages(self.path, heads, stats, root=root, connection=connection)
+        cached.damaged.extend(damaged)
+        return cached
 
-    def update(self, pages: Mapping[str, Page], fresh: Iterable[str] = ()) -> int:
+    def update(
+        self,
+        pages: Mapping[str, Page],
+        fresh: Iterable[str] = (),
+        stats: Mapping[str, FileStat] | None = None,
+    ) -> int:
         """Make the file hold ``pages``: rewrite the rows of the ``fresh`` paths (parsed
-        anew) and of pages whose row is missing or stale, delete the rest. The number
-        of rows written; a failure is logged, not raised. A damaged file is replaced."""
+        anew) and of pages whose row is missing or stale, record the file ``stats`` that
+        changed, delete the rest. The number of rows written; a failure is logged, not
+        raised. A damaged file is replaced."""
+        stats = stats or {}
         try:
-            return self._update(pages, set(fresh))
+            return self._update(pages, set(fresh), stats)
         except (sqlite3.OperationalError, OSError) as exc:  # disk full, read-only, locked
             log.warning("could not write page cache %s: %s", self.path, exc)
             return 0
@@ -312,21 +506,23 @@ class PageCache:
             log.warning("page cache %s is damaged (%s); writing it anew", self.path, exc)
         try:
             self._remove()
-            return self._update(pages, set(pages))
+            return self._update(pages, set(pages), stats)
         except (sqlite3.Error, OSError) as exc:
             log.warning("could not write page cache %s: %s", self.path, exc)
             return 0
 
-    def write(self, pages: Mapping[str, Page]) -> int:
+    def write(self, pages: Mapping[str, Page], stats: Mapping[str, FileStat] | None = None) -> int:
         """Replace the cache with ``pages`` (every row written again)."""
-        return self.update(pages, pages)
+        return self.update(pages, pages, stats)
 
     def _remove(self) -> None:
         for suffix in ("", "-journal", "-wal", "-shm"):
             with contextlib.suppress(FileNotFoundError):
                 self.path.with_name(self.path.name + suffix).unlink()
 
-    def _update(self, pages: Mapping[str, Page], fresh: set[str]) -> int:
+    def _update(
+        self, pages: Mapping[str, Page], fresh: set[str], stats: Mapping[str, FileStat]
+    ) -> int:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         connection = _connect(self.path)
         try:
@@ -334,26 +530,39 @@ class PageCache:
             try:
                 for statement in _SCHEMA:
                     connection.execute(statement)
-                row = connection.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
                 version = self.version()
-                if row is None or row[0] != version:
-                    connection.execute("DELETE FROM pages")
+                if _version_of(connection) != version:
+                    # An older format's table: made again in this one.
+                    connection.execute("DROP TABLE IF EXISTS pages")
+                    connection.execute(_SCHEMA[1])
                     connection.execute(
                         "INSERT OR REPLACE INTO meta (key, value) VALUES ('version', ?)",
                         (version,),
                     )
-                stored = dict(connection.execute("SELECT path, sha FROM pages"))
+                stored = {
+                    path: (sha, stat)
+                    for path, sha, stat in connection.execute("SELECT path, sha, stat FROM pages")
+                }
                 rows = []
+                statuses = []
                 for path, page in pages.items():
-                    if path in fresh or stored.get(path) != page.sha:
-                        data = json.dumps(
-                            _encode(page), ensure_ascii=False, separators=(",", ":")
-                        ).encode()
-                        rows.append((path, page.sha, _checksum(data), data))
+                    known = stats.get(path)
+                    stat = _json(known) if known is not None and known.sha == page.sha else None
+                    old = stored.get(path)
+                    if path in fresh or old is None or old[0] != page.sha:
+                        head = _json(_Head.of(page))
+                        data = _json(page).encode()
+                        head_sum, data_sum = _checksum(head.encode()), _checksum(data)
+                        rows.append((path, page.sha, head, head_sum, stat, data_sum, data))
+                    elif stat is not None and old[1] != stat:
+                        statuses.append((stat, path))
                 connection.executemany(
-                    "INSERT OR REPLACE INTO pages (path, sha, checksum, data) VALUES (?, ?, ?, ?)",
+                    "INSERT OR REPLACE INTO pages"
+                    " (path, sha, head, head_checksum, stat, checksum, data)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
                     rows,
                 )
+                connection.executemany("UPDATE pages SET stat = ? WHERE path = ?", statuses)
                 gone = [(path,) for path in stored if path not in pages]
                 connection.executemany("DELETE FROM pages WHERE path = ?", gone)
                 connection.execute("COMMIT")
@@ -366,3 +575,7 @@ class PageCache:
         with contextlib.suppress(OSError):
             self.path.with_name(_LEGACY_FILE).unlink(missing_ok=True)
         return len(rows)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(_encode(value), ensure_ascii=False, separators=(",", ":"))

@@ -23,6 +23,7 @@ from knowledge.launch import (
     parse_image,
 )
 from knowledge.text import clean_user_text, fold_key
+from knowledge.wiki.facts import facts_of
 from knowledge.wiki.glossary import Glossary
 from knowledge.wiki.model import CodeBlock, Link, Page, Section, Table, Wiki
 from knowledge.wiki.status import PageStatus
@@ -45,8 +46,6 @@ FRONT_PAGE_NAMES = ("README.md", "readme.md", "index.md", "Home.md", "home.md")
 #: A page name ending in a version number: ``glm5.2_v15`` -> (``glm5.2_v``, 15, ``""``).
 #: Only ``v`` numbers count: ``qwen35-27b`` and ``glm47`` name models, not versions.
 _SERIES = re.compile(r"^(.*?(?:^|[_\-.])v)(\d+)([^\d]*)$", re.IGNORECASE)
-#: A page saying that it takes another page's place.
-_SUPERSEDES = re.compile(r"\b(?:supersedes|replaces|takes over from)\b", re.IGNORECASE)
 _OLD_KINDS = frozenset({PageStatus.HISTORICAL, PageStatus.ARCHIVE})
 _VERSION_NUMBER = re.compile(r"\d+(?:\.\d+)*(?![\d.]|\s*[BbMmKkTt]\b)")
 
@@ -376,12 +375,10 @@ class Catalogue:
         for path, page in self.wiki.pages.items():
             if path == current.path or path in found or listed.get(path) in _OLD_KINDS:
                 continue
-            for section in page.sections:
-                # the link test first: it is cheap and rarely true
-                if not any(link.path == current.path for link in section.links):
-                    continue
-                if _SUPERSEDES.search(section.text):
-                    found[path] = Version(page.title, path, section.anchor, "", PageStatus.OTHER)
+            # From the page's facts: a page of the cache is not read for this.
+            for anchor, targets in facts_of(page).supersedes:
+                if current.path in targets:
+                    found[path] = Version(page.title, path, anchor, "", PageStatus.OTHER)
                     break
         newer = tuple(sorted(found.values(), key=lambda v: _series_number(v.path), reverse=True))
         self._newer[family.key] = newer

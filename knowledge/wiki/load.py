@@ -10,13 +10,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import time
 import unicodedata
-from collections import ChainMap
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 
 from knowledge.files import FileTooLarge, NotRegularFile, read_regular_bytes
-from knowledge.wiki.model import Page, Wiki
+from knowledge.wiki.model import FileStat, Page, Wiki
 from knowledge.wiki.parse import PageTooComplex, parse_page
 
 __all__ = [
@@ -75,8 +75,9 @@ def _category(path: str) -> str:
     return parts[0] if len(parts) > 1 else "general"
 
 
-def _iter_markdown(root: Path, skipped: list[tuple[str, str]]) -> Iterable[Path]:
-    """Markdown files under ``root``; a sub-folder that cannot be listed goes to ``skipped``."""
+def _iter_markdown(root: Path, skipped: list[tuple[str, str]]) -> Iterable[tuple[str, Path]]:
+    """``(wiki path, file)`` of the Markdown files under ``root``, in a stable order; a
+    sub-folder that cannot be listed goes to ``skipped``."""
 
     def unreadable(exc: OSError) -> None:
         folder = Path(exc.filename or root)
@@ -91,20 +92,15 @@ def _iter_markdown(root: Path, skipped: list[tuple[str, str]]) -> Iterable[Path]
         dirnames[:] = sorted(
             d for d in dirnames if not d.startswith(".") and d.lower() not in SKIP_DIRS
         )
+        folder = Path(dirpath)
+        prefix = folder.relative_to(root).as_posix() + "/" if folder != root else ""
         for name in sorted(filenames):
             if name.lower().endswith(".md") and not name.startswith("."):
-                yield Path(dirpath) / name
+                yield prefix + name, folder / name
 
 
-def read_page(
-    root: Path, file: Path, cache: Mapping[str, Page] | None = None
-) -> tuple[Page | None, str | None]:
-    """One file -> (page, None) or (None, reason it was skipped).
-
-    ``cache`` maps paths to pages parsed before; a page whose bytes hash the
-    same is reused instead of parsed again.
-    """
-    rel = file.relative_to(root).as_posix()
+def _read_bytes(file: Path) -> tuple[bytes | None, str | None]:
+    """The bytes of a page file, or None and why it is skipped."""
     try:
         if file.is_symlink():
             return None, "symbolic link"
@@ -117,10 +113,15 @@ def read_page(
         return None, f"unreadable: {exc.strerror or exc}"
     if b"\x00" in raw[:8192]:
         return None, "binary content"
-    sha = hashlib.sha256(raw).hexdigest()[:16]
-    cached = cache.get(rel) if cache else None
-    if cached is not None and cached.sha == sha:
-        return cached, None
+    return raw, None
+
+
+def _sha(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def _parse_bytes(rel: str, raw: bytes) -> tuple[Page | None, str | None]:
+    """The page a file's bytes make, or None and why it is skipped."""
     problems: list[str] = []
     try:
         text = raw.decode("utf-8")
@@ -141,11 +142,29 @@ def read_page(
         title=title,
         category=_category(rel),
         sections=tuple(sections),
-        sha=sha,
+        sha=_sha(raw),
         size=len(raw),
         problems=tuple(problems),
     )
     return page, None
+
+
+def read_page(
+    root: Path, file: Path, cache: Mapping[str, Page] | None = None
+) -> tuple[Page | None, str | None]:
+    """One file -> (page, None) or (None, reason it was skipped).
+
+    ``cache`` maps paths to pages parsed before; a page whose bytes hash the
+    same is reused instead of parsed again.
+    """
+    rel = file.relative_to(root).as_posix()
+    raw, reason = _read_bytes(file)
+    if raw is None:
+        return None, reason
+    cached = cache.get(rel) if cache else None
+    if cached is not None and cached.sha == _sha(raw):
+        return cached, None
+    return _parse_bytes(rel, raw)
 
 
 def load_wiki(
@@ -153,29 +172,65 @@ def load_wiki(
     cache: Mapping[str, Page] | None = None,
     *,
     helper_min_bytes: int | None = None,
+    stats: Mapping[str, FileStat] | None = None,
 ) -> Wiki:
     """Load every Markdown page under ``root``. Bad pages are skipped with a reason.
 
-    Pages in ``cache`` (e.g. the previous load's ``Wiki.pages``) are reused when
-    their content is unchanged, which makes a reload cost little more than reading
-    the files. With ``helper_min_bytes``, when pages of at least that many bytes
-    need parsing, a second process parses some of them meanwhile
-    (:mod:`knowledge.wiki.helper`): the same wiki, sooner on two cores. A wiki
-    folder that is missing, not a folder or cannot be listed raises
-    :class:`WikiFolderError` (never an empty wiki); a sub-folder that cannot be
-    listed is skipped with its reason.
+    Pages in ``cache`` (e.g. the previous load's ``Wiki.pages``, or the page cache's
+    :class:`~knowledge.wiki.cache.CachedPages`) are reused when their content is
+    unchanged, which makes a reload cost little more than reading the files; with
+    ``stats`` (the previous load's ``Wiki.stats``), a file whose status vouches for
+    the cached page (:meth:`FileStat.vouches_for`) is not even read. With
+    ``helper_min_bytes``, when pages of at least that many bytes need parsing, a
+    second process parses some of them meanwhile (:mod:`knowledge.wiki.helper`):
+    the same wiki, sooner on two cores. A wiki folder that is missing, not a folder
+    or cannot be listed raises :class:`WikiFolderError` (never an empty wiki); a
+    sub-folder that cannot be listed is skipped with its reason.
     """
     root_path = check_wiki_folder(root)
-    if helper_min_bytes is not None:
-        cache = _parsed_ahead(root_path, cache, helper_min_bytes)
+    started = time.time_ns()
     wiki = Wiki(root=root_path, pages={})
-    for file in _iter_markdown(root_path, wiki.skipped):
-        page, reason = read_page(root_path, file, cache)
+    #: per file, in order: (wiki path, page or None, reason skipped)
+    results: list[tuple[str, Page | None, str | None]] = []
+    todo: list[tuple[int, Path, bytes]] = []
+    for rel, file in _iter_markdown(root_path, wiki.skipped):
+        try:
+            info: os.stat_result | None = os.lstat(file)
+        except OSError:
+            info = None  # said when the file is read
+        cached = cache.get(rel) if cache else None
+        known = stats.get(rel) if stats else None
+        if (
+            cached is not None
+            and known is not None
+            and info is not None
+            and cached.sha == known.sha
+            and known.vouches_for(info)
+        ):
+            wiki.stats[rel] = known
+            results.append((rel, cached, None))
+            continue
+        raw, reason = _read_bytes(file)
+        if raw is None:
+            results.append((rel, None, reason))
+            continue
+        sha = _sha(raw)
+        if info is not None:
+            wiki.stats[rel] = FileStat.of(sha, info, started)
+        if cached is not None and cached.sha == sha:
+            results.append((rel, cached, None))
+            continue
+        todo.append((len(results), file, raw))
+        results.append((rel, None, None))
+    parsed = _parse_all(root_path, todo, helper_min_bytes)
+    for (index, _, _), (page, reason) in zip(todo, parsed, strict=True):
+        results[index] = (results[index][0], page, reason)
+    for rel, page, reason in results:
         if page is None:
-            rel = file.relative_to(root_path).as_posix()
             # Said once per change by the knowledge base, not on every load.
             log.debug("skipped %s: %s", rel, reason)
             wiki.skipped.append((rel, reason or "unknown"))
+            wiki.stats.pop(rel, None)
             continue
         for problem in page.problems:
             log.info("page %s: %s", page.path, problem)
@@ -183,34 +238,19 @@ def load_wiki(
     return wiki
 
 
-def _parsed_ahead(
-    root: Path, cache: Mapping[str, Page] | None, min_bytes: int
-) -> Mapping[str, Page] | None:
-    """``cache`` with the pages it lacks parsed ahead, in two processes, when they hold at
-    least ``min_bytes`` bytes; else ``cache`` itself. The load then takes them from it."""
-    todo: list[Path] = []
-    size = 0
-    for file in _iter_markdown(root, []):  # unreadable folders are said by the load
-        try:
-            if file.is_symlink():
-                continue
-            raw = read_regular_bytes(file, MAX_PAGE_BYTES)
-        except OSError:
-            continue  # said by the load
-        if b"\x00" in raw[:8192]:
-            continue
-        rel = file.relative_to(root).as_posix()
-        cached = cache.get(rel) if cache else None
-        if cached is None or cached.sha != hashlib.sha256(raw).hexdigest()[:16]:
-            todo.append(file)
-            size += len(raw)
-    if size < min_bytes:
-        return cache
+def _parse_all(
+    root: Path, todo: list[tuple[int, Path, bytes]], helper_min_bytes: int | None
+) -> list[tuple[Page | None, str | None]]:
+    """The pages of the files in ``todo`` (their bytes read), in order: parsed here, or
+    with a helper process when they hold at least ``helper_min_bytes`` bytes."""
+    raw = {file: data for _, file, data in todo}
+
+    def here(file: Path) -> tuple[Page | None, str | None]:
+        return _parse_bytes(file.relative_to(root).as_posix(), raw[file])
+
+    files = [file for _, file, _ in todo]
+    if helper_min_bytes is None or sum(map(len, raw.values())) < helper_min_bytes or not files:
+        return [here(file) for file in files]
     from knowledge.wiki.helper import parse_files  # a process and a socket: only when used
 
-    ahead = {
-        page.path: page
-        for page, _ in parse_files(root, todo, lambda file: read_page(root, file))
-        if page is not None
-    }
-    return ChainMap(ahead, cache) if cache else ahead
+    return parse_files(root, files, here)

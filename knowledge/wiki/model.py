@@ -9,11 +9,22 @@ folder into a :class:`Wiki`.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Cell", "CodeBlock", "Labelled", "Link", "Page", "Section", "Table", "Wiki"]
+__all__ = [
+    "Cell",
+    "CodeBlock",
+    "FileStat",
+    "Labelled",
+    "Link",
+    "Page",
+    "Section",
+    "Table",
+    "Wiki",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,12 +144,52 @@ class Page:
         return None
 
 
+#: A file whose status changed this recently (in ns) before it was read may have been
+#: written again within the file system's timestamp granularity: its status vouches for
+#: nothing, and the next load reads it (as git does with "racily clean" files).
+RACY_NS = 2_000_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class FileStat:
+    """A page file's status when its bytes (hashing to ``sha``) were read.
+
+    While the file's status is the same, its bytes are too, and a load need not read
+    it again (:meth:`vouches_for`).
+    """
+
+    sha: str
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    ino: int
+    #: ``time.time_ns()`` before the file's status was taken and its bytes read.
+    read_ns: int
+
+    @classmethod
+    def of(cls, sha: str, info: os.stat_result, read_ns: int) -> FileStat:
+        return cls(sha, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, read_ns)
+
+    def vouches_for(self, info: os.stat_result) -> bool:
+        """True when ``info`` (a fresh ``lstat``) is this status, of a file that had
+        not changed for :data:`RACY_NS` when it was read: its bytes still hash to ``sha``."""
+        return (
+            info.st_size == self.size
+            and info.st_mtime_ns == self.mtime_ns
+            and info.st_ctime_ns == self.ctime_ns
+            and info.st_ino == self.ino
+            and max(self.mtime_ns, self.ctime_ns) + RACY_NS < self.read_ns
+        )
+
+
 @dataclass(slots=True)
 class Wiki:
     root: Path
     pages: dict[str, Page]
     #: (path, reason) for every file that could not be used at all.
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    #: The status of each page's file when it was read (see :class:`FileStat`).
+    stats: dict[str, FileStat] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def revision(self) -> str:

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
+import os
 import pickle
 import shutil
 import sqlite3
+import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from knowledge.service import KnowledgeBase, demo_wiki_dir
-from knowledge.wiki import PageCache, load_wiki
-from knowledge.wiki.cache import PAGE_CACHE_FILE
+from knowledge.wiki import Page, PageCache, load_wiki
+from knowledge.wiki import load as load_module
+from knowledge.wiki.cache import PAGE_CACHE_FILE, CachedPages, StoredPage
+from knowledge.wiki.facts import facts_of, page_facts
 
 
 def _rows(cache: PageCache) -> dict[str, tuple[str, str, bytes]]:
@@ -122,10 +128,14 @@ def test_a_row_with_a_matching_checksum_but_foreign_shape_is_ignored(
         import hashlib
 
         _set_row(cache, path, forged, hashlib.sha256(forged).hexdigest())
-        with cache.read() as cached:
-            assert cached.get(path) is None
-            assert path not in cached
+        with cache.read(wiki_dir) as cached:
+            assert cached.damaged == []  # not read yet
+            page = cached[path]
+            # read when used: the row is refused and the page parsed again from its file
+            assert page.sections == wiki.pages[path].sections
             assert cached.damaged == [path]
+            assert cached.take_damaged() == [path]
+            assert cached.take_damaged() == []
             again = load_wiki(wiki_dir, cache=cached)
         assert again.pages[path] == wiki.pages[path]
 
@@ -213,3 +223,138 @@ def test_an_empty_cache_file_counts_as_no_cache_without_a_warning(
     with caplog.at_level(logging.WARNING, logger="knowledge.wiki.cache"):
         assert dict(cache.read()) == {}
     assert caplog.text == ""
+
+
+class _Later:
+    """``time`` as a load sees it a minute after the files were written: their status
+    is then old enough to vouch for their bytes (see FileStat.vouches_for)."""
+
+    @staticmethod
+    def time_ns() -> int:
+        return time.time_ns() + 60 * 10**9
+
+
+def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The page files read from now on (by their path)."""
+    read: list[str] = []
+    real = load_module._read_bytes
+
+    def reading(file: Path):
+        read.append(file.name)
+        return real(file)
+
+    monkeypatch.setattr(load_module, "_read_bytes", reading)
+    return read
+
+
+def _sections_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The cached pages whose sections are read from the cache from now on."""
+    read: list[str] = []
+    real = CachedPages.sections_of
+
+    def reading(self: CachedPages, page: StoredPage):
+        read.append(page.path)
+        return real(self, page)
+
+    monkeypatch.setattr(CachedPages, "sections_of", reading)
+    return read
+
+
+def test_a_warm_start_reads_no_file_and_only_the_pages_it_shows(
+    wiki_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    data = tmp_path / "data"
+    monkeypatch.setattr(load_module, "time", _Later)
+    eager = KnowledgeBase.open(wiki_dir, data)
+    expected = eager.runbook("qwen")
+    eager.close()
+    files = _reads(monkeypatch)
+    sections = _sections_read(monkeypatch)
+    kb = KnowledgeBase.open(wiki_dir, data, lazy_index=True)
+    try:
+        assert files == []  # every file's status vouched for the page cached
+        assert all(isinstance(page, StoredPage) for page in kb.wiki.pages.values())
+        assert kb.runbook("qwen") == expected
+        shown = set(sections)
+        # the front page, the glossary, the hubs, the runbook: not every page
+        assert 0 < len(shown) < len(kb.wiki.pages) // 2
+        assert expected.pages[0].path in shown
+    finally:
+        kb.close()
+
+
+def test_a_file_whose_status_changed_is_read_again(
+    wiki_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr(load_module, "time", _Later)
+    data = tmp_path / "data"
+    KnowledgeBase.open(wiki_dir, data).close()
+    glossary = wiki_dir / "GLOSSARY.md"
+    text = glossary.read_text(encoding="utf-8")
+    # Same size and modification time, other bytes: only the change time tells.
+    info = glossary.stat()
+    glossary.write_text(text.replace("| DCP |", "| ZCP |", 1), encoding="utf-8")
+    os.utime(glossary, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert glossary.stat().st_size == info.st_size
+    files = _reads(monkeypatch)
+    kb = KnowledgeBase.open(wiki_dir, data, lazy_index=True)
+    try:
+        assert files == ["GLOSSARY.md"]
+        assert kb.acronym("ZCP").kind == "acronym"
+        kb.reload()  # its status is recorded: the next load need not read it either
+        assert files == ["GLOSSARY.md"]
+    finally:
+        kb.close()
+    with PageCache.in_folder(data).read() as cached:
+        assert cached.stats["GLOSSARY.md"].sha == cached.sha("GLOSSARY.md")
+
+
+def test_a_file_changed_just_before_it_was_read_is_read_again(wiki_dir: Path, tmp_path: Path):
+    """Within the file system's timestamp granularity a status vouches for nothing."""
+    data = tmp_path / "data"
+    KnowledgeBase.open(wiki_dir, data).close()  # the files were written just now
+    wiki = load_wiki(wiki_dir)
+    for path, known in wiki.stats.items():
+        assert not known.vouches_for((wiki_dir / path).lstat())
+        old = replace(known, read_ns=max(known.mtime_ns, known.ctime_ns) + 3 * 10**9)
+        assert old.vouches_for((wiki_dir / path).lstat())
+
+
+def test_stored_facts_are_the_facts_of_the_parsed_page(wiki_dir: Path, tmp_path: Path):
+    wiki = load_wiki(wiki_dir)
+    cache = PageCache.in_folder(tmp_path / "data")
+    cache.write(wiki.pages, wiki.stats)
+    with cache.read(wiki_dir) as cached:
+        for path, page in wiki.pages.items():
+            stored = cached[path]
+            assert isinstance(stored, StoredPage)
+            assert facts_of(stored) == page_facts(page)
+        assert cached.stats == wiki.stats
+    # and nothing had to be read to answer: the sections of every page are still unread
+    with cache.read(wiki_dir) as cached:
+        assert [facts_of(cached[path]) for path in wiki.pages] == [
+            page_facts(page) for page in wiki.pages.values()
+        ]
+        assert all(_unread(cached[path]) for path in wiki.pages)
+
+
+def _unread(page: StoredPage) -> bool:
+    try:
+        Page.__dict__["sections"].__get__(page, Page)
+    except AttributeError:
+        return True
+    return False
+
+
+def test_a_stored_page_equals_hashes_and_pickles_as_the_page(wiki_dir: Path, tmp_path: Path):
+    wiki = load_wiki(wiki_dir)
+    cache = PageCache.in_folder(tmp_path / "data")
+    cache.write(wiki.pages)
+    with cache.read(wiki_dir) as cached:
+        path = sorted(wiki.pages)[0]
+        page = wiki.pages[path]
+        assert page == cached[path] and cached[path] == page
+        assert hash(cached[path]) == hash(page)
+        assert pickle.loads(pickle.dumps(cached[path])) == page
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            cached[path].sections = ()  # type: ignore[misc]
