@@ -455,8 +455,12 @@ def _as_killed_before_recording(data: Path, *, thread_id: int | None) -> None:
         store.close()
 
 
-async def _until_posted(data: Path) -> Any:
-    for _ in range(400):
+async def _until_posted(data: Path, *, patience: float = 60.0) -> Any:
+    """Ticket 1 once it is posted. ``patience`` is generous (a loaded machine starts the
+    bot and its retry loop slowly); a retry that never posts still fails the test."""
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + patience
+    while loop.time() < give_up:
         store = SqliteTicketStore.in_folder(data)
         try:
             ticket = store.get_ticket(1)
@@ -465,7 +469,7 @@ async def _until_posted(data: Path) -> Any:
         if ticket.post_state == "posted":
             return ticket
         await asyncio.sleep(0.025)
-    raise AssertionError("the pending ticket was never posted nor found")
+    raise AssertionError(f"the pending ticket was never posted nor found in {patience:.0f} s")
 
 
 def _file_and_keep_the_post(data: Path, made: dict[str, Any]):
