@@ -13,6 +13,7 @@ import heapq
 import logging
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,7 @@ __all__ = [
     "STOP",
     "TOKEN_PATTERN",
     "IndexTerms",
+    "PreparedPage",
     "VersionHeadFilter",
     "WhooshEngine",
     "make_analyzer",
@@ -204,6 +206,14 @@ def _fields(doc: Document, terms: IndexTerms) -> dict[str, Any]:
     return fields
 
 
+@dataclass(frozen=True, slots=True)
+class PreparedPage:
+    """One page's documents as :meth:`FreshSegmentWriter.add_document` arguments (see
+    :func:`_fields`): what :meth:`WhooshEngine.prepare` sends a build process."""
+
+    fields: list[dict[str, Any]]
+
+
 class WhooshEngine(Engine):
     """Sections in a Whoosh index, ranked by BM25F times the page status factor."""
 
@@ -212,6 +222,8 @@ class WhooshEngine(Engine):
     def __init__(self) -> None:
         self.analyzer = make_analyzer()
         self.schema = make_schema(self.analyzer)
+        #: The analysis of pages prepared here, its stems kept from page to page.
+        self._terms: IndexTerms | None = None
 
     def __reduce__(self) -> tuple[type[WhooshEngine], tuple[()]]:
         # The build process makes its own (empty stem cache, same schema).
@@ -224,10 +236,15 @@ class WhooshEngine(Engine):
     def analyze(self, text: str) -> list[str]:
         return [token.text for token in self.analyzer(text)]
 
+    def prepare(self, docs: Sequence[Document]) -> PreparedPage:
+        if self._terms is None:
+            self._terms = IndexTerms()
+        return PreparedPage([_fields(doc, self._terms) for doc in docs])
+
     def write(
         self,
         gen_dir: Path,
-        pages: Iterable[Sequence[Document]],
+        pages: Iterable[object],
         on_page: Callable[[int], None] | None = None,
     ) -> int:
         ix = whoosh_index.create_in(str(gen_dir), self.schema)
@@ -239,10 +256,16 @@ class WhooshEngine(Engine):
             count = 0
             terms = IndexTerms()
             try:
-                for done, docs in enumerate(pages, start=1):
-                    for doc in docs:
-                        writer.add_document(**_fields(doc, terms))
-                    count += len(docs)
+                for done, page in enumerate(pages, start=1):
+                    if isinstance(page, PreparedPage):
+                        for fields in page.fields:
+                            writer.add_document(**fields)
+                        count += len(page.fields)
+                    else:
+                        docs: Sequence[Document] = page  # type: ignore[assignment]
+                        for doc in docs:
+                            writer.add_document(**_fields(doc, terms))
+                        count += len(docs)
                     if on_page is not None:
                         on_page(done)
                 writer.commit(merge=False)

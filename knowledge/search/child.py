@@ -9,12 +9,15 @@ re-import the caller's ``__main__``), so scripts that build a big index need no
 fork (the bot has threads).
 
 Messages, pickled over the socket: the parent sends ("engine", engine), then
-("page", documents) for each page, then ("write", None); the child reads them
-all, then writes and commits, sending ("progress", done) after each page and
-("done", count) at the end, or ("error", message, traceback). While it reads it
-sends nothing and while it writes it reads nothing, so neither side can block
-the other on a full socket. A child whose parent goes away (end of file, broken
-pipe) exits.
+("page", page) for each page as :meth:`Engine.prepare` made it (analysed here
+while the child adds the pages before), then ("write", None); the child adds each
+page as it arrives, commits after "write" and sends ("done", count), or
+("error", message, traceback) when anything fails. It says ("progress", done)
+only when it has caught up with what the parent sent (nothing left to read), and
+the parent reads what the child said after each page it sends: so at most a
+couple of progress messages wait at a time, and neither side can fill the
+other's socket buffer while itself blocked (the parent reports every page in
+between). A child whose parent goes away (end of file, broken pipe) exits.
 """
 
 from __future__ import annotations
@@ -28,9 +31,10 @@ import socket
 import subprocess
 import sys
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
 from knowledge.processes import package_env
 from knowledge.search.engine import Document, Engine, IndexBuildError
@@ -54,16 +58,42 @@ def write_in_child(
 ) -> None:
     """``engine.write(gen_dir, pages, on_page)`` in a child process.
 
-    This process only sends the documents (pickled a page at a time: no long GIL
-    hold here) and waits, so an event loop in another of its threads keeps
-    running. Any failure kills the child and waits for it before returning, so
-    the caller may remove ``gen_dir``; a child that fails or dies raises
+    This process only prepares the pages (:meth:`Engine.prepare`, the analysis)
+    and sends them, a page at a time (no long GIL hold here), while the child adds
+    the pages before; then it waits, so an event loop in another of its threads
+    keeps running. Any failure kills the child and waits for it before returning,
+    so the caller may remove ``gen_dir``; a child that fails or dies raises
     :class:`IndexBuildError`.
     """
     here_socket, there_socket = socket.socketpair()
     here = Connection(here_socket.detach())
     there = there_socket.detach()
     proc: subprocess.Popen[bytes] | None = None
+    said = 0  # pages the child said it has written
+
+    def heard(message: tuple[Any, ...]) -> int | None:
+        """Act on one message of the child; its count once it says it is done."""
+        nonlocal said
+        kind = message[0]
+        if kind == "progress":
+            done = message[1]
+            for count in range(said + 1, done + 1):
+                said = count
+                if on_page is not None:
+                    on_page(count)
+            return None
+        if kind == "done":
+            return int(message[1])
+        log.error("search index build process failed:\n%s", message[2])
+        raise IndexBuildError(f"search index build process failed: {message[1]}")
+
+    def died() -> IndexBuildError:
+        assert proc is not None
+        proc.wait()
+        return IndexBuildError(
+            f"search index build process {_exit_reason(proc.returncode)} before finishing"
+        )
+
     try:
         try:
             proc = subprocess.Popen(
@@ -81,9 +111,11 @@ def write_in_child(
         try:
             here.send(("engine", engine))
             for docs in pages:
-                here.send(("page", docs))
+                here.send(("page", engine.prepare(docs)))
+                while here.poll(0):  # what it said meanwhile: a message or two at most
+                    heard(here.recv())
             here.send(("write", None))
-        except (BrokenPipeError, ConnectionResetError):
+        except (BrokenPipeError, ConnectionResetError, EOFError):
             pass  # the child is gone; recv() says so below
         while True:
             if not here.poll(_IDLE_TIMEOUT):
@@ -93,20 +125,10 @@ def write_in_child(
             try:
                 message = here.recv()
             except (EOFError, ConnectionResetError):
-                proc.wait()
-                raise IndexBuildError(
-                    f"search index build process {_exit_reason(proc.returncode)} before finishing"
-                ) from None
-            kind = message[0]
-            if kind == "progress":
-                if on_page is not None:
-                    on_page(message[1])
-            elif kind == "done":
-                count = message[1]
+                raise died() from None
+            count = heard(message)
+            if count is not None:
                 break
-            else:
-                log.error("search index build process failed:\n%s", message[2])
-                raise IndexBuildError(f"search index build process failed: {message[1]}")
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(_EXIT_TIMEOUT)
         if proc.returncode != 0:
@@ -160,17 +182,29 @@ def serve(conn: Connection, gen_dir: str) -> int:
         kind, engine = conn.recv()
         if kind != "engine":
             raise ValueError(f"expected the engine first, got {kind!r}")
-        pages: list[Sequence[Document]] = []
-        while True:
-            kind, docs = conn.recv()
-            if kind != "page":
-                break
-            pages.append(docs)
+        written = said = 0
+
+        def received() -> Iterator[object]:
+            nonlocal said
+            while True:
+                kind, page = conn.recv()
+                if kind == "write":
+                    break
+                if kind != "page":
+                    raise ValueError(f"expected a page or write, got {kind!r}")
+                yield page
+            if said < written:  # all of them, before the commit
+                conn.send(("progress", written))
+                said = written
 
         def on_page(done: int) -> None:
-            conn.send(("progress", done))
+            nonlocal written, said
+            written = done
+            if not conn.poll(0):  # caught up with the parent: say how far (see the module)
+                conn.send(("progress", done))
+                said = done
 
-        count = engine.write(Path(gen_dir), pages, on_page)
+        count = engine.write(Path(gen_dir), received(), on_page)
         conn.send(("done", count))
     except EOFError:
         return 1  # the parent gave up on us

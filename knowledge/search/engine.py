@@ -203,17 +203,28 @@ class Engine(ABC):
     def analyze(self, text: str) -> list[str]:
         """The index terms of ``text``, in order (repeats kept)."""
 
+    def prepare(self, docs: Sequence[Document]) -> object:
+        """One page's documents as :meth:`write` takes them, with the work that needs no
+        generation (the analysis) done. Must pickle.
+
+        A full build in a child process is sent pages prepared here, so this process
+        analyses the next pages while the child writes the ones before. The default
+        does nothing ahead: the documents themselves.
+        """
+        return docs
+
     @abstractmethod
     def write(
         self,
         gen_dir: Path,
-        pages: Iterable[Sequence[Document]],
+        pages: Iterable[object],
         on_page: Callable[[int], None] | None = None,
     ) -> int:
         """Fill the empty ``gen_dir`` with every page's documents; the number written.
 
-        All-or-nothing: on an exception ``gen_dir`` is left to the caller to remove.
-        ``on_page`` is called with the number of pages written so far.
+        Each page is its documents or what :meth:`prepare` made of them. All-or-nothing:
+        on an exception ``gen_dir`` is left to the caller to remove. ``on_page`` is
+        called with the number of pages written so far.
         """
 
     @abstractmethod

@@ -361,10 +361,52 @@ def test_index_child_main_builds_what_it_is_sent(wiki_dir, tmp_path):
             while True:
                 messages.append(here.recv())
     sections = sum(len(docs) for docs in pages)
-    assert messages == [("progress", n) for n in range(1, len(pages) + 1)] + [("done", sections)]
+    # Every page was waiting when it started: it says how far it got once, before the
+    # commit (it speaks only when it has caught up with the parent).
+    assert messages == [("progress", len(pages)), ("done", sections)]
     ix = whoosh_index.open_dir(str(gen_dir))
     try:
         assert ix.doc_count() == sections
+    finally:
+        ix.close()
+
+
+def test_index_child_writes_each_page_as_it_arrives_and_says_so_when_caught_up(
+    wiki_dir, tmp_path
+):
+    """The build overlaps the sending: the child adds a prepared page before the next
+    one (or "write") comes, and says how far it got whenever it has caught up."""
+    engine = WhooshEngine()
+    wiki = load_wiki(wiki_dir)
+    pages = [
+        engine.prepare([section_document(page, section, "other") for section in page.sections])
+        for _, page in sorted(wiki.pages.items())
+    ]
+    gen_dir = tmp_path / "gen"
+    gen_dir.mkdir()
+    here, there = child_socket()
+    codes: list[int] = []
+    child = threading.Thread(
+        target=lambda: codes.append(index_child.main(["--fd", str(there), str(gen_dir)]))
+    )
+    with here:
+        here.send(("engine", engine))
+        child.start()
+        try:
+            for done, page in enumerate(pages, start=1):
+                here.send(("page", page))
+                # Nothing more is sent until the child has written this page.
+                assert here.poll(30), f"no word after page {done}"
+                assert here.recv() == ("progress", done)
+            here.send(("write", None))
+            assert here.poll(30)
+            assert here.recv() == ("done", sum(len(page.fields) for page in pages))
+        finally:
+            child.join(30)
+    assert codes == [0]
+    ix = whoosh_index.open_dir(str(gen_dir))
+    try:
+        assert ix.doc_count() == sum(len(page.fields) for page in pages)
     finally:
         ix.close()
 
