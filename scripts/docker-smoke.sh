@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the Docker image and run it the way it is deployed: as uid 10001, the wiki
 # mounted read-only, a named volume on /data. Checks `wikibot index`, `wikibot ask`,
-# `wikibot health` (unhealthy without a heartbeat), that no test code is in the
+# `wikibot health` (unhealthy without a heartbeat), that HTTP/2 (h2) and compiled
+# bytecode are in the image, that no test code is in the
 # image, and prints the image size. Needs a Docker engine (started here with the vfs
 # storage driver when none runs and we are root) and, when BASE cannot be pulled,
 # debootstrap to build a stand-in base from Debian's own python3 packages.
@@ -76,7 +77,7 @@ if docker run --rm --network host "$BASE" python3 -c \
 else
     say "the package index cannot be reached from a container: wheels built here (pip wheel)"
     rm -rf .wheelhouse
-    python3 -m pip wheel --quiet --wheel-dir .wheelhouse . pip setuptools wheel \
+    python3 -m pip wheel --quiet --wheel-dir .wheelhouse '.[http2]' pip setuptools wheel \
         >"$WORK/wheel.log" 2>&1 || { tail -20 "$WORK/wheel.log" >&2; exit 1; }
     rm -f .wheelhouse/rtx6k_wikibot-*.whl
     BUILD_ARGS+=(--build-arg WHEELHOUSE=.wheelhouse)
@@ -110,6 +111,14 @@ check 0 "wikibot index" -- "${RUN[@]}" "$IMAGE" index --wiki /wiki
 check 0 "wikibot ask" -- "${RUN[@]}" "$IMAGE" ask --wiki /wiki "/runbook glm"
 check 1 "wikibot health without a heartbeat" -- "${RUN[@]}" "$IMAGE" health --config /config/config.yaml
 grep -q "^unhealthy:" "$WORK/out" || failed=1
+check 0 "HTTP/2 is there for wiki.http2 (h2 installed), bytecode compiled" -- "${RUN[@]}" \
+    --entrypoint python3 "$IMAGE" -c '
+import importlib.util, pathlib, sys
+from knowledge.source.http import h2_installed
+import whoosh
+cached = importlib.util.cache_from_source(whoosh.__file__)
+print("h2:", h2_installed(), "| whoosh bytecode:", pathlib.Path(cached).is_file())
+sys.exit(0 if h2_installed() and pathlib.Path(cached).is_file() else 1)'
 check 0 "the wiki is read-only inside, /data belongs to the bot" -- "${RUN[@]}" \
     --entrypoint sh "$IMAGE" -c 'touch /wiki/x 2>/dev/null && echo writable || echo read-only; ls -ldn /data'
 grep -q writable "$WORK/out" && failed=1
