@@ -28,6 +28,7 @@ import os
 import secrets
 import shutil
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -231,13 +232,33 @@ def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
     write_atomic(path, json.dumps(data, indent=1, sort_keys=True))
 
 
+#: Threads flushing a new generation's files at once.
+_FSYNC_THREADS = 8
+
+
+def _fsync_file(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _fsync_tree(root: Path) -> None:
-    """Flush every file and folder under ``root`` to disk (power loss, not only crashes)."""
+    """Flush every file and folder under ``root`` to disk (power loss, not only crashes).
+
+    The files are flushed by several threads at once (``fsync`` waits without the
+    GIL): the file system commits their waits together instead of one journal commit
+    per file, which on a disk busy with other writers made a wiki's few hundred files
+    take a second. The folders follow, once their files are down.
+    """
+    files: list[str] = []
+    folders: list[str] = []
     for dirpath, _dirnames, filenames in os.walk(root):
-        for name in filenames:
-            fd = os.open(os.path.join(dirpath, name), os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        fsync_dir(Path(dirpath))
+        folders.append(dirpath)
+        files.extend(os.path.join(dirpath, name) for name in filenames)
+    with ThreadPoolExecutor(_FSYNC_THREADS, thread_name_prefix="fsync") as pool:
+        for _ in pool.map(_fsync_file, files):
+            pass
+    for folder in folders:
+        fsync_dir(Path(folder))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 from pathlib import Path
 
@@ -95,6 +96,37 @@ def test_first_fetch_makes_the_commit_live(tmp_path, gh, caplog):
     state = (tmp_path / "data" / "fetched" / "state.json").read_text()
     assert TOKEN not in state and TOKEN not in caplog.text
     assert json.loads(state)["etag"] == f'"{sha}"'
+
+
+def test_every_file_and_folder_is_flushed_before_the_generation_goes_live(
+    tmp_path, gh, monkeypatch
+):
+    """Power loss after the swap must not find half-written pages: each file and folder
+    of the new tree is fsynced (several threads at once) before the rename and link."""
+    flushed: list[tuple[str, bool]] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        path = os.readlink(f"/proc/self/fd/{fd}")
+        live = (tmp_path / "data" / "fetched" / "live").exists()
+        flushed.append((path, live))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    gh.publish("owner", "wiki", "main", tarball(demo_files()))
+    with follower(tmp_path, gh) as f:
+        live = f.fetch().live
+    tree = {str(p.relative_to(live.path)) for p in live.path.rglob("*")} | {"."}
+    before_swap = {path for path, was_live in flushed if not was_live}
+    tmp = {Path(path).parent for path in before_swap if Path(path).name == "tree"}
+    assert len(tmp) == 1  # the tree was flushed where it was unpacked, before its rename
+    (root,) = tmp
+    flushed_rel = {
+        str(Path(path).relative_to(root / "tree"))
+        for path in before_swap
+        if Path(path).is_relative_to(root / "tree")
+    }
+    assert len(tree) > 10 and flushed_rel == tree
 
 
 def test_an_unchanged_wiki_costs_one_304(tmp_path, gh):
