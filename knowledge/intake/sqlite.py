@@ -1,4 +1,4 @@
-"""The ticket store in one SQLite file (stdlib ``sqlite3``), WAL mode, synchronous FULL.
+"""The ticket store in one SQLite file (stdlib ``sqlite3``), WAL mode.
 
 The schema version is SQLite's ``user_version``; :data:`MIGRATIONS` holds one script
 per version, applied in order inside one transaction each, so a database of any
@@ -7,10 +7,21 @@ older version is brought forward on open and a newer one is refused
 
 Every string is redacted again just before it is written (``_safe``): the intake
 already stores only redacted text, and this keeps a record built by hand from
-leaking. One connection is shared by the threads of a process under a lock; other
+leaking. A :class:`~knowledge.intake.scrub.Scrubber` remembers the texts it found
+clean, so a draft's log is not scanned again each time the draft or its ticket is
+written. One connection is shared by the threads of a process under a lock; other
 processes (the command line while the bot runs) wait on SQLite's busy timeout.
 Writes use ``BEGIN IMMEDIATE`` so a rate-limit check and the insert it guards are
 one transaction.
+
+Every commit survives the process being killed (WAL: a commit is in the log file
+before it returns). Tickets, their status, deflections and the mark that a post is
+being made also survive a power loss (``synchronous=FULL``: the log is flushed to
+disk at each such commit, a few milliseconds each). Drafts and the post's thread id
+are written with ``synchronous=NORMAL``, without that flush: a power loss may take
+the last step of a draft (the user fills it again) or the thread id of a post (the
+post carries the ticket's key and is found again before any retry), and the
+steps of twenty users at once no longer wait on the disk one after the other.
 """
 
 from __future__ import annotations
@@ -26,8 +37,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from knowledge.intake.records import Draft, Ticket, TicketEvent
+from knowledge.intake.scrub import Scrubber
 from knowledge.intake.store import NotFound, RateLimit, RateLimited, StoreTooNew
-from knowledge.triage.redact import redact, redact_fields
 
 __all__ = ["FILE_NAME", "MIGRATIONS", "SqliteTicketStore"]
 
@@ -94,15 +105,6 @@ _TICKET_COLUMNS: Final = (
 )
 
 
-def _safe(text: str) -> str:
-    return redact(text).text if text else text
-
-
-def _safe_json(data: Mapping[str, Any]) -> str:
-    scrubbed, _ = redact_fields(data)
-    return json.dumps(scrubbed, ensure_ascii=False, separators=(",", ":"))
-
-
 def _redactions(raw: object) -> tuple[tuple[str, str, int], ...]:
     out = []
     for item in raw if isinstance(raw, list) else []:
@@ -121,6 +123,7 @@ class SqliteTicketStore:
             with contextlib.suppress(FileExistsError):
                 os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
         self._lock = threading.RLock()
+        self._scrubber = Scrubber()
         self._db = sqlite3.connect(
             self.path, isolation_level=None, check_same_thread=False, timeout=15.0
         )
@@ -157,15 +160,23 @@ class SqliteTicketStore:
                 log.info("ticket store %s migrated to schema %d", self.path, number + 1)
 
     @contextlib.contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self, *, flush: bool = True) -> Iterator[sqlite3.Connection]:
+        """One write transaction; ``flush=False`` commits without flushing the log to
+        disk (it survives a crash of the process, not a power loss)."""
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+            if not flush:
+                self._db.execute("PRAGMA synchronous=NORMAL")
             try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._db
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+                self._db.execute("COMMIT")
+            finally:
+                if not flush:
+                    self._db.execute("PRAGMA synchronous=FULL")
 
     def _read(self, sql: str, args: Sequence[object] = ()) -> list[sqlite3.Row]:
         with self._lock:
@@ -175,8 +186,15 @@ class SqliteTicketStore:
         with self._lock:
             self._db.close()
 
-    @staticmethod
+    def _safe(self, text: str) -> str:
+        return self._scrubber.text(text)
+
+    def _safe_json(self, data: Mapping[str, Any]) -> str:
+        scrubbed = self._scrubber.mapping(data)
+        return json.dumps(scrubbed, ensure_ascii=False, separators=(",", ":"))
+
     def _event(
+        self,
         db: sqlite3.Connection,
         kind: str,
         actor: str,
@@ -189,7 +207,7 @@ class SqliteTicketStore:
         db.execute(
             "INSERT INTO ticket_events (ticket_id, draft_id, kind, actor, at, detail) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            (ticket_id, draft_id, kind, _safe(actor), at, _safe(detail)),
+            (ticket_id, draft_id, kind, self._safe(actor), at, self._safe(detail)),
         )
 
     # ----------------------------------------------------------------- drafts
@@ -211,7 +229,7 @@ class SqliteTicketStore:
         )
 
     def save_draft(self, draft: Draft) -> Draft:
-        data = _safe_json(
+        data = self._safe_json(
             {
                 "values": dict(draft.values),
                 "redactions": [list(r) for r in draft.redactions],
@@ -219,7 +237,7 @@ class SqliteTicketStore:
                 "origin": dict(draft.origin),
             }
         )
-        with self._write() as db:
+        with self._write(flush=False) as db:
             db.execute(
                 "INSERT INTO drafts (id, user, state, step, created_at, updated_at, data) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
@@ -227,7 +245,7 @@ class SqliteTicketStore:
                 "updated_at = excluded.updated_at, data = excluded.data",
                 (
                     draft.id,
-                    _safe(draft.user),
+                    self._safe(draft.user),
                     draft.state,
                     draft.step,
                     draft.created_at,
@@ -252,7 +270,7 @@ class SqliteTicketStore:
         return self._draft(rows[0]) if rows else None
 
     def expire_drafts(self, before: float) -> int:
-        with self._write() as db:
+        with self._write(flush=False) as db:
             cur = db.execute(
                 "DELETE FROM drafts WHERE state = 'open' AND updated_at < ?", (before,)
             )
@@ -310,7 +328,7 @@ class SqliteTicketStore:
         limit: RateLimit,
         lease: float = 60.0,
     ) -> tuple[Ticket, bool]:
-        data = _safe_json(
+        data = self._safe_json(
             {
                 "values": dict(draft.values),
                 "redactions": [list(r) for r in draft.redactions],
@@ -337,9 +355,9 @@ class SqliteTicketStore:
                     "VALUES (?, ?, ?, ?, 'open', ?, ?, ?, ?, ?, ?)",
                     (
                         draft.id,
-                        _safe(draft.user),
-                        _safe(title),
-                        _safe(family),
+                        self._safe(draft.user),
+                        self._safe(title),
+                        self._safe(family),
                         at,
                         at,
                         data,
@@ -355,7 +373,7 @@ class SqliteTicketStore:
                     "INSERT INTO drafts (id, user, state, step, created_at, updated_at, data) "
                     "VALUES (?, ?, 'filed', ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
                     "state = 'filed', updated_at = excluded.updated_at",
-                    (draft.id, _safe(draft.user), draft.step, draft.created_at, at, "{}"),
+                    (draft.id, self._safe(draft.user), draft.step, draft.created_at, at, "{}"),
                 )
                 self._event(db, "created", draft.user, at, ticket_id=ticket_id, draft_id=draft.id)
         ticket = self.get_ticket(ticket_id)
@@ -438,7 +456,7 @@ class SqliteTicketStore:
     # ----------------------------------------------------------------- posting
 
     def claim_post(self, ticket_id: int, *, now: float, lease: float) -> bool:
-        with self._write() as db:
+        with self._write(flush=False) as db:
             cur = db.execute(
                 "UPDATE tickets SET next_attempt_at = ? WHERE id = ? AND post_state = 'pending' "
                 "AND (next_attempt_at IS NULL OR next_attempt_at <= ?)",
@@ -472,7 +490,7 @@ class SqliteTicketStore:
         return int(rows[0][0])
 
     def mark_posted(self, ticket_id: int, thread_id: int, *, at: float) -> Ticket:
-        with self._write() as db:
+        with self._write(flush=False) as db:
             cur = db.execute(
                 "UPDATE tickets SET post_state = 'posted', thread_id = ?, post_error = '', "
                 "next_attempt_at = NULL, updated_at = ? WHERE id = ?",
@@ -490,7 +508,7 @@ class SqliteTicketStore:
             cur = db.execute(
                 "UPDATE tickets SET post_attempts = post_attempts + 1, post_error = ?, "
                 "next_attempt_at = ?, updated_at = ? WHERE id = ? AND post_state = 'pending'",
-                (_safe(error[:500]), retry_at, at, ticket_id),
+                (self._safe(error[:500]), retry_at, at, ticket_id),
             )
             if cur.rowcount:
                 self._event(db, "post_failed", "bot", at, ticket_id=ticket_id, detail=error[:200])

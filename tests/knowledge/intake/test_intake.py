@@ -437,6 +437,33 @@ def test_the_database_is_in_wal_mode_and_private(store):
     assert store.path.stat().st_mode & 0o077 == 0
 
 
+def test_tickets_are_flushed_to_disk_and_draft_steps_are_not(desk, store):
+    """A ticket (and its status) survives a power loss: its commit runs with
+    synchronous=FULL. A draft's steps commit with NORMAL (they survive the process
+    being killed) and leave the connection at FULL."""
+    commits: list[str] = []
+    level = {"value": "FULL"}
+
+    def trace(statement: str) -> None:
+        if statement.startswith("PRAGMA synchronous="):
+            level["value"] = statement.split("=", 1)[1]
+        elif statement == "COMMIT":
+            commits.append(level["value"])
+
+    store._db.set_trace_callback(trace)
+    draft = fill(desk)
+    assert commits and set(commits) == {"NORMAL"}
+    commits.clear()
+    filed = desk.file(draft.id, "discord:1", post=True)
+    assert commits == ["FULL"]
+    commits.clear()
+    desk.posted(filed.ticket.id, 42)
+    desk.set_status(filed.ticket.id, "solved", actor="discord:1", staff=False)
+    assert commits == ["NORMAL", "FULL"]
+    store._db.set_trace_callback(None)
+    assert store._db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+
+
 # --- secrets never reach the disk -----------------------------------------------------------
 
 SECRETS = st.one_of(
