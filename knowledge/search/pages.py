@@ -23,8 +23,9 @@ pages instead, from the wiki's structure alone:
 
 Everything is built once per wiki load (:meth:`PageRanker.build`, a few
 seconds of CPU on the real wiki: the bot builds it at start) and held in memory;
-a ranking is pure Python over precomputed postings (about 10 ms of CPU for a
-pasted question of 300-1,000 characters, ``python -m benchmarks pasted``).
+a ranking adds up precomputed postings, held as numpy arrays, a term at a time
+(about 2 ms of CPU for a pasted question of 300-1,000 characters,
+``python -m benchmarks pasted``).
 """
 
 from __future__ import annotations
@@ -34,10 +35,13 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from knowledge.text import fold_key
 from knowledge.wiki import Catalogue, Family, Glossary, Page, Section, Wiki, version_series
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "PAGE_PRIORS",
@@ -354,15 +358,23 @@ class _Quote:
 
 @dataclass(slots=True)
 class _Bm25:
-    """BM25 over plain postings; each posting holds its term's precomputed weight."""
+    """BM25 over postings kept in two flat arrays (doc numbers, and each posting's term
+    weight without idf), a term's postings one run of them in doc order: a few arrays
+    instead of a tuple and a float per posting, and a query's scores added up a term
+    at a time by numpy instead of a Python loop per posting."""
 
     docs: list[_Doc]
-    #: term -> [(doc number, BM25 term weight without idf)]
-    postings: dict[str, list[tuple[int, float]]]
+    #: term -> (start, end) of its postings in :attr:`ids` and :attr:`weights`
+    spans: dict[str, tuple[int, int]]
+    #: doc numbers (int32) and BM25 term weights without idf (float64), term by term
+    ids: np.ndarray
+    weights: np.ndarray
     idf: dict[str, float]
 
     @classmethod
     def of(cls, docs: list[_Doc]) -> _Bm25:
+        import numpy as np
+
         n = max(1, len(docs))
         avg = max(1.0, sum(d.length for d in docs) / n if docs else 1.0)
         postings: dict[str, list[tuple[int, float]]] = defaultdict(list)
@@ -371,22 +383,71 @@ class _Bm25:
             for term, count in doc.tf.items():
                 postings[term].append((i, count * (_K1 + 1) / (count + norm)))
         idf = {t: math.log(1 + (n - len(p) + 0.5) / (len(p) + 0.5)) for t, p in postings.items()}
-        return cls(docs, dict(postings), idf)
-
-    def scores(self, query: Mapping[str, float], max_share: float = 1.0) -> dict[int, float]:
-        """BM25 scores of the documents holding any query term; terms held by more than
-        ``max_share`` of the documents (and at least 20 of them) are passed over."""
-        out: dict[int, float] = defaultdict(float)
-        max_docs = max(20, int(max_share * len(self.docs))) if max_share < 1.0 else len(self.docs)
-        for term, weight in query.items():
-            posting = self.postings.get(term)
-            if not posting or len(posting) > max_docs:
-                continue
-            idf = self.idf[term]
-            factor = weight * idf
+        spans: dict[str, tuple[int, int]] = {}
+        ids: list[int] = []
+        weights: list[float] = []
+        for term, posting in postings.items():
+            spans[term] = (len(ids), len(ids) + len(posting))
             for i, value in posting:
-                out[i] += factor * value
-        return out
+                ids.append(i)
+                weights.append(value)
+        return cls(
+            docs, spans, np.array(ids, dtype=np.int32), np.array(weights, dtype=np.float64), idf
+        )
+
+    def frequency(self, term: str) -> int:
+        """How many documents hold ``term``."""
+        start, end = self.spans.get(term, (0, 0))
+        return end - start
+
+    def postings(self, term: str) -> list[tuple[int, float]]:
+        """(doc number, term weight without idf) of each document holding ``term``."""
+        start, end = self.spans.get(term, (0, 0))
+        ids, weights = self.ids[start:end].tolist(), self.weights[start:end].tolist()
+        return list(zip(ids, weights, strict=True))
+
+    def scores(
+        self, query: Mapping[str, float], max_share: float = 1.0
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(score, first) per document: its BM25 score for ``query`` (0.0 when it holds no
+        query term), and the position in ``query`` of the first term it holds
+        (``len(query)`` when none). Terms held by more than ``max_share`` of the
+        documents (and at least 20 of them) are passed over.
+
+        The postings of the query's terms are laid end to end in the query's order, each
+        weight times its term's ``weight * idf``, and summed per document by
+        ``numpy.bincount``, which adds them one at a time in that order starting from
+        0.0: the float operations of a loop adding ``factor * term_weight`` to a
+        dictionary term by term, so the sums are the same to the last bit (the tests
+        compare them with that loop).
+        """
+        import numpy as np
+
+        count = len(self.docs)
+        max_docs = max(20, int(max_share * count)) if max_share < 1.0 else count
+        spans = self.spans
+        idf = self.idf
+        picked: list[slice] = []
+        factors: list[float] = []
+        positions: list[int] = []
+        lengths: list[int] = []
+        for position, (term, weight) in enumerate(query.items()):
+            span = spans.get(term)
+            if span is None or span[1] - span[0] > max_docs:
+                continue
+            picked.append(slice(*span))
+            factors.append(weight * idf[term])
+            positions.append(position)
+            lengths.append(span[1] - span[0])
+        first = np.full(count, len(query), dtype=np.int32)
+        if not picked:
+            return np.zeros(count, dtype=np.float64), first
+        ids = np.concatenate([self.ids[one] for one in picked])
+        weights = np.concatenate([self.weights[one] for one in picked])
+        values = np.repeat(np.array(factors, dtype=np.float64), lengths) * weights
+        out = np.bincount(ids, weights=values, minlength=count)
+        np.minimum.at(first, ids, np.repeat(np.array(positions, dtype=np.int32), lengths))
+        return out, first
 
 
 def _section_terms(page: Page, section: Section) -> Counter[str]:
@@ -421,6 +482,8 @@ class PageRanker:
     quotes: list[_Quote]
     #: term -> numbers of the quotes and code lines holding it
     quote_postings: dict[str, list[int]]
+    #: The page document number of each section document (int32), in section order.
+    section_pages: np.ndarray
     families: list[tuple[tuple[str, ...], Family]] = field(default_factory=list)
     expansions: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: Every term of the wiki's answering pages, all but diaries (:data:`_PASSING_KINDS`):
@@ -480,10 +543,13 @@ class PageRanker:
                         if len(lterms) >= 3:
                             quotes.append(_Quote(path, section.anchor, line, lterms, False))
             page_docs.append(_Doc(path, "", page.title, sum(whole.values()), dict(whole)))
+        import numpy as np
+
         postings: dict[str, list[int]] = defaultdict(list)
         for number, quote in enumerate(quotes):
             for term in quote.terms:
                 postings[term].append(number)
+        page_number = {d.path: i for i, d in enumerate(page_docs)}
         ranker = cls(
             sections=_Bm25.of(section_docs),
             pages=_Bm25.of(page_docs),
@@ -491,11 +557,12 @@ class PageRanker:
             page_titles=titles,
             quotes=quotes,
             quote_postings=dict(postings),
+            section_pages=np.array([page_number[d.path] for d in section_docs], dtype=np.int32),
         )
         ranker.vocabulary = frozenset(
             term for doc in page_docs if kinds[doc.path] not in _PASSING_KINDS for term in doc.tf
         )
-        ranker.page_number = {d.path: i for i, d in enumerate(page_docs)}
+        ranker.page_number = page_number
         ranker.section_titles = {(d.path, d.anchor): d.title for d in section_docs}
         if catalogue is not None:
             ranker.families = _family_names(catalogue)
@@ -525,22 +592,8 @@ class PageRanker:
         family = self._named_family(text)
         telling = sorted(query, key=lambda term: -query[term] * self.sections.idf.get(term, 0.0))
         section_query = {term: query[term] for term in telling[:_MAX_SECTION_TERMS]}
-        section_scores = self.sections.scores(section_query, max_share=_MAX_SECTION_SHARE)
-        page_scores = self.pages.scores(query)
-        best_section: dict[str, tuple[float, int]] = {}
-        for i, score in section_scores.items():
-            path = self.sections.docs[i].path
-            if score > best_section.get(path, (0.0, -1))[0]:
-                best_section[path] = (score, i)
-        top_section = max((s for s, _ in best_section.values()), default=0.0) or 1.0
-        top_page = max(page_scores.values(), default=0.0) or 1.0
+        fused, best_number = self._fused(query, section_query)
         quote_hits = self._quote_hits(errors, text)
-        fused: dict[str, float] = {}
-        for i, score in page_scores.items():
-            path = self.pages.docs[i].path
-            sec = best_section.get(path, (0.0, -1))[0]
-            value = _SECTION_SHARE * sec / top_section + (1 - _SECTION_SHARE) * score / top_page
-            fused[path] = value * PAGE_PRIORS.get(self.kinds.get(path, "reference"), 1.0)
         for path, (strength, _, _) in quote_hits.items():
             fused[path] = fused.get(path, 0.0) + strength
         if family is not None:
@@ -559,8 +612,8 @@ class PageRanker:
             if path in quote_hits:
                 _, anchor, quote = quote_hits[path]
                 why.append(("error_quote", quote))
-            elif path in best_section:
-                doc = self.sections.docs[best_section[path][1]]
+            elif (number := int(best_number[self.page_number[path]])) >= 0:
+                doc = self.sections.docs[number]
                 anchor, section_title = doc.anchor, doc.title
             if anchor and not section_title:
                 section_title = self.section_titles.get((path, anchor), "")
@@ -586,6 +639,45 @@ class PageRanker:
         return PageRanking(
             tuple(hits), confidence, unknown, family.name if family is not None else None
         )
+
+    def _fused(
+        self, query: Mapping[str, float], section_query: Mapping[str, float]
+    ) -> tuple[dict[str, float], np.ndarray]:
+        """({path: the page's score fused with its best section's, times its prior} for
+        the pages holding any term of ``query``, the number of each page's best section
+        (-1 for none)); sections are scored on ``section_query``.
+
+        Of a page's sections with the same best score, the one a dictionary filled term by
+        term would list first is its best (the earliest first term, then the lowest number).
+        """
+        import numpy as np
+
+        section_scores, section_first = self.sections.scores(section_query, _MAX_SECTION_SHARE)
+        page_scores, page_first = self.pages.scores(query)
+        held = np.flatnonzero(section_first < len(section_query))
+        page_of = self.section_pages[held]
+        # by page, then best score, then first term, then number; each page's first row
+        order = np.lexsort((held, section_first[held], -section_scores[held], page_of))
+        ordered = page_of[order]
+        leaders = order[np.r_[True, ordered[1:] != ordered[:-1]]] if held.size else order
+        best_score = np.zeros(len(self.pages.docs), dtype=np.float64)
+        best_score[page_of[leaders]] = section_scores[held[leaders]]
+        best_number = np.full(len(self.pages.docs), -1, dtype=np.int64)
+        best_number[page_of[leaders]] = held[leaders]
+        top_section = (float(section_scores.max()) if section_scores.size else 0.0) or 1.0
+        top_page = (float(page_scores.max()) if page_scores.size else 0.0) or 1.0
+        pages = np.flatnonzero(page_first < len(query))
+        values = (
+            _SECTION_SHARE * best_score[pages] / top_section
+            + (1 - _SECTION_SHARE) * page_scores[pages] / top_page
+        )
+        page_docs = self.pages.docs
+        kinds = self.kinds
+        fused: dict[str, float] = {}
+        for page, value in zip(pages.tolist(), values.tolist(), strict=True):
+            path = page_docs[page].path
+            fused[path] = value * PAGE_PRIORS.get(kinds.get(path, "reference"), 1.0)
+        return fused, best_number
 
     def _named_family(self, text: str) -> Family | None:
         folded = " " + fold_key(text[:4000]) + " "
@@ -653,7 +745,7 @@ class PageRanker:
         most = max(2, len(self.pages.docs) // 2)
         shared = 0
         for term in query:
-            if term in tf and len(self.pages.postings.get(term, ())) <= most:
+            if term in tf and self.pages.frequency(term) <= most:
                 shared += 1
                 if shared >= _MIN_SHARED_WORDS:
                     return True
