@@ -170,6 +170,30 @@ def test_the_form_in_two_steps_then_the_wiki_answer_then_a_forum_post(discord_st
     no_secret_sent(discord_standin.last)
 
 
+def test_each_answer_replaces_its_private_thinking_message(discord_standin, data):
+    """Step 1 saved, the wiki's answer and "filed" each edit the private "thinking..."
+    message their submit or press showed: one request each, nothing deleted and resent."""
+
+    async def scenario(ds):
+        _, step1, saved = await through_step_1(ds)
+        step2 = await ds.press(saved, button_id(saved, "Continue"))
+        files = {"log__file": [ds.attachment("server.log", LOG.encode())]}
+        answers = {"command": V3_LAUNCH, "layout": "8x RTX PRO 6000, TP8"}
+        submitted = await submit_modal_with_files(ds, step2, answers, files=files)
+        check = (await submitted.followup()).response
+        filed = await ds.press(check, button_id(check, "File the ticket"))
+        await filed.followup()
+        await ds.wait_for_request(lambda r: r.route == "create_thread")
+        return [
+            [(r.route, r.method, r.path.rsplit("/", 1)[-1]) for r in rec.requests]
+            for rec in (step1, submitted, filed)
+        ]
+
+    for requests in discord_standin.run(factory(data), scenario):
+        assert requests[0][0] == "interaction_callback"
+        assert requests[1:] == [("webhook_message", "PATCH", "@original")], requests
+
+
 def test_edit_opens_the_form_again_with_the_answers_filled_in(discord_standin, data):
     async def scenario(ds):
         _, _, saved = await through_step_1(ds)

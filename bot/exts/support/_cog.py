@@ -45,7 +45,7 @@ from discord.ext import commands
 from bot import render
 from bot.cooldowns import cooldown
 from bot.errors import Refused, describe, report_failure, safe_choices
-from bot.respond import send
+from bot.respond import defer, send
 from knowledge.answers import support_check_reply
 from knowledge.intake.desk import (
     Filed,
@@ -286,7 +286,7 @@ class SupportCog(commands.Cog):
         self, interaction: discord.Interaction, draft_id: str, step: int, submitted: Submitted
     ) -> None:
         try:
-            await interaction.response.defer(ephemeral=True, thinking=True)
+            await defer(interaction, ephemeral=True)
         except discord.NotFound:  # too late to answer (10062); the answers are kept below
             expired = True
         else:
@@ -405,7 +405,7 @@ class SupportCog(commands.Cog):
             return
         if action in ("next", "edit", "resume"):
             if action == "resume" and draft.step >= desk.form.steps:
-                await interaction.response.defer(ephemeral=True, thinking=True)
+                await defer(interaction, ephemeral=True)
                 await self._show_check(interaction, desk, draft_id, user)
                 return
             step = max(1, min(step, desk.form.steps))
@@ -428,9 +428,7 @@ class SupportCog(commands.Cog):
         # The press is acknowledged while the ticket is written (durably, before anything
         # is posted) and its post made: the post does not wait for the acknowledgement,
         # only the answer to the user does.
-        acknowledging = asyncio.ensure_future(
-            interaction.response.defer(ephemeral=True, thinking=True)
-        )
+        acknowledging = asyncio.ensure_future(defer(interaction, ephemeral=True))
         try:
             filed, body = await self.in_filing(file)
             ticket = filed.ticket
