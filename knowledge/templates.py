@@ -7,7 +7,6 @@ load/format time in tests, never silently prints a blank.
 
 from __future__ import annotations
 
-import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -41,7 +40,7 @@ class Templates:
         text = self.raw(key)
         if not isinstance(text, str):
             raise TypeError(f"template {key!r} is not a string")
-        return string.Formatter().vformat(text, (), values).rstrip()
+        return text.format_map(values).rstrip()
 
     def plural(self, key: str, count: int, /, **values: Any) -> str:
         """``key.one`` when ``count`` is 1, else ``key.other``; ``count`` is passed on."""
