@@ -18,7 +18,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -236,20 +236,35 @@ class KnowledgeBase:
             fresh = [path for path, page in wiki.pages.items() if previous.get(path) is not page]
             gone = any(path not in wiki.pages for path in previous)
             moved = any(stats.get(path) != stat for path, stat in wiki.stats.items())
-            # The cache is written in a thread meanwhile: a full index build runs in a
-            # child process, so on two cores the two overlap.
+            # The cache is written in a thread once the index has every page: a full
+            # build in a child process is then committing (this process only waits), so
+            # on two cores the two overlap; earlier, the write would slow down this
+            # process analysing the pages the child is waiting for.
             with ThreadPoolExecutor(1, thread_name_prefix="page-cache") as writer:
-                cache_written = None
-                if self._writable and (fresh or gone or moved):
-                    # Only the rows of pages parsed anew (or gone) are written, and the
-                    # file status of pages whose file was read again.
-                    cache_written = writer.submit(
-                        self._page_cache.update, wiki.pages, fresh, wiki.stats
-                    )
+                cache_written: Future[None] | None = None
+
+                def write_cache() -> None:
+                    nonlocal cache_written
+                    if cache_written is None and self._writable and (fresh or gone or moved):
+                        # Only the rows of pages parsed anew (or gone) are written, and
+                        # the file status of pages whose file was read again.
+                        cache_written = writer.submit(
+                            self._page_cache.update, wiki.pages, fresh, wiki.stats
+                        )
+
+                def indexed(done: int, total: int) -> None:
+                    if progress is not None:
+                        progress(done, total)
+                    if done == total:
+                        write_cache()
+
                 # The same pages (none read anew, none gone): the same page ranker.
                 same = self._state is not None and not fresh and len(previous) == len(wiki.pages)
                 kept = self._state.built_ranker if same and self._state is not None else None
-                state, built = self._index_state(wiki, force, progress, lazy_index, kept)
+                try:
+                    state, built = self._index_state(wiki, force, indexed, lazy_index, kept)
+                finally:
+                    write_cache()  # no build told us (reused, updated, opened later)
             if cache_written is not None:
                 cache_written.result()  # a failure to write is logged there; a bug is raised
             self._repair_cache(wiki)

@@ -157,3 +157,38 @@ def test_a_big_first_load_parses_in_two_processes_into_the_same_wiki(tmp_path, m
         assert calls == [len(alone.pages)]
     finally:
         kb.close()
+
+
+def test_the_page_cache_is_written_once_the_index_has_every_page(tmp_path, monkeypatch):
+    """A full build in a child commits while this process writes the page cache (not
+    while it analyses pages the child waits for); a failed build still leaves the cache."""
+    from knowledge.search import index as index_module
+    from knowledge.search.engine import IndexBuildError
+    from knowledge.wiki import PageCache
+
+    events: list[str] = []
+    real_update = PageCache.update
+
+    def update(self, *args, **kwargs):
+        events.append("cache")
+        return real_update(self, *args, **kwargs)
+
+    monkeypatch.setattr(PageCache, "update", update)
+    kb = KnowledgeBase.open(
+        demo_wiki_dir(),
+        tmp_path / "data",
+        progress=lambda done, total: events.append(f"{done}/{total}"),
+    )
+    kb.close()
+    pages = len(kb.wiki.pages)
+    assert events[-2:] == [f"{pages}/{pages}", "cache"]
+    assert events.count("cache") == 1 and len(events) == pages + 1
+
+    def fail(*args, **kwargs):
+        raise IndexBuildError("disk full", previous_kept=False)
+
+    events.clear()
+    monkeypatch.setattr(index_module.SearchIndex, "_full", fail)
+    with pytest.raises(IndexBuildError):
+        KnowledgeBase.open(demo_wiki_dir(), tmp_path / "other")
+    assert events == ["cache"] and (tmp_path / "other" / "pages.sqlite3").is_file()
