@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -231,32 +231,53 @@ def _is_identifier(raw: str) -> bool:
     return _CAMEL_CASE_RE.search(raw) is not None
 
 
-def _tokens(text: str) -> Iterable[tuple[str, bool]]:
-    """(term, is_identifier) for every term of ``text``: whole names and their parts."""
+#: What :func:`_tokens` found for each match of :data:`_TOKEN_RE` it has read (a
+#: match's terms depend on its text alone), kept by a caller across texts.
+_TokenMemo = dict[str, tuple[tuple[str, bool], ...]]
+
+
+def _tokens(text: str, memo: _TokenMemo | None = None) -> list[tuple[str, bool]]:
+    """(term, is_identifier) for every term of ``text``: whole names and their parts.
+
+    ``memo``: the terms of matches read before (by this call or earlier ones sharing
+    it); a log or a wiki repeats the same words, paths and flags many times."""
+    seen: _TokenMemo = {} if memo is None else memo
+    out: list[tuple[str, bool]] = []
     for match in _TOKEN_RE.finditer(text):
-        raw = match.group().lstrip("-")
-        if not raw:
+        word = match.group()
+        terms = seen.get(word)
+        if terms is None:
+            terms = seen[word] = _word_terms(word)
+        out.extend(terms)
+    return out
+
+
+def _word_terms(word: str) -> tuple[tuple[str, bool], ...]:
+    """The terms :func:`_tokens` gives for one match ``word`` of :data:`_TOKEN_RE`."""
+    raw = word.lstrip("-")
+    if not raw:
+        return ()
+    lowered = raw.casefold()
+    if _HEX_RE.match(lowered):
+        return ()
+    if _PLURAL_ACRONYM_RE.match(raw):
+        return ((lowered[:-1], True),)  # OOMs, GPUs: the acronym
+    out: list[tuple[str, bool]] = []
+    ident = _is_identifier(word)
+    parts = [p for p in _SPLIT_RE.split(lowered) if p]
+    if len(parts) > 1:
+        out.append((lowered, True))
+    camel = _CAMEL_RE.findall(raw) if not raw.islower() and not raw.isupper() else []
+    if len(camel) > 1 and len(parts) == 1:
+        out.append((lowered, True))
+        parts = [p.casefold() for p in camel]
+    for part in parts:
+        if part.isdigit() and len(part) > 4:
+            continue  # line numbers, pids, sizes
+        if part in STOP or (len(part) < 2 and not part.isdigit()):
             continue
-        lowered = raw.casefold()
-        if _HEX_RE.match(lowered):
-            continue
-        if _PLURAL_ACRONYM_RE.match(raw):
-            yield lowered[:-1], True  # OOMs, GPUs: the acronym
-            continue
-        ident = _is_identifier(match.group())
-        parts = [p for p in _SPLIT_RE.split(lowered) if p]
-        if len(parts) > 1:
-            yield lowered, True
-        camel = _CAMEL_RE.findall(raw) if not raw.islower() and not raw.isupper() else []
-        if len(camel) > 1 and len(parts) == 1:
-            yield lowered, True
-            parts = [p.casefold() for p in camel]
-        for part in parts:
-            if part.isdigit() and len(part) > 4:
-                continue  # line numbers, pids, sizes
-            if part in STOP or (len(part) < 2 and not part.isdigit()):
-                continue
-            yield _stem(part), ident and len(parts) == 1
+        out.append((_stem(part), ident and len(parts) == 1))
+    return tuple(out)
 
 
 def _clean_error_line(line: str) -> str:
@@ -267,8 +288,37 @@ def _clean_error_line(line: str) -> str:
     return line
 
 
-def request_terms(text: str, errors: Sequence[str] = ()) -> dict[str, float]:
-    """The weighted terms of a request: error lines and identifiers above plain words."""
+@dataclass(slots=True)
+class _Memo:
+    """A function of a string, each answer kept for the memo's life (one request)."""
+
+    func: Callable[[str], list[tuple[str, bool]]]
+    seen: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)
+
+    def __call__(self, line: str) -> list[tuple[str, bool]]:
+        found = self.seen.get(line)
+        if found is None:
+            found = self.seen[line] = self.func(line)
+        return found
+
+
+def _error_tokens(line: str, memo: _TokenMemo | None = None) -> list[tuple[str, bool]]:
+    """The terms of an error line (its first 1,000 characters, paths, addresses and long
+    numbers left out), as :func:`_tokens` gives them."""
+    return _tokens(_clean_error_line(line[:1000]), memo)
+
+
+def request_terms(
+    text: str,
+    errors: Sequence[str] = (),
+    *,
+    line_tokens: Callable[[str], list[tuple[str, bool]]] = _error_tokens,
+    memo: _TokenMemo | None = None,
+) -> dict[str, float]:
+    """The weighted terms of a request: error lines and identifiers above plain words.
+
+    ``line_tokens``: :func:`_error_tokens`, or a memo of it shared with other readers
+    of the same lines; ``memo``: see :func:`_tokens`."""
     weights: dict[str, float] = {}
 
     def add(term: str, weight: float) -> None:
@@ -276,9 +326,9 @@ def request_terms(text: str, errors: Sequence[str] = ()) -> dict[str, float]:
             weights[term] = weight
 
     for line in list(errors)[:MAX_ERROR_LINES]:
-        for term, _ in _tokens(_clean_error_line(line[:1000])):
+        for term, _ in line_tokens(line):
             add(term, _W_ERROR)
-    for term, ident in _tokens(text[:MAX_REQUEST_CHARS]):
+    for term, ident in _tokens(text[:MAX_REQUEST_CHARS], memo):
         add(term, _W_IDENT if ident else _W_WORD)
     if len(weights) > MAX_QUERY_TERMS:
         kept = sorted(weights.items(), key=lambda kv: -kv[1])[:MAX_QUERY_TERMS]
@@ -450,20 +500,20 @@ class _Bm25:
         return out, first
 
 
-def _section_terms(page: Page, section: Section) -> Counter[str]:
+def _section_terms(page: Page, section: Section, memo: _TokenMemo) -> Counter[str]:
     terms: Counter[str] = Counter()
     heading = " ".join((page.title, *section.parents, section.title))
-    for term, _ in _tokens(heading):
+    for term, _ in _tokens(heading, memo):
         terms[term] += 3
-    for term, _ in _tokens(section.text[:40_000]):
+    for term, _ in _tokens(section.text[:40_000], memo):
         terms[term] += 1
     for block in section.code:
-        for term, _ in _tokens(block.text[:20_000]):
+        for term, _ in _tokens(block.text[:20_000], memo):
             terms[term] += 1
     for item in section.labelled:
         if label_word(item.label) in _ERROR_LABELS:
             for quote, _ in item.quotes:
-                for term, _ in _tokens(quote):
+                for term, _ in _tokens(quote, memo):
                     terms[term] += 2
     return terms
 
@@ -480,8 +530,10 @@ class PageRanker:
     kinds: dict[str, str]
     page_titles: dict[str, str]
     quotes: list[_Quote]
-    #: term -> numbers of the quotes and code lines holding it
+    #: term -> numbers of the Error quotes holding it (in :attr:`quotes`)
     quote_postings: dict[str, list[int]]
+    #: term -> numbers of the code lines holding it (in :attr:`quotes`)
+    line_postings: dict[str, list[int]]
     #: The page document number of each section document (int32), in section order.
     section_pages: np.ndarray
     families: list[tuple[tuple[str, ...], Family]] = field(default_factory=list)
@@ -517,15 +569,16 @@ class PageRanker:
         kinds: dict[str, str] = {}
         titles: dict[str, str] = {}
         quotes: list[_Quote] = []
+        memo: _TokenMemo = {}  # the wiki's words, read once each
         for path in sorted(wiki.pages):
             page = wiki.pages[path]
             kinds[path] = page_kind(page, statuses.get(path) or older.get(path))
             titles[path] = page.title
             whole: Counter[str] = Counter()
-            for term, _ in _tokens(page.title):
+            for term, _ in _tokens(page.title, memo):
                 whole[term] += 3
             for section in page.sections:
-                terms = _section_terms(page, section)
+                terms = _section_terms(page, section, memo)
                 whole.update(terms)
                 section_docs.append(
                     _Doc(path, section.anchor, section.title, sum(terms.values()), dict(terms))
@@ -534,21 +587,22 @@ class PageRanker:
                     if label_word(item.label) not in _ERROR_LABELS:
                         continue
                     for quote, _ in item.quotes:
-                        qterms = frozenset(t for t, _ in _tokens(_clean_error_line(quote)))
+                        qterms = frozenset(t for t, _ in _tokens(_clean_error_line(quote), memo))
                         if len(qterms) >= 2:
                             quotes.append(_Quote(path, section.anchor, quote, qterms))
                 for block in section.code:
                     for line in block.text.splitlines()[:400]:
-                        lterms = frozenset(t for t, _ in _tokens(_clean_error_line(line)))
+                        lterms = frozenset(t for t, _ in _tokens(_clean_error_line(line), memo))
                         if len(lterms) >= 3:
                             quotes.append(_Quote(path, section.anchor, line, lterms, False))
             page_docs.append(_Doc(path, "", page.title, sum(whole.values()), dict(whole)))
         import numpy as np
 
         postings: dict[str, list[int]] = defaultdict(list)
+        line_postings: dict[str, list[int]] = defaultdict(list)
         for number, quote in enumerate(quotes):
             for term in quote.terms:
-                postings[term].append(number)
+                (postings if quote.quote else line_postings)[term].append(number)
         page_number = {d.path: i for i, d in enumerate(page_docs)}
         ranker = cls(
             sections=_Bm25.of(section_docs),
@@ -557,6 +611,7 @@ class PageRanker:
             page_titles=titles,
             quotes=quotes,
             quote_postings=dict(postings),
+            line_postings=dict(line_postings),
             section_pages=np.array([page_number[d.path] for d in section_docs], dtype=np.int32),
         )
         ranker.vocabulary = frozenset(
@@ -583,7 +638,10 @@ class PageRanker:
     def rank(self, text: str, errors: Sequence[str] = (), *, limit: int = 5) -> PageRanking:
         """The pages that best answer ``text`` (with its error lines), best first."""
         text = text[:MAX_REQUEST_CHARS]
-        query = request_terms(text, errors)
+        memo: _TokenMemo = {}
+        # the error lines are read twice (for the query and for quotes)
+        line_tokens = _Memo(lambda line: _error_tokens(line, memo))
+        query = request_terms(text, errors, line_tokens=line_tokens, memo=memo)
         for term in list(query):
             for extra in self.expansions.get(term, ()):
                 query.setdefault(extra, _W_EXPANSION)
@@ -593,7 +651,7 @@ class PageRanker:
         telling = sorted(query, key=lambda term: -query[term] * self.sections.idf.get(term, 0.0))
         section_query = {term: query[term] for term in telling[:_MAX_SECTION_TERMS]}
         fused, best_number = self._fused(query, section_query)
-        quote_hits = self._quote_hits(errors, text)
+        quote_hits = self._quote_hits(errors, text, line_tokens)
         for path, (strength, _, _) in quote_hits.items():
             fused[path] = fused.get(path, 0.0) + strength
         if family is not None:
@@ -704,33 +762,60 @@ class PageRanker:
             return None
         return found[0][1]
 
-    def _quote_hits(self, errors: Sequence[str], text: str) -> dict[str, tuple[float, str, str]]:
-        """Pages whose Error quotes (or code lines) the request's error lines contain."""
+    def _quote_hits(
+        self,
+        errors: Sequence[str],
+        text: str,
+        line_tokens: Callable[[str], list[tuple[str, bool]]] | None = None,
+    ) -> dict[str, tuple[float, str, str]]:
+        """Pages whose Error quotes (or code lines) the request's error lines contain.
+
+        An Error quote counts when a line holds 80% of its words; a code line when it
+        holds 80% of the line's words (at least 3) and half of its own. The quotes'
+        postings are counted whole (a wiki has few); for the code lines, any one holding
+        80% of a line's ``n`` words holds one of any ``n - m + 1`` of them (``m``: the
+        fewest enough), so only the lines in the postings of the ``n - m + 1`` rarest are
+        read, and each is checked on its own words. Of a page's matches of equal
+        strength the one a count over every posting, term after term, would meet first
+        is kept (its earliest word in the line's term order, then its number), as before.
+        """
+        tokens = line_tokens or _error_tokens
         lines = [line for line in errors if line.strip()][:MAX_ERROR_LINES]
         found: dict[str, tuple[float, str, str]] = {}
-        line_terms = [
-            frozenset(t for t, _ in _tokens(_clean_error_line(line[:1000]))) for line in lines
-        ]
+        line_terms = [frozenset(t for t, _ in tokens(line)) for line in lines]
         line_terms = [t for t in line_terms if len(t) >= 2]
-        if not line_terms:
-            return found
+        quotes = self.quotes
         for terms in line_terms:
+            size = len(terms)
+            order = {term: k for k, term in enumerate(terms)}
+            matches: list[tuple[int, int, float, str]] = []
             counts: Counter[int] = Counter()
             for term in terms:
                 counts.update(self.quote_postings.get(term, ()))
             for number, shared in counts.items():
-                if shared < 2:
+                entry = quotes[number]
+                inside = shared / len(entry.terms)
+                if shared < 2 or inside < 0.8:
                     continue
-                entry = self.quotes[number]
-                if entry.quote:
-                    inside = shared / len(entry.terms)
-                    if inside < 0.8:
+                key = min(order[t] for t in entry.terms & terms)
+                matches.append((key, number, 0.6 * inside, entry.text))
+            enough = next((s for s in range(3, size + 1) if not s / size < 0.8), None)
+            if enough is not None:
+                rarest = sorted(terms, key=lambda t: len(self.line_postings.get(t, ())))
+                candidates: set[int] = set()
+                for term in rarest[: size - enough + 1]:
+                    candidates.update(self.line_postings.get(term, ()))
+                for number in candidates:
+                    entry = quotes[number]
+                    held = entry.terms & terms
+                    shared = len(held)
+                    if shared < 3 or shared / size < 0.8 or shared / len(entry.terms) < 0.5:
                         continue
-                    strength, shown = 0.6 * inside, entry.text
-                else:
-                    if shared < 3 or shared / len(terms) < 0.8 or shared / len(entry.terms) < 0.5:
-                        continue
-                    strength, shown = 0.3 * shared / len(terms), entry.text.strip()[:200]
+                    key = min(order[t] for t in held)
+                    matches.append((key, number, 0.3 * shared / size, entry.text.strip()[:200]))
+            matches.sort(key=lambda match: match[:2])
+            for _, number, strength, shown in matches:
+                entry = quotes[number]
                 if strength > found.get(entry.path, (0.0, "", ""))[0]:
                     found[entry.path] = (strength, entry.anchor, shown)
         return found

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -197,6 +198,55 @@ def _words_for(query: str, stems: Sequence[str]) -> list[str]:
 
 
 @dataclass(frozen=True, slots=True)
+class _CodeText:
+    """The code blocks of every section, end to end, to find an image reference in one
+    pass: each section's blocks joined by NUL, sections one after another in the wiki's
+    page order. A reference holding no NUL occurs in a section's code exactly when it
+    occurs in that section's run of :attr:`text`."""
+
+    text: str
+    #: Where each section's run starts in :attr:`text` (sections with code only).
+    starts: list[int]
+    #: Each run's (page path, section anchor).
+    refs: list[tuple[str, str]]
+    #: For each run, where the next page's runs start (``len(text)`` after the last).
+    next_page: list[int]
+
+    @classmethod
+    def of(cls, wiki: Wiki) -> _CodeText:
+        parts: list[str] = []
+        starts: list[int] = []
+        refs: list[tuple[str, str]] = []
+        pages: list[int] = []
+        size = 0
+        for number, page in enumerate(wiki.pages.values()):
+            for section in page.sections:
+                if not section.code:
+                    continue
+                run = "\0".join(block.text for block in section.code) + "\0"
+                starts.append(size)
+                refs.append((page.path, section.anchor))
+                pages.append(number)
+                parts.append(run)
+                size += len(run)
+        next_page = [size] * len(starts)
+        for i in range(len(starts) - 2, -1, -1):
+            next_page[i] = starts[i + 1] if pages[i + 1] != pages[i] else next_page[i + 1]
+        return cls("".join(parts), starts, refs, next_page)
+
+    def first_sections(self, ref: str) -> list[tuple[str, str]]:
+        """(path, anchor) of the first section of each page whose code holds ``ref``
+        (which holds no NUL), in page order."""
+        found: list[tuple[str, str]] = []
+        at = self.text.find(ref)
+        while at != -1:
+            run = bisect_right(self.starts, at) - 1
+            found.append(self.refs[run])
+            at = self.text.find(ref, self.next_page[run])
+        return found
+
+
+@dataclass(frozen=True, slots=True)
 class Suggester:
     """Ranks wiki sections for requests against one loaded wiki (prepared once)."""
 
@@ -208,6 +258,12 @@ class Suggester:
     word_sections: Mapping[str, int] = field(default_factory=dict)
     #: Pages for the request's text and error lines (replaces the section search).
     ranker: PageRanker | None = None
+    #: The wiki's code blocks, searched for the request's image (made from ``wiki``).
+    code: _CodeText | None = None
+
+    def __post_init__(self) -> None:
+        if self.code is None:
+            object.__setattr__(self, "code", _CodeText.of(self.wiki))
 
     @classmethod
     def build(
@@ -333,15 +389,21 @@ class Suggester:
         return _hit_title(page.title, section.title)
 
     def _image_sections(self, image: ImageRef, limit: int = 3) -> list[str]:
-        """Sections whose code names exactly this image (repository and tag), current first."""
+        """Sections whose code names exactly this image (repository and tag), current first:
+        the first such section of each page, found in the wiki's code laid end to end."""
         ref = f"{image.repository}:{image.tag}"
-        found: list[tuple[float, str]] = []
-        for page in self.wiki.pages.values():
-            for section in page.sections:
-                if any(ref in block.text for block in section.code):
-                    rank = -status_weight(self.statuses.get(page.path))
-                    found.append((rank, f"{page.path}#{section.anchor}"))
-                    break
+        if "\0" not in ref and self.code is not None:
+            sections = self.code.first_sections(ref)
+        else:  # the code laid end to end is NUL-separated: read block by block
+            sections = []
+            for page in self.wiki.pages.values():
+                naming = (s for s in page.sections if any(ref in b.text for b in s.code))
+                if (first := next(naming, None)) is not None:
+                    sections.append((page.path, first.anchor))
+        found = [
+            (-status_weight(self.statuses.get(path)), f"{path}#{anchor}")
+            for path, anchor in sections
+        ]
         found.sort()
         return [ref for _, ref in found[:limit]]
 

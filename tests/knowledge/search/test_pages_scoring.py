@@ -1,14 +1,16 @@
-"""The page ranker's array scoring gives, bit for bit, what a loop over the postings gives.
+"""The page ranker's shortcuts give, bit for bit, what a loop over every posting gives.
 
 The reference functions below are the plain loops the ranker used before its postings
 became arrays: a dictionary filled term by term (``out[doc] += weight * idf * value``),
 each page's best section the first one of the highest score in that dictionary's order.
-Floats are compared with ``==``: the ranking, its ties and the scores shown must not move.
+Error lines are matched against the quotes and code lines as a count over every
+posting of every term of the line would match them. Floats are compared with ``==``:
+the ranking, its ties and the scores shown must not move.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,9 +18,12 @@ from hypothesis import strategies as st
 from knowledge.search.pages import (
     _MAX_SECTION_SHARE,
     _SECTION_SHARE,
+    MAX_ERROR_LINES,
     PAGE_PRIORS,
     PageRanker,
     _Bm25,
+    _error_tokens,
+    _tokens,
 )
 from knowledge.wiki import Catalogue, Glossary, load_wiki
 from tests.support import DEMO
@@ -128,3 +133,82 @@ def test_sections_tied_on_score_keep_the_one_the_first_query_term_reached(tmp_pa
     assert ranker.sections.docs[int(best_number[0])].title == "Tan"
     hit = ranker.rank("quuxite zorblax").hits[0]
     assert hit.anchor == "tan"
+
+
+def reference_quote_hits(ranker: PageRanker, errors) -> dict[str, tuple[float, str, str]]:
+    """Every posting of every term of a line counted, as the ranker did before it read
+    only the rarest terms' code lines."""
+    postings: dict[str, list[int]] = defaultdict(list)
+    for number, quote in enumerate(ranker.quotes):
+        for term in quote.terms:
+            postings[term].append(number)
+    lines = [line for line in errors if line.strip()][:MAX_ERROR_LINES]
+    found: dict[str, tuple[float, str, str]] = {}
+    line_terms = [frozenset(t for t, _ in _error_tokens(line)) for line in lines]
+    for terms in [t for t in line_terms if len(t) >= 2]:
+        counts: Counter[int] = Counter()
+        for term in terms:
+            counts.update(postings.get(term, ()))
+        for number, shared in counts.items():
+            if shared < 2:
+                continue
+            entry = ranker.quotes[number]
+            if entry.quote:
+                inside = shared / len(entry.terms)
+                if inside < 0.8:
+                    continue
+                strength, shown = 0.6 * inside, entry.text
+            else:
+                if shared < 3 or shared / len(terms) < 0.8 or shared / len(entry.terms) < 0.5:
+                    continue
+                strength, shown = 0.3 * shared / len(terms), entry.text.strip()[:200]
+            if strength > found.get(entry.path, (0.0, "", ""))[0]:
+                found[entry.path] = (strength, entry.anchor, shown)
+    return found
+
+
+CODE_LINES = [quote.text for quote in RANKER.quotes]
+LINE_WORDS = sorted({word for line in CODE_LINES for word in line.split()})
+
+
+@st.composite
+def error_line(draw) -> str:
+    """A line of the wiki's code or Error quotes, some words dropped, others added."""
+    words = draw(st.sampled_from(CODE_LINES)).split()
+    kept = [w for w in words if draw(st.integers(0, 9)) > 0]
+    extra = draw(st.lists(st.sampled_from(LINE_WORDS), max_size=3))
+    return " ".join(kept + extra)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(error_line(), min_size=1, max_size=MAX_ERROR_LINES + 2))
+def test_quote_hits_read_from_the_rarest_terms_are_every_postings_hits(lines):
+    assert RANKER._quote_hits(lines, "") == reference_quote_hits(RANKER, lines)
+
+
+def test_a_code_line_is_found_from_its_rarest_words_alone(tmp_path):
+    """A log line repeating a code line of the wiki among common words: found whole."""
+    root = tmp_path / "wiki"
+    root.mkdir()
+    common = ["vllm", "serve", "model", "port", "host"]
+    pages = {
+        f"p{i}.md": f"# Page {i}\n\n## Run\n\n```\n{' '.join(common)} --flag{i}\n```\n"
+        for i in range(30)
+    }
+    pages["target.md"] = "# Target\n\n## Crash\n\n```\nfrobnicate quuxite zorblax failed\n```\n"
+    for name, text in pages.items():
+        (root / name).write_text(text)
+    ranker = PageRanker.build(load_wiki(root))
+    line = "frobnicate quuxite zorblax failed"
+    hits = ranker._quote_hits([line, " ".join(common) + " --flag7"], "")
+    assert hits == reference_quote_hits(ranker, [line, " ".join(common) + " --flag7"])
+    assert hits["target.md"][1] == "crash"
+    assert "p7.md" in hits
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(CODE_LINES + LINE_WORDS[:200] + ["OOMs", "0xdeadbeef1234"])))
+def test_terms_read_with_a_memo_shared_across_texts_are_each_texts_own(texts):
+    memo: dict = {}
+    for text in texts:
+        assert _tokens(text, memo) == _tokens(text)
