@@ -11,7 +11,9 @@ import asyncio
 import copy
 import re
 import shutil
+import sqlite3
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -192,6 +194,35 @@ def test_each_answer_replaces_its_private_thinking_message(discord_standin, data
     for requests in discord_standin.run(factory(data), scenario):
         assert requests[0][0] == "interaction_callback"
         assert requests[1:] == [("webhook_message", "PATCH", "@original")], requests
+
+
+def test_a_filing_under_way_finishes_before_the_store_closes_at_shutdown(discord_standin, data):
+    """The bot stopping (its cog unloaded) while a filing runs in the filing thread: the
+    filing's store writes still succeed, and the store is closed after it."""
+
+    async def scenario(ds):
+        cog = ds.client.get_cog("SupportCog")
+        desk = await cog.desk()
+        started, release = threading.Event(), threading.Event()
+
+        def slow_filing() -> int:
+            started.set()
+            release.wait(30)
+            return desk.store.count_tickets(status="open")
+
+        loop = asyncio.get_running_loop()
+        filing = asyncio.ensure_future(cog.in_filing(slow_filing))
+        await loop.run_in_executor(None, started.wait, 30)
+        unloading = asyncio.ensure_future(ds.client.remove_cog("SupportCog"))
+        await asyncio.sleep(0.1)  # the unload runs meanwhile, up to its wait for the filing
+        release.set()
+        await unloading
+        return await filing, cog.store
+
+    counted, store = discord_standin.run(factory(data), scenario)
+    assert counted == 0
+    with pytest.raises(sqlite3.ProgrammingError):
+        store.count_tickets(status="open")  # closed once the filing was done
 
 
 def test_edit_opens_the_form_again_with_the_answers_filled_in(discord_standin, data):

@@ -149,10 +149,16 @@ class SupportCog(commands.Cog):
             self._retry_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._retry_task
+        # Filings and draft saves already handed to the threads finish before the store
+        # closes (they would fail on a closed database); a post made but not yet recorded
+        # is found again by its key after the restart.
+        await asyncio.get_running_loop().run_in_executor(None, self._close_store)
+
+    def _close_store(self) -> None:
+        self._filing_pool.shutdown(wait=True)
+        self._store_pool.shutdown(wait=True)
         if self.store is not None:
-            await self.in_store(self.store.close)
-        self._store_pool.shutdown(wait=False)
-        self._filing_pool.shutdown(wait=False)
+            self.store.close()
 
     async def in_store(self, func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         """Run a (blocking) draft or ticket call in the store threads."""
