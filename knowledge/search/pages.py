@@ -89,6 +89,8 @@ _W_WORD: Final = 1.0
 _W_EXPANSION: Final = 0.5
 #: Share of the request's telling weight the top page must hold to be offered with confidence.
 _CONFIDENT_COVERAGE: Final = 0.4
+#: Distinct words whose terms the ranker keeps between requests (a few MB).
+_MAX_REMEMBERED_WORDS: Final = 20_000
 #: Caps on what one request may cost.
 MAX_REQUEST_CHARS: Final = 12_000
 MAX_QUERY_TERMS: Final = 160
@@ -106,6 +108,8 @@ _PLURAL_ACRONYM_RE: Final = re.compile(r"^[A-Z]{2,}s$")
 _DATE_RE: Final = re.compile(r"(?:^|[/_\-])20\d\d-\d\d(?:-\d\d)?(?:[/_.\-]|$)")
 _HEX_RE: Final = re.compile(r"^(?:0x[0-9a-f]+|[0-9a-f]{12,})$")
 _PATHISH_RE: Final = re.compile(r"(?:/[\w.\-]+){2,}/?")
+_ADDRESS_RE: Final = re.compile(r"\b0x[0-9a-fA-F]+\b")
+_LONG_NUMBER_RE: Final = re.compile(r"\b\d{5,}\b")
 _MODEL_RE: Final = re.compile(
     r"\b[A-Za-z][\w.\-]*/[A-Za-z][\w.\-]+"
     r"|\b[A-Za-z][\w.]*(?:-[\w.]+)*-(?:[Aa]?\d+(?:\.\d+)?[BbMm])(?:-[\w.]+)*\b"
@@ -282,10 +286,11 @@ def _word_terms(word: str) -> tuple[tuple[str, bool], ...]:
 
 def _clean_error_line(line: str) -> str:
     """An error line without what differs between machines: paths, addresses, numbers."""
-    line = _PATHISH_RE.sub(lambda m: " " + m.group().rstrip("/").rsplit("/", 1)[-1], line)
-    line = re.sub(r"\b0x[0-9a-fA-F]+\b", " ", line)
-    line = re.sub(r"\b\d{5,}\b", " ", line)
-    return line
+    if "/" in line:  # each pattern needs its mark: most lines skip the first two
+        line = _PATHISH_RE.sub(lambda m: " " + m.group().rstrip("/").rsplit("/", 1)[-1], line)
+    if "0x" in line:
+        line = _ADDRESS_RE.sub(" ", line)
+    return _LONG_NUMBER_RE.sub(" ", line)
 
 
 @dataclass(slots=True)
@@ -552,6 +557,9 @@ class PageRanker:
     #: path -> number of its page document; (path, anchor) -> section title.
     page_number: dict[str, int] = field(default_factory=dict)
     section_titles: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: The terms of words requests used (see :func:`_tokens`), kept for later requests
+    #: (most share words with earlier ones), up to :data:`_MAX_REMEMBERED_WORDS`.
+    words: _TokenMemo = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def build(
@@ -638,7 +646,9 @@ class PageRanker:
     def rank(self, text: str, errors: Sequence[str] = (), *, limit: int = 5) -> PageRanking:
         """The pages that best answer ``text`` (with its error lines), best first."""
         text = text[:MAX_REQUEST_CHARS]
-        memo: _TokenMemo = {}
+        if len(self.words) > _MAX_REMEMBERED_WORDS:
+            self.words.clear()  # a pure memo: emptied, it fills again with today's words
+        memo = self.words
         # the error lines are read twice (for the query and for quotes)
         line_tokens = _Memo(lambda line: _error_tokens(line, memo))
         query = request_terms(text, errors, line_tokens=line_tokens, memo=memo)
@@ -664,6 +674,7 @@ class PageRanker:
         if ranked and not evidence and not self._telling(ranked[0][0], query):
             ranked = []  # a word in common is no reason to read a page
         hits = []
+        shown = self._shown_terms(query) if ranked else []
         for path, score in ranked:
             anchor, section_title = "", ""
             why: list[tuple[str, str]] = []
@@ -677,7 +688,7 @@ class PageRanker:
                 section_title = self.section_titles.get((path, anchor), "")
             if family is not None and path in (family.hub, family.current_page):
                 why.append(("family", family.name))
-            shared = self._shared_words(path, query)
+            shared = self._shared_words(path, shown)
             if shared:
                 why.append(("terms", ", ".join(shared)))
             hits.append(
@@ -836,15 +847,27 @@ class PageRanker:
                     return True
         return False
 
-    def _shared_words(self, path: str, query: Mapping[str, float], limit: int = 5) -> list[str]:
+    def _shown_terms(self, query: Mapping[str, float]) -> list[str]:
+        """The request's terms rare enough to be shown as a reason, most telling first
+        (weight x rarity; equals in the request's order)."""
+        idf = self.pages.idf
+        shown = [t for t in query if idf.get(t, 0.0) >= _MIN_SHOWN_IDF]
+        shown.sort(key=lambda t: -(query[t] * idf.get(t, 0.0)))
+        return shown
+
+    def _shared_words(self, path: str, shown: Sequence[str], limit: int = 5) -> list[str]:
+        """The first ``limit`` of ``shown`` (:meth:`_shown_terms`) the page holds."""
         i = self.page_number.get(path)
-        if i is None:
+        if i is None or limit <= 0:
             return []
         tf = self.pages.docs[i].tf
-        idf = self.pages.idf
-        shared = [t for t in query if t in tf and idf.get(t, 0.0) >= _MIN_SHOWN_IDF]
-        shared.sort(key=lambda t: -(query[t] * idf.get(t, 0.0)))
-        return shared[:limit]
+        shared: list[str] = []
+        for term in shown:
+            if term in tf:
+                shared.append(term)
+                if len(shared) >= limit:
+                    break
+        return shared
 
     def _unknown_names(self, text: str) -> tuple[str, ...]:
         """Model names the request uses and the wiki never does.

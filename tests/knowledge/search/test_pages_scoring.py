@@ -10,6 +10,8 @@ the ranking, its ties and the scores shown must not move.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections import Counter, defaultdict
 
 from hypothesis import given, settings
@@ -22,6 +24,7 @@ from knowledge.search.pages import (
     PAGE_PRIORS,
     PageRanker,
     _Bm25,
+    _clean_error_line,
     _error_tokens,
     _tokens,
 )
@@ -212,3 +215,37 @@ def test_terms_read_with_a_memo_shared_across_texts_are_each_texts_own(texts):
     memo: dict = {}
     for text in texts:
         assert _tokens(text, memo) == _tokens(text)
+
+
+def reference_clean(line: str) -> str:
+    line = re.sub(
+        r"(?:/[\w.\-]+){2,}/?", lambda m: " " + m.group().rstrip("/").rsplit("/", 1)[-1], line
+    )
+    line = re.sub(r"\b0x[0-9a-fA-F]+\b", " ", line)
+    return re.sub(r"\b\d{5,}\b", " ", line)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(["/opt/a/b.py", "0x7f3a", "0X1F", "123456", "a/b", "x0x1", "//"]),
+            st.text(alphabet="/0x1aF._- ", max_size=12),
+        ),
+        max_size=10,
+    ).map("".join)
+)
+def test_an_error_line_is_cleaned_as_by_every_pattern(line):
+    assert _clean_error_line(line) == reference_clean(line)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(CODE_LINES + LINE_WORDS[:300]), max_size=12), min_size=2))
+def test_words_remembered_from_earlier_requests_change_no_ranking(requests):
+    ranker = dataclasses.replace(RANKER, words={})
+    for words in requests:
+        text = " ".join(words)
+        fresh = dataclasses.replace(RANKER, words={})
+        assert ranker.rank(text, words[:2]) == fresh.rank(text, words[:2])
+    ranker.rank("nccl timeout")
+    assert "nccl" in ranker.words  # remembered, so the equality above was put to the test
