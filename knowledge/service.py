@@ -12,6 +12,7 @@ and the Discord layer answer alike.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import logging
 import sys
 import tempfile
@@ -76,6 +77,19 @@ def data_dir_problem(data_dir: Path) -> str | None:
     except OSError as exc:
         return exc.strerror or str(exc)
     return None
+
+
+def _import_ahead(module: str) -> None:
+    """Import ``module`` in a thread, overlapping what this one does next (a parse shared
+    with a helper process absorbs it); an import of it here meanwhile waits for that one."""
+
+    def run() -> None:
+        try:
+            importlib.import_module(module)
+        except Exception:  # the import here, when it comes, says what is wrong
+            log.debug("importing %s ahead failed", module, exc_info=True)
+
+    threading.Thread(target=run, name="import-ahead", daemon=True).start()
 
 
 def _os_reason(exc: BaseException) -> str:
@@ -219,6 +233,10 @@ class KnowledgeBase:
                 self._writable = problem is None
                 if problem is not None:
                     log.info("data folder %s cannot be written: %s", self.data_dir, problem)
+            if self._index is None and not lazy_index:
+                # This load opens the index next: the search engine's modules (Whoosh,
+                # ~0.3 s) are imported while the wiki is read and parsed.
+                _import_ahead("knowledge.search.index")
             if self._state is not None:
                 previous: Mapping[str, Page] = self._state.wiki.pages
                 stats = self._state.wiki.stats

@@ -192,3 +192,44 @@ def test_the_page_cache_is_written_once_the_index_has_every_page(tmp_path, monke
     with pytest.raises(IndexBuildError):
         KnowledgeBase.open(demo_wiki_dir(), tmp_path / "other")
     assert events == ["cache"] and (tmp_path / "other" / "pages.sqlite3").is_file()
+
+
+_IMPORT_AHEAD_PROBE = """
+import sys, time
+from pathlib import Path
+from knowledge import service
+
+assert "knowledge.search.index" not in sys.modules
+real = service.load_wiki
+seen = []
+
+def load_wiki(*args, **kwargs):
+    # While the wiki is read, the search engine arrives without this thread asking.
+    deadline = time.monotonic() + 20
+    while "knowledge.search.index" not in sys.modules and time.monotonic() < deadline:
+        time.sleep(0.01)
+    seen.append("knowledge.search.index" in sys.modules)
+    return real(*args, **kwargs)
+
+service.load_wiki = load_wiki
+kb = service.KnowledgeBase.open(None, Path(sys.argv[1]))
+print(seen, kb.search("nccl").pages != ())
+kb.close()
+"""
+
+
+def test_a_load_that_opens_the_index_imports_the_engine_while_it_reads_the_wiki(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.support import ROOT
+
+    result = subprocess.run(
+        [sys.executable, "-c", _IMPORT_AHEAD_PROBE, str(tmp_path / "data")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=True,
+    )
+    assert result.stdout.split() == ["[True]", "True"]
