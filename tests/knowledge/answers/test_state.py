@@ -66,3 +66,30 @@ def test_retiring_a_state_leaves_a_ranker_still_in_use_whole(tmp_path):
         assert state.ranker.rank(QUESTION) == before, "built again if asked again"
     finally:
         kb.close()
+
+
+@dataclass
+class _Flat:
+    name: str
+    terms: frozenset[str]
+
+
+def test_emptying_big_lists_by_chunks_still_spares_what_is_shared():
+    """Runs of plain values and of flat dataclass instances are dropped a chunk at a time;
+    a container among them is still emptied only when nothing else holds it."""
+    live = _List([1, 2, 3])
+    own = _List(range(10))
+    big = _List(
+        [(i, float(i)) for i in range(5000)]
+        + [_Flat(str(i), frozenset({str(i)})) for i in range(3000)]
+        + [_Part(live), _Part(own)]
+        + [str(i) for i in range(3000)]
+    )
+    whole = _Whole(_Dict({i: i for i in range(3000)}), big, _Dict())
+    watched = [weakref.ref(x) for x in (whole.table, big, own)]
+    del big, own
+    _empty_gradually(whole)
+    assert live == [1, 2, 3], "held elsewhere: never emptied"
+    assert whole.parts == [] and whole.table == {}
+    del whole
+    assert all(ref() is None for ref in watched)
