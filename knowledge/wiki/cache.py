@@ -31,6 +31,7 @@ import sqlite3
 import threading
 import types
 import typing
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib.metadata import version as package_version
@@ -220,7 +221,7 @@ class StoredPage(Page):
     it is read in full first.
     """
 
-    __slots__ = ("_source", "facts")
+    __slots__ = ("__weakref__", "_source", "facts")
 
     facts: PageFacts
 
@@ -289,7 +290,9 @@ class CachedPages(Mapping[str, Page]):
         self.root = root
         self._connection = connection
         self._lock = threading.Lock()
-        self._pages: dict[str, StoredPage] = {}
+        #: One page object per path while something holds it (a load's wiki): a page
+        #: dropped by later loads (edited, removed) is not kept alive here.
+        self._pages: weakref.WeakValueDictionary[str, StoredPage] = weakref.WeakValueDictionary()
         self._decode_page: Decoder = _decoder(Page)
         self.damaged: list[str] = []
         self._reported = 0
@@ -298,7 +301,8 @@ class CachedPages(Mapping[str, Page]):
         page = self._pages.get(path)
         if page is None:
             sha, head = self._heads[path]  # KeyError: not cached
-            page = self._pages.setdefault(path, StoredPage._stub(self, path, sha, head))
+            page = StoredPage._stub(self, path, sha, head)
+            page = self._pages.setdefault(path, page)
         return page
 
     def __iter__(self) -> Iterator[str]:

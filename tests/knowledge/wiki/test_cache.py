@@ -10,6 +10,7 @@ import pickle
 import shutil
 import sqlite3
 import time
+import weakref
 from dataclasses import replace
 from pathlib import Path
 
@@ -358,3 +359,19 @@ def test_a_stored_page_equals_hashes_and_pickles_as_the_page(wiki_dir: Path, tmp
         assert pickle.loads(pickle.dumps(cached[path])) == page
         with pytest.raises(dataclasses.FrozenInstanceError):
             cached[path].sections = ()  # type: ignore[misc]
+
+
+def test_the_cache_keeps_no_page_that_no_load_holds(wiki_dir: Path, tmp_path: Path):
+    """A long-running bot's edited pages are freed: the cache does not hold their old
+    versions (decoded sections and all) for the rest of the run."""
+    wiki = load_wiki(wiki_dir)
+    cache = PageCache.in_folder(tmp_path / "data")
+    cache.write(wiki.pages)
+    with cache.read(wiki_dir) as cached:
+        path = sorted(wiki.pages)[0]
+        page = cached[path]
+        assert page.sections == wiki.pages[path].sections
+        gone = weakref.ref(page)
+        del page
+        assert gone() is None
+        assert cached[path] == wiki.pages[path]  # made again when asked for
