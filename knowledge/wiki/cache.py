@@ -472,7 +472,7 @@ class PageCache:
         heads: dict[str, tuple[str, _Head]] = {}
         stats: dict[str, FileStat] = {}
         damaged: list[str] = []
-        decode_head, decode_stat = _decoder(_Head), _decoder(FileStat)
+        decode_head = _decoder(_Head)
         for path, sha, head, head_checksum, stat in rows:
             try:
                 if not isinstance(head, str) or _checksum(head.encode()) != head_checksum:
@@ -482,10 +482,9 @@ class PageCache:
                 damaged.append(path)
                 log.warning("ignoring damaged page cache entry %s: %s", path, exc)
                 continue
-            with contextlib.suppress(ValueError, TypeError):  # a bad status: the file is read
-                known = decode_stat(json.loads(stat))
-                if known.sha == sha:
-                    stats[path] = known
+            known = _stat_of(sha, stat)
+            if known is not None:
+                stats[path] = known
         cached = CachedPages(self.path, heads, stats, root=root, connection=connection)
         cached.damaged.extend(damaged)
         return cached
@@ -551,7 +550,8 @@ class PageCache:
                 statuses = []
                 for path, page in pages.items():
                     known = stats.get(path)
-                    stat = _json(known) if known is not None and known.sha == page.sha else None
+                    fits = known is not None and known.sha == page.sha
+                    stat = _stat_text(known) if known is not None and fits else None
                     old = stored.get(path)
                     if path in fresh or old is None or old[0] != page.sha:
                         head = _json(_Head.of(page))
@@ -579,6 +579,24 @@ class PageCache:
         with contextlib.suppress(OSError):
             self.path.with_name(_LEGACY_FILE).unlink(missing_ok=True)
         return len(rows)
+
+
+def _stat_text(known: FileStat) -> str:
+    """A file's status as the ``stat`` column holds it: its numbers, ``:``-separated."""
+    numbers = (known.size, known.mtime_ns, known.ctime_ns, known.ino, known.read_ns)
+    return ":".join(map(str, numbers))
+
+
+def _stat_of(sha: str, text: object) -> FileStat | None:
+    """The status in a ``stat`` column (of the file whose bytes hash to ``sha``); None
+    when there is none or it does not read as one: the file is then read."""
+    if not isinstance(text, str):
+        return None
+    parts = text.split(":")
+    if len(parts) != 5 or not all(part.isdigit() for part in parts):
+        return None
+    size, mtime_ns, ctime_ns, ino, read_ns = map(int, parts)
+    return FileStat(sha, size, mtime_ns, ctime_ns, ino, read_ns)
 
 
 def _json(value: Any) -> str:

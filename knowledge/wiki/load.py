@@ -75,9 +75,10 @@ def _category(path: str) -> str:
     return parts[0] if len(parts) > 1 else "general"
 
 
-def _iter_markdown(root: Path, skipped: list[tuple[str, str]]) -> Iterable[tuple[str, Path]]:
-    """``(wiki path, file)`` of the Markdown files under ``root``, in a stable order; a
-    sub-folder that cannot be listed goes to ``skipped``."""
+def _iter_markdown(root: Path, skipped: list[tuple[str, str]]) -> Iterable[tuple[str, str]]:
+    """``(wiki path, file name)`` of the Markdown files under ``root``, in a stable order
+    (the names as strings: a status is taken of every one, at 10x the wiki in thousands);
+    a sub-folder that cannot be listed goes to ``skipped``."""
 
     def unreadable(exc: OSError) -> None:
         folder = Path(exc.filename or root)
@@ -96,7 +97,7 @@ def _iter_markdown(root: Path, skipped: list[tuple[str, str]]) -> Iterable[tuple
         prefix = folder.relative_to(root).as_posix() + "/" if folder != root else ""
         for name in sorted(filenames):
             if name.lower().endswith(".md") and not name.startswith("."):
-                yield prefix + name, folder / name
+                yield prefix + name, os.path.join(dirpath, name)
 
 
 def _read_bytes(file: Path) -> tuple[bytes | None, str | None]:
@@ -210,7 +211,7 @@ def load_wiki(
             wiki.stats[rel] = known
             results.append((rel, cached, None))
             continue
-        raw, reason = _read_bytes(file)
+        raw, reason = _read_bytes(Path(file))
         if raw is None:
             results.append((rel, None, reason))
             continue
@@ -220,7 +221,7 @@ def load_wiki(
         if cached is not None and cached.sha == sha:
             results.append((rel, cached, None))
             continue
-        todo.append((len(results), file, raw))
+        todo.append((len(results), Path(file), raw))
         results.append((rel, None, None))
     parsed = _parse_all(root_path, todo, helper_min_bytes)
     for (index, _, _), (page, reason) in zip(todo, parsed, strict=True):

@@ -375,3 +375,20 @@ def test_the_cache_keeps_no_page_that_no_load_holds(wiki_dir: Path, tmp_path: Pa
         del page
         assert gone() is None
         assert cached[path] == wiki.pages[path]  # made again when asked for
+
+
+def test_a_damaged_file_status_only_means_reading_the_file(wiki_dir: Path, tmp_path: Path):
+    wiki = load_wiki(wiki_dir)
+    cache = PageCache.in_folder(tmp_path / "data")
+    cache.write(wiki.pages, wiki.stats)
+    path, other = sorted(wiki.pages)[:2]
+    db = sqlite3.connect(cache.path)
+    try:
+        db.execute("UPDATE pages SET stat = 'x:1:2' WHERE path = ?", (path,))
+        db.commit()
+    finally:
+        db.close()
+    with cache.read(wiki_dir) as cached:
+        assert path not in cached.stats and cached.stats[other] == wiki.stats[other]
+        again = load_wiki(wiki_dir, cache=cached, stats=cached.stats)
+        assert again.pages[path] is cached[path]  # read, hashed, found unchanged
