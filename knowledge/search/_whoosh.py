@@ -209,7 +209,7 @@ def _fields(doc: Document, terms: IndexTerms) -> dict[str, Any]:
 @dataclass(frozen=True, slots=True)
 class PreparedPage:
     """One page's documents as :meth:`FreshSegmentWriter.add_document` arguments (see
-    :func:`_fields`): what :meth:`WhooshEngine.prepare` sends a build process."""
+    :func:`_fields`): what :meth:`WhooshEngine.preparer` makes for a build process."""
 
     fields: list[dict[str, Any]]
 
@@ -222,8 +222,6 @@ class WhooshEngine(Engine):
     def __init__(self) -> None:
         self.analyzer = make_analyzer()
         self.schema = make_schema(self.analyzer)
-        #: The analysis of pages prepared here, its stems kept from page to page.
-        self._terms: IndexTerms | None = None
 
     def __reduce__(self) -> tuple[type[WhooshEngine], tuple[()]]:
         # The build process makes its own (empty stem cache, same schema).
@@ -236,10 +234,13 @@ class WhooshEngine(Engine):
     def analyze(self, text: str) -> list[str]:
         return [token.text for token in self.analyzer(text)]
 
-    def prepare(self, docs: Sequence[Document]) -> PreparedPage:
-        if self._terms is None:
-            self._terms = IndexTerms()
-        return PreparedPage([_fields(doc, self._terms) for doc in docs])
+    def preparer(self) -> Callable[[Sequence[Document]], PreparedPage]:
+        terms = IndexTerms()  # its stems kept from page to page, for one build
+
+        def prepare(docs: Sequence[Document]) -> PreparedPage:
+            return PreparedPage([_fields(doc, terms) for doc in docs])
+
+        return prepare
 
     def write(
         self,

@@ -9,7 +9,7 @@ re-import the caller's ``__main__``), so scripts that build a big index need no
 fork (the bot has threads).
 
 Messages, pickled over the socket: the parent sends ("engine", engine), then
-("page", page) for each page as :meth:`Engine.prepare` made it (analysed here
+("page", page) for each page as :meth:`Engine.preparer` made it (analysed here
 while the child adds the pages before), then ("write", None); the child adds each
 page as it arrives, commits after "write" and sends ("done", count), or
 ("error", message, traceback) when anything fails. It says ("progress", done)
@@ -58,7 +58,7 @@ def write_in_child(
 ) -> None:
     """``engine.write(gen_dir, pages, on_page)`` in a child process.
 
-    This process only prepares the pages (:meth:`Engine.prepare`, the analysis)
+    This process only prepares the pages (:meth:`Engine.preparer`, the analysis)
     and sends them, a page at a time (no long GIL hold here), while the child adds
     the pages before; then it waits, so an event loop in another of its threads
     keeps running. Any failure kills the child and waits for it before returning,
@@ -110,8 +110,9 @@ def write_in_child(
             os.close(there)  # the child has its own copy: EOF here once it is gone
         try:
             here.send(("engine", engine))
+            prepare = engine.preparer()
             for docs in pages:
-                here.send(("page", engine.prepare(docs)))
+                here.send(("page", prepare(docs)))
                 while here.poll(0):  # what it said meanwhile: a message or two at most
                     heard(here.recv())
             here.send(("write", None))

@@ -203,15 +203,16 @@ class Engine(ABC):
     def analyze(self, text: str) -> list[str]:
         """The index terms of ``text``, in order (repeats kept)."""
 
-    def prepare(self, docs: Sequence[Document]) -> object:
-        """One page's documents as :meth:`write` takes them, with the work that needs no
-        generation (the analysis) done. Must pickle.
+    def preparer(self) -> Callable[[Sequence[Document]], object]:
+        """A function making each page's documents, one page after another, into what
+        :meth:`write` takes, with the work that needs no generation (the analysis) done;
+        what it returns must pickle. Whatever it caches lives as long as it does.
 
         A full build in a child process is sent pages prepared here, so this process
         analyses the next pages while the child writes the ones before. The default
         does nothing ahead: the documents themselves.
         """
-        return docs
+        return _as_they_are
 
     @abstractmethod
     def write(
@@ -222,7 +223,7 @@ class Engine(ABC):
     ) -> int:
         """Fill the empty ``gen_dir`` with every page's documents; the number written.
 
-        Each page is its documents or what :meth:`prepare` made of them. All-or-nothing:
+        Each page is its documents or what a :meth:`preparer` made of them. All-or-nothing:
         on an exception ``gen_dir`` is left to the caller to remove. ``on_page`` is
         called with the number of pages written so far.
         """
@@ -237,3 +238,7 @@ class Engine(ABC):
 
         For a run that has no usable data folder; it is gone when closed.
         """
+
+
+def _as_they_are(docs: Sequence[Document]) -> Sequence[Document]:
+    return docs

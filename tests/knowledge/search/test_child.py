@@ -371,15 +371,14 @@ def test_index_child_main_builds_what_it_is_sent(wiki_dir, tmp_path):
         ix.close()
 
 
-def test_index_child_writes_each_page_as_it_arrives_and_says_so_when_caught_up(
-    wiki_dir, tmp_path
-):
+def test_index_child_writes_each_page_as_it_arrives_and_says_so_when_caught_up(wiki_dir, tmp_path):
     """The build overlaps the sending: the child adds a prepared page before the next
     one (or "write") comes, and says how far it got whenever it has caught up."""
     engine = WhooshEngine()
+    prepare = engine.preparer()
     wiki = load_wiki(wiki_dir)
     pages = [
-        engine.prepare([section_document(page, section, "other") for section in page.sections])
+        prepare([section_document(page, section, "other") for section in page.sections])
         for _, page in sorted(wiki.pages.items())
     ]
     gen_dir = tmp_path / "gen"
