@@ -4,11 +4,13 @@
 
 The real bot (``bot.client.WikiBot``) runs against the loopback stand-in of
 ``tests/discord_standin`` in one event loop. For /runbook, /acronym and /search
-it reports the time from INTERACTION_CREATE sent to the bot's first callback
-request received (what Discord's 3-second deadline measures), and to the final
-answer (the follow-up of a deferred reply), with 1 and with 20 interactions in
-flight. Then it runs ``/wiki reindex`` (a forced full rebuild) while a ticker
-task sleeps 10 ms at a time and records how late it wakes: the event loop's lag.
+(short queries, and help requests of 300-1,000 characters pasted whole, made from
+the wiki as ``pasted_bench`` makes them: the page ranker's path) it reports the time
+from INTERACTION_CREATE sent to the bot's first callback request received (what
+Discord's 3-second deadline measures), and to the final answer (the follow-up of a
+deferred reply), with 1 and with 20 interactions in flight. Then it runs ``/wiki
+reindex`` (a forced full rebuild) while a ticker task sleeps 10 ms at a time and
+records how late it wakes: the event loop's lag.
 
 The stand-in shares the bot's event loop and process, so its own work is in
 these figures too. Its check of every body against Discord's OpenAPI description
@@ -30,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.pasted_bench import make_questions
 from benchmarks.stats import percentile
 
 __all__ = ["main", "run"]
@@ -132,7 +135,9 @@ class _LagMeter:
         }
 
 
-async def _scenario(kb: Any, config: Any, count: int, spec: bool) -> dict[str, Any]:
+async def _scenario(
+    kb: Any, config: Any, count: int, spec: bool, pasted: list[str]
+) -> dict[str, Any]:
     from bot.client import WikiBot
     from tests.discord_standin import DEFAULT_IDS, StandinConfig, run_bot
 
@@ -143,16 +148,18 @@ async def _scenario(kb: Any, config: Any, count: int, spec: bool) -> dict[str, A
 
     families = [value for _, value in kb.family_choices("")][:10] + EXTRA_RUNBOOK
     terms = [entry.term for entry in kb.glossary.entries[:15]] + EXTRA_ACRONYM
-    commands = {
-        "runbook": [{"model": f} for f in families],
-        "acronym": [{"term": t} for t in terms],
-        "search": [{"query": q} for q in SEARCH_QUERIES],
+    commands = {  # label: (command, options)
+        "runbook": ("runbook", [{"model": f} for f in families]),
+        "acronym": ("acronym", [{"term": t} for t in terms]),
+        "search": ("search", [{"query": q} for q in SEARCH_QUERIES]),
+        # help requests pasted whole: the page ranker's path (see pasted_bench)
+        "search pasted": ("search", [{"query": q} for q in pasted]),
     }
     results: dict[str, Any] = {"latency": {}, "reindex": {}}
     async with run_bot(factory, standin_config) as standin:
-        for command, options in commands.items():
+        for label, (command, options) in commands.items():
             await _measure(standin, command, options, 20, 4)  # warm-up: caches, threads
-            results["latency"][command] = {
+            results["latency"][label] = {
                 in_flight: await _measure(standin, command, options, count, in_flight)
                 for in_flight in (1, 20)
             }
@@ -192,6 +199,7 @@ def run(wiki_dir: Path, *, count: int = 200, spec: bool = False) -> dict[str, An
     from tests.discord_standin import DEFAULT_IDS
 
     logging.getLogger("discord").setLevel(logging.ERROR)  # PyNaCl warnings and the like
+    pasted = ["\n".join((text, *errors)) for text, errors in make_questions(wiki_dir, 40)]
     data = Path(tempfile.mkdtemp(prefix="discord-bench-"))
     try:
         started = time.perf_counter()
@@ -208,7 +216,7 @@ def run(wiki_dir: Path, *, count: int = 200, spec: bool = False) -> dict[str, An
             name="discord-bench",
         )
         try:
-            results = asyncio.run(_scenario(kb, config, count, spec))
+            results = asyncio.run(_scenario(kb, config, count, spec, pasted))
         finally:
             kb.close()
     finally:
@@ -235,13 +243,13 @@ def _print(results: dict[str, Any]) -> None:
     )
     print("\nINTERACTION_CREATE -> first callback request (ms); 'done' = final answer")
     print(
-        f"{'command':<9} {'flight':>6} {'n':>5} {'p50':>7} {'p99':>7} {'max':>7}"
+        f"{'command':<15} {'flight':>6} {'n':>5} {'p50':>7} {'p99':>7} {'max':>7}"
         f" {'done p50':>9} {'done p99':>9}"
     )
     for command, by_flight in results["latency"].items():
         for flight, s in by_flight.items():
             print(
-                f"/{command:<8} {flight:>6} {s['n']:>5} {s['p50_ms']:>7} {s['p99_ms']:>7}"
+                f"/{command:<14} {flight:>6} {s['n']:>5} {s['p50_ms']:>7} {s['p99_ms']:>7}"
                 f" {s['max_ms']:>7} {s['done_p50_ms']:>9} {s['done_p99_ms']:>9}"
             )
     idle, during = results["reindex"]["idle"], results["reindex"]["during"]
