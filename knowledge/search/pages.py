@@ -793,12 +793,17 @@ class PageRanker:
         tokens = line_tokens or _error_tokens
         lines = [line for line in errors if line.strip()][:MAX_ERROR_LINES]
         found: dict[str, tuple[float, str, str]] = {}
-        line_terms = [frozenset(t for t, _ in tokens(line)) for line in lines]
-        line_terms = [t for t in line_terms if len(t) >= 2]
+        # A line's terms in the order they first appear in it (a set's order would hang
+        # on the interpreter's string hashing, so ties would go one way or the other
+        # from one run to the next).
+        line_orders = [dict.fromkeys(t for t, _ in tokens(line)) for line in lines]
         quotes = self.quotes
-        for terms in line_terms:
+        for ordered in line_orders:
+            if len(ordered) < 2:
+                continue
+            terms = frozenset(ordered)
             size = len(terms)
-            order = {term: k for k, term in enumerate(terms)}
+            order = {term: k for k, term in enumerate(ordered)}
             matches: list[tuple[int, int, float, str]] = []
             counts: Counter[int] = Counter()
             for term in terms:
@@ -812,7 +817,7 @@ class PageRanker:
                 matches.append((key, number, 0.6 * inside, entry.text))
             enough = next((s for s in range(3, size + 1) if not s / size < 0.8), None)
             if enough is not None:
-                rarest = sorted(terms, key=lambda t: len(self.line_postings.get(t, ())))
+                rarest = sorted(ordered, key=lambda t: len(self.line_postings.get(t, ())))
                 candidates: set[int] = set()
                 for term in rarest[: size - enough + 1]:
                     candidates.update(self.line_postings.get(term, ()))
