@@ -335,9 +335,9 @@ async def _refresh(
     until the new wiki answers (its state swapped in), seconds until the reload returned
     (the old state's page ranker freed too), and the event loop's longest stall (ms).
 
-    Before each round the page ranker of the wiki being served is built and the heap
-    settled, as the bot prepares every state it loads, so every refresh replaces (and
-    frees) a built ranker, not only the first.
+    As in the bot's refresh, each round reloads and then builds the new wiki's page
+    ranker, with automatic collection off meanwhile (``FrozenHeap.building``), and
+    settles the heap; so every reload replaces (and frees) a built ranker.
     """
     stall = [0.0]
     stop = asyncio.Event()
@@ -360,21 +360,22 @@ async def _refresh(
     task = asyncio.create_task(ticker())
     await asyncio.sleep(0.05)
     try:
+        await asyncio.to_thread(lambda: kb.state.ranker)  # as the bot has it after start
+        heap.settle()
         for n in range(rounds):
-            await asyncio.to_thread(lambda: kb.state.ranker)  # the bot's _prepare
-            heap.settle()
             await asyncio.sleep(0.05)
             page_file.write_bytes(original + f"\n\nBench refresh edit {n} qzxv{n}.\n".encode())
             watched[0], swapped[0] = id(kb.state), None
-            started = time.perf_counter()
-            await asyncio.to_thread(kb.reload)
-            done = time.perf_counter()
+            with heap.building():  # as the bot's refresh: the reload, then the new ranker
+                started = time.perf_counter()
+                await asyncio.to_thread(kb.reload)
+                done = time.perf_counter()
+                await asyncio.to_thread(lambda: kb.state.ranker)  # the upkeep's _prepare
             # the ticker wakes every millisecond; a swap it has not seen yet is now
             to_swap.append((swapped[0] or done) - started)
             to_return.append(done - started)
             watched[0] = None
             heap.settle()  # as the bot's refresh does, on the loop
-            await asyncio.sleep(0.05)
     finally:
         page_file.write_bytes(original)
         stop.set()

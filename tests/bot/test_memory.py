@@ -37,3 +37,39 @@ def test_frozen_cycles_are_collected_once_the_heap_has_grown_enough():
         assert heap.baseline < sys.getallocatedblocks() * heap.growth
     finally:
         gc.unfreeze()
+
+
+def test_building_turns_automatic_collection_off_until_the_last_use_ends():
+    heap = FrozenHeap()
+    assert gc.isenabled()
+    try:
+        with heap.building():
+            assert not gc.isenabled()
+            with heap.building():  # a reindex inside a refresh's window, say
+                assert not gc.isenabled()
+            assert not gc.isenabled(), "still building"
+            built = [[n] for n in range(1000)]
+        assert gc.isenabled()
+        # What was built is frozen, not left for the next young collection to walk.
+        ids = {id(b) for b in built}
+        assert not any(id(o) in ids for g in (0, 1, 2) for o in gc.get_objects(g))
+    finally:
+        gc.unfreeze()
+
+
+def test_building_restores_collection_after_an_error_and_keeps_it_off_if_it_was():
+    heap = FrozenHeap()
+    try:
+        with heap.building():
+            raise RuntimeError("the load failed")
+    except RuntimeError:
+        pass
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with heap.building():
+            pass
+        assert not gc.isenabled(), "left as it was before"
+    finally:
+        gc.enable()
+        gc.unfreeze()

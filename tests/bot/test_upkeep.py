@@ -483,3 +483,40 @@ def test_the_last_heartbeat_lands_after_a_loop_beat_still_being_written(
     discord_standin.run(bot_factory(kb=kb, heartbeat_interval=TICK), scenario)
     assert last_requested.is_set()
     assert read_heartbeat(path).connected is False
+
+
+def test_a_refresh_loads_and_builds_the_ranker_with_automatic_gc_off(
+    discord_standin, tmp_path, monkeypatch
+):
+    """Each automatic full collection over what a load makes holds the interpreter lock
+    (the event loop stalls): the refresh's reload and its ranker build run without."""
+    import gc
+
+    from knowledge.answers import WikiState
+
+    kb = fresh_kb(tmp_path)
+    glossary = kb.wiki_dir / "GLOSSARY.md"
+    seen: dict[str, bool] = {}
+    real_reload = kb.reload
+    real_ranker = WikiState.ranker
+
+    def reload(**kwargs):
+        seen.setdefault("reload", gc.isenabled())
+        return real_reload(**kwargs)
+
+    def ranker(state):
+        if "reload" in seen:
+            seen.setdefault("ranker", gc.isenabled())
+        return real_ranker.fget(state)
+
+    monkeypatch.setattr(kb, "reload", reload)
+    monkeypatch.setattr(WikiState, "ranker", property(ranker))
+
+    async def scenario(standin):
+        edit(glossary, "| TP | Tensor", NEW_ROW + "| TP | Tensor")
+        await standin.wait_until(lambda: "ranker" in seen or None, what="the refresh", poll=0.01)
+        return await standin.wait_until(lambda: gc.isenabled() or None, poll=0.01)
+
+    discord_standin.run(bot_factory(kb=kb, refresh_interval=TICK), scenario)
+    assert seen == {"reload": False, "ranker": False}
+    assert gc.isenabled()

@@ -106,10 +106,11 @@ class AdminCog(commands.Cog):
             started = time.perf_counter()
             fetch_note = None
             try:
-                if self.bot.follower is None:
-                    built = await asyncio.to_thread(kb.reload, force=True, progress=on_progress)
-                else:
-                    built, fetch_note = await self._fetch_and_rebuild(on_progress)
+                with self.bot.building():
+                    if self.bot.follower is None:
+                        built = await asyncio.to_thread(kb.reload, force=True, progress=on_progress)
+                    else:
+                        built, fetch_note = await self._fetch_and_rebuild(on_progress)
             except (IndexBuildError, WikiFolderError, OSError) as exc:
                 # A full disk, a folder gone: the previous wiki and index keep serving
                 # (the error says whether an index is kept); the admin gets one sentence.

@@ -98,7 +98,9 @@ class UpkeepCog(commands.Cog):
             log.info("wiki refresh skipped: the wiki is being reloaded already (/wiki reindex)")
             return
         async with lock:
-            await self._refresh()
+            # A load and the new ranker's build, with no automatic full GC over what they make.
+            with self.bot.building():
+                await self._refresh()
 
     @refresh.before_loop
     async def _before_refresh(self) -> None:
