@@ -6,12 +6,16 @@ import random
 from pathlib import Path
 
 from knowledge.search import SearchResults
+from knowledge.search.pages import PageRanker
+from knowledge.wiki import Catalogue, Glossary, Wiki, load_wiki
+from tests.support import DEMO
 
 __all__ = [
     "PAGES",
     "SPROCKETS",
     "Boom",
     "big_wiki",
+    "demo_ranker",
     "ids",
     "manifest_path",
     "write_wiki",
@@ -118,3 +122,16 @@ def big_wiki(root: Path, chars: int) -> Path:
             sections
         )
     return write_wiki(root, pages)
+
+
+def demo_ranker() -> tuple[Wiki, Catalogue, PageRanker]:
+    """The demo wiki, its catalogue and its page ranker, built as the bot builds them."""
+    wiki = load_wiki(DEMO)
+    catalogue = Catalogue.from_wiki(wiki)
+    ranker = PageRanker.build(
+        wiki,
+        catalogue.statuses(),
+        catalogue=catalogue,
+        glossary=Glossary.from_wiki(wiki, catalogue.wiki.find_page("README.md")),
+    )
+    return wiki, catalogue, ranker

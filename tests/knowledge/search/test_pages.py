@@ -12,17 +12,10 @@ from knowledge.search.pages import (
     page_kind,
     request_terms,
 )
-from knowledge.wiki import Catalogue, Glossary, load_wiki
-from tests.support import DEMO
+from knowledge.wiki import Catalogue, load_wiki
+from tests.knowledge.search.helpers import demo_ranker
 
-WIKI = load_wiki(DEMO)
-CATALOGUE = Catalogue.from_wiki(WIKI)
-RANKER = PageRanker.build(
-    WIKI,
-    CATALOGUE.statuses(),
-    catalogue=CATALOGUE,
-    glossary=Glossary.from_wiki(WIKI, CATALOGUE.wiki.find_page("README.md")),
-)
+WIKI, CATALOGUE, RANKER = demo_ranker()
 
 
 def paths(ranking) -> list[str]:

@@ -28,17 +28,10 @@ from knowledge.search.pages import (
     _error_tokens,
     _tokens,
 )
-from knowledge.wiki import Catalogue, Glossary, load_wiki
-from tests.support import DEMO
+from knowledge.wiki import load_wiki
+from tests.knowledge.search.helpers import demo_ranker
 
-WIKI = load_wiki(DEMO)
-CATALOGUE = Catalogue.from_wiki(WIKI)
-RANKER = PageRanker.build(
-    WIKI,
-    CATALOGUE.statuses(),
-    catalogue=CATALOGUE,
-    glossary=Glossary.from_wiki(WIKI, CATALOGUE.wiki.find_page("README.md")),
-)
+WIKI, CATALOGUE, RANKER = demo_ranker()
 #: Terms held by few sections and by many (so the share cap is crossed), and unknown ones.
 TERMS = sorted(RANKER.sections.spans, key=RANKER.sections.frequency)
 SAMPLE = TERMS[:: max(1, len(TERMS) // 150)] + TERMS[-20:] + ["notawikiterm"]
