@@ -259,11 +259,10 @@ class Suggester:
     #: Pages for the request's text and error lines (replaces the section search).
     ranker: PageRanker | None = None
     #: The wiki's code blocks, searched for the request's image (made from ``wiki``).
-    code: _CodeText | None = None
+    code: _CodeText = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.code is None:
-            object.__setattr__(self, "code", _CodeText.of(self.wiki))
+        object.__setattr__(self, "code", _CodeText.of(self.wiki))
 
     @classmethod
     def build(
@@ -392,7 +391,7 @@ class Suggester:
         """Sections whose code names exactly this image (repository and tag), current first:
         the first such section of each page, found in the wiki's code laid end to end."""
         ref = f"{image.repository}:{image.tag}"
-        if "\0" not in ref and self.code is not None:
+        if "\0" not in ref:
             sections = self.code.first_sections(ref)
         else:  # the code laid end to end is NUL-separated: read block by block
             sections = []
