@@ -63,6 +63,10 @@ DEFAULT_REFRESH_MINUTES = 10.0
 MAX_REFRESH_MINUTES = 24 * 60
 #: Hours an untouched /support draft is kept.
 DEFAULT_DRAFT_HOURS = 24.0
+#: Seconds an answer may take before the bot shows "thinking…" (see bot.respond.in_time).
+DEFAULT_THINKING_AFTER = 1.0
+#: At most this much: the deferral must still reach Discord within its 3 seconds.
+MAX_THINKING_AFTER = 2.0
 MAX_DRAFT_HOURS = 30 * 24
 _SECRET_KEYS = frozenset({"token", "discord_token", "bot_token", "secret", "client_secret"})
 _NO_SECRETS = "secrets are never read from the config file; set DISCORD_TOKEN"
@@ -123,6 +127,9 @@ class BotConfig:
     caps: Caps = dataclass_field(default_factory=Caps)
     #: Fetch over HTTP/2 when the optional ``h2`` package is installed (``wiki.http2``).
     http2: bool = False
+    #: Seconds an answer may take before "thinking…" is shown (``discord.thinking_after``):
+    #: answers ready sooner go out in the first response.
+    thinking_after: float = DEFAULT_THINKING_AFTER
 
 
 # --- the file's schema ------------------------------------------------------------------
@@ -217,6 +224,17 @@ class _Section(BaseModel):
 class _Discord(_Section):
     guild_ids: _Ids
     admin_role_ids: _Ids
+    thinking_after: Annotated[
+        float,
+        Field(
+            default=DEFAULT_THINKING_AFTER,
+            strict=True,
+            ge=0,
+            le=MAX_THINKING_AFTER,
+            allow_inf_nan=False,
+            description=f"a number of seconds from 0 to {MAX_THINKING_AFTER:g}",
+        ),
+    ]
 
 
 _MIB = 1024 * 1024
@@ -455,6 +473,7 @@ def parse_config(data: Any, *, name: str = "<config>", base: Path | None = None)
         announce_channel=wiki.announce_channel,
         caps=caps,
         http2=wiki.http2,
+        thinking_after=file.discord.thinking_after,
     )
 
 

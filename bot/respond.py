@@ -5,12 +5,19 @@ Discord allows one initial response per interaction (a second one is error
 private answer cannot replace a public "thinking…" placeholder: the placeholder
 is deleted and the answer sent as an ephemeral follow-up. :func:`send` knows
 these rules so commands, buttons and the error handler all answer the same way.
+
+:func:`in_time` decides between the two: work that is done within the bot's
+patience (``discord.thinking_after``) is answered in the first response (one
+request, no "thinking…" shown), slower work is deferred first and answered after.
 """
 
 from __future__ import annotations
 
+import asyncio
 import io
 import logging
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 import discord
 from discord.utils import MISSING
@@ -21,12 +28,33 @@ from knowledge.service import KnowledgeBase
 from . import render
 from .components import with_delete
 
-__all__ = ["defer", "files_of", "send", "send_reply", "was_answered"]
+__all__ = [
+    "DEADLINE",
+    "DEFAULT_THINKING_AFTER",
+    "defer",
+    "expired",
+    "files_of",
+    "in_time",
+    "send",
+    "send_reply",
+    "update",
+    "was_answered",
+]
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
+#: Seconds Discord allows between an interaction's creation and its first response.
+DEADLINE = 3.0
+#: Seconds of the deadline kept for a deferral to reach Discord (and the gateway's delay).
+MARGIN = 1.0
+#: Seconds :func:`in_time` waits for the work before deferring, unless the config says.
+DEFAULT_THINKING_AFTER = 1.0
+
 _ANSWERED = "wikibot.answered"
 _DEFERRED_PRIVATE = "wikibot.deferred_private"
+_EXPIRED = "wikibot.expired"
 
 Message = discord.InteractionMessage | discord.WebhookMessage
 
@@ -35,6 +63,77 @@ async def defer(interaction: discord.Interaction, *, ephemeral: bool) -> None:
     """Show "thinking…" (privately if ``ephemeral``) before slow work."""
     await interaction.response.defer(thinking=True, ephemeral=ephemeral)
     interaction.extras[_DEFERRED_PRIVATE] = ephemeral
+
+
+def expired(interaction: discord.Interaction) -> bool:
+    """True once Discord refused a first response as too late (10062, "Unknown
+    interaction"): nothing can be shown for it any more."""
+    return bool(interaction.extras.get(_EXPIRED))
+
+
+def _is_expiry(exc: BaseException) -> bool:
+    return isinstance(exc, discord.NotFound) and exc.code == 10062
+
+
+def _patience(interaction: discord.Interaction) -> float:
+    """How long to wait for the work: the configured patience, less what the
+    interaction's age has already used of Discord's deadline (the age is read from its
+    id's timestamp; a clock ahead of Discord's only makes the bot defer sooner)."""
+    config = getattr(interaction.client, "config", None)
+    patience = float(getattr(config, "thinking_after", DEFAULT_THINKING_AFTER))
+    age = (discord.utils.utcnow() - interaction.created_at).total_seconds()
+    return max(0.0, min(patience, DEADLINE - MARGIN - max(0.0, age)))
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
+async def in_time(
+    interaction: discord.Interaction,
+    work: Awaitable[T],
+    *,
+    ephemeral: bool = False,
+    update: bool = False,
+) -> T:
+    """Run ``work`` and return its result, with the interaction acknowledged in time.
+
+    Work done within the bot's patience returns with the interaction still open: the
+    caller's :func:`send` (or :func:`update`) then answers in the first response, one
+    round trip and no "thinking…" flicker. Slower work is deferred once the patience
+    is used up, while it goes on: a "thinking…" message (private if ``ephemeral``), or
+    for ``update`` (a button that changes its own message) a silent acknowledgement;
+    the caller's answer then replaces it.
+
+    When Discord refuses the deferral as too late (10062) the work still finishes
+    (a draft it saves is kept) and its result is returned; :func:`expired` is then
+    true and :func:`send` and :func:`update` do nothing. Any other failure of the
+    deferral is raised at once; the work still goes on to its end.
+    """
+    task = asyncio.ensure_future(work)
+    try:
+        wait = _patience(interaction)
+        if wait > 0:
+            await asyncio.wait((task,), timeout=wait)
+        if task.done():
+            return task.result()
+        if update:
+            await interaction.response.defer()
+        else:
+            await defer(interaction, ephemeral=ephemeral)
+    except discord.NotFound as exc:
+        if not _is_expiry(exc):
+            task.add_done_callback(_retrieved)
+            raise
+        interaction.extras[_EXPIRED] = True
+        from .errors import describe  # errors -> respond: import late
+
+        log.warning("%s: too late to acknowledge (10062); its work goes on", describe(interaction))
+    except BaseException:
+        task.add_done_callback(_retrieved)
+        raise
+    return await task
 
 
 def was_answered(interaction: discord.Interaction) -> bool:
@@ -66,17 +165,26 @@ async def send(
     "thinking…" message is edited (or, when the answer must be private but the
     placeholder is public, deleted and replaced by an ephemeral follow-up).
     Otherwise (already answered, or a button that deferred an update): a follow-up.
+    Nothing is sent for an interaction Discord said had :func:`expired`; a first
+    response refused as too late marks it so, and raises.
     """
+    if expired(interaction):
+        return None
     response = interaction.response
     if not response.is_done():
-        callback = await response.send_message(
-            content,
-            embed=embed,
-            ephemeral=ephemeral,
-            view=view,
-            files=files or MISSING,
-            allowed_mentions=allowed_mentions,
-        )
+        try:
+            callback = await response.send_message(
+                content,
+                embed=embed,
+                ephemeral=ephemeral,
+                view=view,
+                files=files or MISSING,
+                allowed_mentions=allowed_mentions,
+            )
+        except discord.NotFound as exc:
+            if _is_expiry(exc):
+                interaction.extras[_EXPIRED] = True
+            raise
         interaction.extras[_ANSWERED] = True
         resource = callback.resource
         return resource if isinstance(resource, discord.InteractionMessage) else None
@@ -106,6 +214,27 @@ async def send(
     )
     interaction.extras[_ANSWERED] = True
     return message
+
+
+async def update(
+    interaction: discord.Interaction,
+    *,
+    embed: discord.Embed,
+    view: discord.ui.View | None,
+) -> None:
+    """Replace the message whose button was pressed: in the first response while the
+    interaction is open, else (after :func:`in_time` deferred) by editing it."""
+    if expired(interaction):
+        return
+    if interaction.response.is_done():
+        await interaction.edit_original_response(embed=embed, view=view)
+        return
+    try:
+        await interaction.response.edit_message(embed=embed, view=view)
+    except discord.NotFound as exc:
+        if _is_expiry(exc):
+            interaction.extras[_EXPIRED] = True
+        raise
 
 
 async def send_reply(

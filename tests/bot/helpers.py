@@ -12,6 +12,7 @@ import atexit
 import functools
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,10 @@ from tests.discord_standin import DEFAULT_IDS
 
 __all__ = [
     "EPHEMERAL",
+    "IMPATIENT",
     "LINK_BASE",
+    "PATIENT",
+    "Gate",
     "bot_factory",
     "buttons",
     "demo_kb",
@@ -33,6 +37,35 @@ __all__ = [
 
 LINK_BASE = "https://github.com/local-inference-lab/rtx6kpro/blob/main/"
 EPHEMERAL = 1 << 6
+#: ``make_config(discord=PATIENT)``: answers wait up to 2 s before "thinking…", so work
+#: done at once is answered in the first response even on a busy machine.
+PATIENT = {"thinking_after": 2.0}
+#: ``make_config(discord=IMPATIENT)``: "thinking…" after 50 ms, for tests whose work a
+#: :class:`Gate` holds (so the test does not wait out the default patience).
+IMPATIENT = {"thinking_after": 0.05}
+#: Seconds a held call waits for its gate before giving up (a test that failed early).
+GATE_TIMEOUT = 30.0
+
+
+class Gate:
+    """Holds calls in their worker thread until the test opens it: slow work made slow
+    by the test itself, with no sleep. ``gate.hold(func)`` wraps ``func``; ``open()`` in
+    a ``finally``, so a failing test does not leave a bot thread waiting."""
+
+    def __init__(self) -> None:
+        self._open = threading.Event()
+
+    def open(self) -> None:
+        self._open.set()
+
+    def hold(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(func)
+        def held(*args: Any, **kwargs: Any) -> Any:
+            if not self._open.wait(GATE_TIMEOUT):
+                raise TimeoutError("the test never opened the gate")
+            return func(*args, **kwargs)
+
+        return held
 
 
 @functools.cache

@@ -114,7 +114,7 @@ def test_global_sync_is_refused_to_a_server_admin_who_is_not_the_owner(discord_s
     async def scenario(standin):
         refused = await standin.slash("wiki sync", scope="global", user_id=DEFAULT_IDS.mod)
         here = await standin.slash("wiki sync", user_id=DEFAULT_IDS.mod)
-        await here.followup()
+        await here.answer()
         return refused, here, standin.requests_to("global_commands", "PUT")
 
     refused, here, global_puts = discord_standin.run(bot_factory(), scenario)

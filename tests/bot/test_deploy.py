@@ -107,12 +107,12 @@ def test_sync_global_offers_to_clear_the_guild_copies(
 def test_wiki_sync_global_offers_a_button_that_clears_the_guild_copies(discord_standin):
     async def scenario(standin):
         record = await standin.slash("wiki sync", scope="global", user_id=DEFAULT_IDS.owner)
-        await record.followup()
+        await record.answer()
         offer = copy.deepcopy(record.original)  # the stand-in edits its dict in place
         (clear,) = [b for b in buttons(offer) if b["custom_id"] == "wikibot:admin:clear-copies"]
         refused = await standin.press(offer, clear["custom_id"], user_id=DEFAULT_IDS.mod)
         pressed = await standin.press(offer, clear["custom_id"], user_id=DEFAULT_IDS.owner)
-        await pressed.followup()
+        await pressed.answer()
         return offer, clear, refused, record.original, standin.commands
 
     offer, clear, refused, done, commands = discord_standin.run(bot_factory(), scenario)

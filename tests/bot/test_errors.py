@@ -9,7 +9,10 @@ import shutil
 from knowledge.service import KnowledgeBase, demo_wiki_dir
 from tests.bot.helpers import (
     EPHEMERAL,
+    IMPATIENT,
     LINK_BASE,
+    PATIENT,
+    Gate,
     bot_factory,
     buttons,
     demo_kb,
@@ -52,21 +55,39 @@ def test_a_command_that_raises_is_still_answered_and_logged(discord_standin, mon
 
 def test_a_failure_after_a_public_defer_is_answered_privately(discord_standin, monkeypatch):
     kb = demo_kb()
-    monkeypatch.setattr(kb, "search", boom)
+    gate = Gate()
+    monkeypatch.setattr(kb, "search", gate.hold(boom))  # slow enough to defer, then fails
 
     async def scenario(standin):
         standin.expect_error_log(r"/search by user")
-        record = await standin.slash("search", query="nccl")
+        try:
+            record = await standin.slash("search", query="nccl")
+        finally:
+            gate.open()
         await record.wait_for(lambda r: r.route == "followup", what="the error message")
         return record
 
-    record = discord_standin.run(bot_factory(), scenario)
+    record = discord_standin.run(bot_factory(make_config(discord=IMPATIENT)), scenario)
     assert record.response.callback_type == 5
     methods = [(r.route, r.method) for r in record.requests]
     assert ("webhook_message", "DELETE") in methods, "the public 'thinking…' is removed"
     (answer,) = record.followup_messages
     assert answer["flags"] & EPHEMERAL
     assert embed_of(answer)["title"] == "Something went wrong"
+
+
+def test_a_quick_failure_is_answered_privately_in_the_first_response(discord_standin, monkeypatch):
+    kb = demo_kb()
+    monkeypatch.setattr(kb, "search", boom)
+
+    async def scenario(standin):
+        standin.expect_error_log(r"/search by user")
+        return await standin.slash("search", query="nccl")
+
+    record = discord_standin.run(bot_factory(make_config(discord=PATIENT)), scenario)
+    assert [r.route for r in record.requests] == ["interaction_callback"]
+    assert record.response.callback_type == 4 and record.response.message["flags"] & EPHEMERAL
+    assert embed_of(record.response.message)["title"] == "Something went wrong"
 
 
 def test_a_button_that_raises_is_still_answered(discord_standin, monkeypatch):
@@ -127,14 +148,14 @@ def test_huge_sections_and_headings_stay_within_every_embed_limit(discord_standi
 
     async def scenario(standin):
         search = await standin.slash("search", query="hugeword")
-        await search.followup()
+        await search.answer()
         runbook = await standin.slash("runbook", model="qwen")
         launch = await standin.press(runbook.original, f"wikibot:rb:launch:{family}")
         older = await standin.press(runbook.original, f"wikibot:rb:older:{family}")
         explain = await standin.message_command(
             "Explain acronyms", standin.make_message(" ".join(["TP8 DCP4 MTP"] * 600))
         )
-        await explain.followup()
+        await explain.answer()
         return [
             search.original,
             runbook.original,

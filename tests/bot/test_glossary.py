@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from tests.bot.helpers import EPHEMERAL, bot_factory, demo_kb, embed_of
+from tests.bot.helpers import (
+    EPHEMERAL,
+    IMPATIENT,
+    Gate,
+    bot_factory,
+    demo_kb,
+    embed_of,
+    make_config,
+)
 from tests.discord_standin import DEFAULT_IDS
 
 
@@ -20,18 +28,35 @@ def test_acronym_dcp4_is_answered_publicly_at_once(discord_standin):
     assert "**4**" in embed["description"], "the number of the composite form is explained"
 
 
-def test_unknown_term_is_deferred_privately_with_did_you_mean(discord_standin):
+def test_unknown_term_is_answered_privately_with_did_you_mean(discord_standin):
     async def scenario(standin):
         record = await standin.slash("acronym", term="DCPP")
-        await record.followup()
-        return record
+        return record, (await record.answer()).shown
 
-    record = discord_standin.run(bot_factory(), scenario)
-    assert record.response.callback_type == 5, "the index is searched: deferred first"
-    assert record.response.json["data"]["flags"] & EPHEMERAL
-    embed = embed_of(record.original)
+    record, answer = discord_standin.run(bot_factory(), scenario)
+    embed = embed_of(answer)
     assert "not in the glossary" in embed["title"]
     assert "Did you mean" in embed["description"] and "DCP" in embed["description"]
+    assert answer["flags"] & EPHEMERAL
+    assert ("webhook_message", "DELETE") not in [(r.route, r.method) for r in record.requests]
+
+
+def test_unknown_term_searched_slowly_is_deferred_privately(discord_standin, monkeypatch):
+    kb = demo_kb()
+    gate = Gate()
+    monkeypatch.setattr(kb, "acronym", gate.hold(kb.acronym))
+
+    async def scenario(standin):
+        try:
+            record = await standin.slash("acronym", term="DCPP")
+        finally:
+            gate.open()
+        return record, (await record.answer()).shown
+
+    record, answer = discord_standin.run(bot_factory(make_config(discord=IMPATIENT)), scenario)
+    assert record.response.callback_type == 5, "the index search outlasted the patience"
+    assert record.response.json["data"]["flags"] & EPHEMERAL, "privately: it may find nothing"
+    assert "not in the glossary" in embed_of(answer)["title"]
     assert record.original["flags"] & EPHEMERAL
 
 
@@ -59,13 +84,10 @@ def test_explain_acronyms_message_command_lists_every_term_privately(discord_sta
             author_id=DEFAULT_IDS.newbie,
         )
         record = await standin.message_command("Explain acronyms", message)
-        await record.followup()
-        return record
+        return record, (await record.answer()).shown
 
-    record = discord_standin.run(bot_factory(), scenario)
-    assert record.response.callback_type == 5
+    record, message = discord_standin.run(bot_factory(), scenario)
     assert record.response.json["data"]["flags"] & EPHEMERAL
-    message = record.original
     assert message["flags"] & EPHEMERAL
     text = embed_of(message)["description"]
     for term, meaning in (
@@ -79,10 +101,10 @@ def test_explain_acronyms_message_command_lists_every_term_privately(discord_sta
 def test_mentions_in_user_input_never_ping(discord_standin):
     async def scenario(standin):
         everyone = await standin.slash("acronym", term="@everyone")
-        await everyone.followup()
+        await everyone.answer()
         await standin.slash("runbook", model=f"<@{DEFAULT_IDS.mod}> @here")
         role = await standin.slash("search", query=f"<@&{DEFAULT_IDS.role_moderator}> nccl")
-        await role.followup()
+        await role.answer()
         standin.assert_no_pings()
         return embed_of(everyone.original), standin.mentions
 

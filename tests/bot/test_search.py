@@ -1,10 +1,21 @@
-"""/search: deferred, answered in a thread, paged by its invoker only, across restarts."""
+"""/search: answered at once when quick, after "thinking…" when slow, paged by its invoker
+only, across restarts."""
 
 from __future__ import annotations
 
 import copy
 
-from tests.bot.helpers import EPHEMERAL, bot_factory, buttons, demo_kb, embed_of
+from tests.bot.helpers import (
+    EPHEMERAL,
+    IMPATIENT,
+    PATIENT,
+    Gate,
+    bot_factory,
+    buttons,
+    demo_kb,
+    embed_of,
+    make_config,
+)
 from tests.discord_standin import DEFAULT_IDS
 
 
@@ -12,35 +23,34 @@ def by_label(message):
     return {b["label"]: b for b in buttons(message)}
 
 
-def test_search_is_deferred_then_pages_for_its_invoker_only(discord_standin):
+def test_a_quick_search_is_answered_at_once_then_pages_for_its_invoker_only(discord_standin):
     kb = demo_kb()
     first, second = kb.search("nccl"), kb.search("nccl", page=2)
     assert first.meta["pages"] >= 2, "the demo wiki has several pages of nccl hits"
 
     async def scenario(standin):
         record = await standin.slash("search", query="nccl")
-        await record.followup()
         page_one = copy.deepcopy(record.original)  # the stand-in edits its dict in place
         ids = {label: b["custom_id"] for label, b in by_label(page_one).items()}
         turn = await standin.press(page_one, ids["Next"])
-        await turn.followup()
         page_two = copy.deepcopy(standin.messages[int(page_one["id"])])
         other = await standin.press(page_two, ids["Previous"], user_id=DEFAULT_IDS.newbie)
         after_refusal = copy.deepcopy(standin.messages[int(page_one["id"])])
         return record, page_one, turn, page_two, other, after_refusal
 
-    record, page_one, turn, page_two, other, after_refusal = discord_standin.run(
-        bot_factory(), scenario
-    )
-    assert record.response.callback_type == 5, "deferred before searching"
-    assert not (record.response.json.get("data") or {}).get("flags", 0) & EPHEMERAL, "public"
+    factory = bot_factory(make_config(discord=PATIENT))
+    record, page_one, turn, page_two, other, after_refusal = discord_standin.run(factory, scenario)
+    assert [r.route for r in record.requests] == ["interaction_callback"], "one request"
+    assert record.response.callback_type == 4, "answered in the first response, no thinking"
+    assert not record.response.message.get("flags", 0) & EPHEMERAL, "public"
     assert embed_of(page_one)["title"] == first.title
     assert [f["name"] for f in embed_of(page_one)["fields"]] == [f.name for f in first.fields]
     labels = by_label(page_one)
     assert labels["Previous"]["disabled"] and not labels["Next"].get("disabled")
     assert f"Page 1/{first.meta['pages']}" in labels
 
-    assert turn.response.callback_type == 6, "the page turn acknowledges, then edits"
+    assert [r.route for r in turn.requests] == ["interaction_callback"]
+    assert turn.response.callback_type == 7, "the page turn updates its message at once"
     assert [f["name"] for f in embed_of(page_two)["fields"]] == [f.name for f in second.fields]
     assert not by_label(page_two)["Previous"].get("disabled")
 
@@ -48,6 +58,46 @@ def test_search_is_deferred_then_pages_for_its_invoker_only(discord_standin):
     assert other.response.callback_type == 4 and refusal["flags"] & EPHEMERAL
     assert "Only the person who searched" in embed_of(refusal)["description"]
     assert embed_of(after_refusal) == embed_of(page_two), "the refused press changed nothing"
+
+
+def test_a_slow_search_and_page_turn_are_acknowledged_first(discord_standin, monkeypatch):
+    kb = demo_kb()
+    first, second = kb.search("nccl"), kb.search("nccl", page=2)
+    gates = [Gate(), Gate()]
+    search = kb.search
+
+    def held_search(*args, **kwargs):  # the search, then the page turn: each one held
+        return gates[0 if kwargs.get("page", 1) == 1 else 1].hold(search)(*args, **kwargs)
+
+    monkeypatch.setattr(kb, "search", held_search)
+
+    async def scenario(standin):
+        try:
+            record = await standin.slash("search", query="nccl")  # returns at the deferral
+            gates[0].open()
+            answer = await record.answer()
+            page_one = copy.deepcopy(answer.shown)
+            turn = await standin.press(page_one, by_label(page_one)["Next"]["custom_id"])
+            gates[1].open()
+            turned = await turn.answer()
+            return record, answer, turn, turned, page_one, copy.deepcopy(turned.shown)
+        finally:
+            for gate in gates:
+                gate.open()
+
+    factory = bot_factory(make_config(discord=IMPATIENT))
+    record, answer, turn, turned, page_one, page_two = discord_standin.run(factory, scenario)
+    assert record.response.callback_type == 5, "thinking… while the search runs"
+    assert not record.response.json.get("data", {}).get("flags", 0) & EPHEMERAL, "public"
+    assert (answer.route, answer.method, answer.path.rsplit("/", 1)[-1]) == (
+        "webhook_message",
+        "PATCH",
+        "@original",
+    ), "the answer replaces the thinking message"
+    assert embed_of(page_one)["title"] == first.title
+    assert turn.response.callback_type == 6, "the slow page turn acknowledges, then edits"
+    assert (turned.route, turned.method) == ("webhook_message", "PATCH")
+    assert [f["name"] for f in embed_of(page_two)["fields"]] == [f.name for f in second.fields]
 
 
 def test_the_pager_survives_a_restart_and_turning_back_does_not_search_again(
@@ -65,12 +115,12 @@ def test_the_pager_survives_a_restart_and_turning_back_does_not_search_again(
 
     async def before(standin):
         record = await standin.slash("search", query="nccl")
-        await record.followup()
+        await record.answer()
         ids = {label: b["custom_id"] for label, b in by_label(record.original).items()}
-        await (await standin.press(record.original, ids["Next"])).followup()
+        await (await standin.press(record.original, ids["Next"])).answer()
         page_two = copy.deepcopy(record.original)
         back = await standin.press(record.original, by_label(page_two)["Previous"]["custom_id"])
-        await back.followup()
+        await back.answer()
         return copy.deepcopy(record.original), page_two
 
     page_one, page_two = discord_standin.run(bot_factory(kb=kb), before)
@@ -80,11 +130,11 @@ def test_the_pager_survives_a_restart_and_turning_back_does_not_search_again(
     async def after_restart(standin):  # a new bot process; the message is still on Discord
         standin.messages[int(page_two["id"])] = copy.deepcopy(page_two)
         turn = await standin.press(page_two, by_label(page_two)["Previous"]["custom_id"])
-        await turn.followup()
+        await turn.answer()
         return turn, standin.messages[int(page_two["id"])]
 
     turn, restored = discord_standin.run(bot_factory(kb=kb), after_restart)
-    assert turn.response.callback_type == 6
+    assert turn.response.callback_type in (6, 7), "acknowledged as a change of its message"
     assert embed_of(restored)["fields"] == embed_of(page_one)["fields"]
     assert by_label(restored)["Previous"]["disabled"], "back on page 1"
     assert "Delete" in by_label(restored)
@@ -93,7 +143,7 @@ def test_the_pager_survives_a_restart_and_turning_back_does_not_search_again(
 def test_a_private_search_has_no_delete_button(discord_standin):
     async def scenario(standin):
         record = await standin.slash("search", query="nccl", private=True)
-        await record.followup()
+        await record.answer()
         return record
 
     record = discord_standin.run(bot_factory(), scenario)
@@ -106,14 +156,33 @@ def test_search_with_a_section_and_nothing_found(discord_standin):
     async def scenario(standin):
         sections = await standin.autocomplete("search", "section", "trou", query="x")
         scoped = await standin.slash("search", query="nccl", section="troubleshooting")
-        await scoped.followup()
+        scoped_answer = await scoped.answer()
         nothing = await standin.slash("search", query="zzqxv wvvq")
-        await nothing.wait_for(lambda r: r.route == "followup", what="the private answer")
-        return sections.choices, scoped.original, nothing
+        return sections.choices, scoped_answer.shown, nothing, (await nothing.answer()).shown
 
-    choices, scoped, nothing = discord_standin.run(bot_factory(), scenario)
+    choices, scoped, nothing, answer = discord_standin.run(bot_factory(), scenario)
     assert [c["value"] for c in choices] == ["troubleshooting"]
     assert "troubleshooting" in embed_of(scoped)["description"]
+    assert answer["flags"] & EPHEMERAL, "nothing found is said to the asker only"
+    assert "Nothing found" in embed_of(answer)["title"]
+    assert ("webhook_message", "DELETE") not in [(r.route, r.method) for r in nothing.requests]
+
+
+def test_a_slow_public_search_that_finds_nothing_answers_privately(discord_standin, monkeypatch):
+    kb = demo_kb()
+    gate = Gate()
+    monkeypatch.setattr(kb, "search", gate.hold(kb.search))
+
+    async def scenario(standin):
+        try:
+            nothing = await standin.slash("search", query="zzqxv wvvq")
+        finally:
+            gate.open()
+        await nothing.wait_for(lambda r: r.route == "followup", what="the private answer")
+        return nothing
+
+    nothing = discord_standin.run(bot_factory(make_config(discord=IMPATIENT)), scenario)
+    assert nothing.response.callback_type == 5, "a public thinking… first"
     # A public "thinking…" cannot become private: it is deleted, the answer sent ephemerally.
     methods = [(r.route, r.method) for r in nothing.requests]
     assert ("webhook_message", "DELETE") in methods

@@ -380,6 +380,22 @@ def test_deferred_command_then_followup_and_edit(discord_standin) -> None:
     discord_standin.run(make_bot, scenario)
 
 
+def test_answer_is_the_request_that_carries_it_wherever_it_lands(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        at_once = await ds.slash("ping", text="hello")
+        answer = await at_once.answer()
+        assert answer is at_once.response and answer.callback_type == 4
+        assert answer.shown["content"] == "hello" and answer.shown["id"]
+        deferred = await ds.slash("slow")
+        answer = await deferred.answer()
+        assert deferred.response.callback_type == 5 and deferred.response.shown is None
+        assert (answer.method, answer.route) == ("POST", "followup"), "the first after it"
+        assert answer.shown["content"] == "working result"
+        assert answer.shown["id"] == str(deferred.original_message_id)
+
+    discord_standin.run(make_bot, scenario)
+
+
 def test_subcommand_group_and_autocomplete(discord_standin) -> None:
     async def scenario(ds: Standin) -> None:
         typed = await ds.autocomplete("wiki pages find", focused="query", value="nccl")

@@ -20,9 +20,19 @@ from typing import Any
 import pytest
 
 from bot.client import WikiBot
+from knowledge.intake.desk import SupportDesk
 from knowledge.intake.sqlite import SqliteTicketStore
 from knowledge.service import KnowledgeBase, demo_wiki_dir
-from tests.bot.helpers import EPHEMERAL, LINK_BASE, buttons, embed_of, make_config
+from tests.bot.helpers import (
+    EPHEMERAL,
+    IMPATIENT,
+    LINK_BASE,
+    PATIENT,
+    Gate,
+    buttons,
+    embed_of,
+    make_config,
+)
 from tests.discord_standin import DEFAULT_IDS
 from tests.discord_standin.faults import fail
 from tests.discord_standin.modal_uploads import submit_modal_with_files
@@ -63,9 +73,11 @@ def data(base_data, tmp_path) -> Path:
     return target
 
 
-def factory(data: Path, *, wiki: Path = DEMO, **support: Any):
+def factory(
+    data: Path, *, wiki: Path = DEMO, discord: dict[str, Any] | None = None, **support: Any
+):
     settings = {"forum_channel_id": DEFAULT_IDS.forum, "rate_count": 100, **support}
-    config = make_config(support=settings)
+    config = make_config(support=settings, **({"discord": discord} if discord else {}))
 
     def make(**kwargs: Any) -> WikiBot:
         kb = KnowledgeBase.open(wiki, data, link_base=LINK_BASE)
@@ -93,8 +105,8 @@ async def through_step_1(ds, **slash: Any):
     opened = await ds.slash("support", **slash)
     assert opened.response.callback_type == 9, opened.response.json
     submitted = await ds.submit_modal(opened, STEP1)
-    saved = await submitted.followup()
-    return opened, submitted, saved.response
+    saved = await submitted.answer()
+    return opened, submitted, saved.shown
 
 
 async def through_step_2(ds, saved_message, *, log: bytes | None = LOG.encode(), **values):
@@ -103,8 +115,8 @@ async def through_step_2(ds, saved_message, *, log: bytes | None = LOG.encode(),
     files = {"log__file": [ds.attachment("server.log", log)]} if log is not None else {}
     answers = {"command": V3_LAUNCH, "layout": "8x RTX PRO 6000, TP8", **values}
     submitted = await submit_modal_with_files(ds, step2, answers, files=files)
-    check = await submitted.followup()
-    return step2, check.response
+    check = await submitted.answer()
+    return step2, check.shown
 
 
 def no_secret_sent(ds) -> None:
@@ -123,9 +135,9 @@ def test_the_form_in_two_steps_then_the_wiki_answer_then_a_forum_post(discord_st
         opened, _, saved = await through_step_1(ds, model="glm")
         step2, check = await through_step_2(ds, saved)
         filed = await ds.press(check, button_id(check, "File the ticket"))
-        done = await filed.followup()
+        done = await filed.answer()
         thread_request = await ds.wait_for_request(lambda r: r.route == "create_thread")
-        return opened, saved, step2, check, done.response, thread_request
+        return opened, saved, step2, check, done.shown, thread_request
 
     opened, saved, step2, check, done, request = discord_standin.run(factory(data), scenario)
     modal = opened.response.json["data"]
@@ -172,9 +184,9 @@ def test_the_form_in_two_steps_then_the_wiki_answer_then_a_forum_post(discord_st
     no_secret_sent(discord_standin.last)
 
 
-def test_each_answer_replaces_its_private_thinking_message(discord_standin, data):
-    """Step 1 saved, the wiki's answer and "filed" each edit the private "thinking..."
-    message their submit or press showed: one request each, nothing deleted and resent."""
+def test_each_quick_answer_comes_in_the_first_response(discord_standin, data):
+    """Step 1 saved, the wiki's answer and "filed" are each ready within the bot's
+    patience: each is the interaction's first (and only) response, no "thinking…"."""
 
     async def scenario(ds):
         _, step1, saved = await through_step_1(ds)
@@ -182,18 +194,56 @@ def test_each_answer_replaces_its_private_thinking_message(discord_standin, data
         files = {"log__file": [ds.attachment("server.log", LOG.encode())]}
         answers = {"command": V3_LAUNCH, "layout": "8x RTX PRO 6000, TP8"}
         submitted = await submit_modal_with_files(ds, step2, answers, files=files)
-        check = (await submitted.followup()).response
+        check = (await submitted.answer()).shown
         filed = await ds.press(check, button_id(check, "File the ticket"))
-        await filed.followup()
         await ds.wait_for_request(lambda r: r.route == "create_thread")
-        return [
-            [(r.route, r.method, r.path.rsplit("/", 1)[-1]) for r in rec.requests]
-            for rec in (step1, submitted, filed)
-        ]
+        return step1, submitted, filed
 
-    for requests in discord_standin.run(factory(data), scenario):
-        assert requests[0][0] == "interaction_callback"
+    for record in discord_standin.run(factory(data, discord=PATIENT), scenario):
+        assert [r.route for r in record.requests] == ["interaction_callback"], record.requests
+        assert record.response.callback_type == 4
+        assert record.response.message["flags"] & EPHEMERAL
+
+
+def test_each_slow_answer_replaces_its_private_thinking_message(discord_standin, data, monkeypatch):
+    """Step 1's save, the triage and the filing each held until the submit or press was
+    acknowledged: a private "thinking..." first, then the answer edits it (one request,
+    nothing deleted and resent)."""
+    gates = {name: Gate() for name in ("save", "check", "file")}
+    for name, gate in gates.items():
+        monkeypatch.setattr(SupportDesk, name, gate.hold(getattr(SupportDesk, name)))
+
+    async def scenario(ds):
+        try:
+            opened = await ds.slash("support")
+            step1 = await ds.submit_modal(opened, STEP1)  # returns at the acknowledgement
+            gates["save"].open()
+            saved = (await step1.answer()).shown
+            step2 = await ds.press(saved, button_id(saved, "Continue"))
+            files = {"log__file": [ds.attachment("server.log", LOG.encode())]}
+            answers = {"command": V3_LAUNCH, "layout": "8x RTX PRO 6000, TP8"}
+            submitted = await submit_modal_with_files(ds, step2, answers, files=files)
+            gates["check"].open()
+            check = (await submitted.answer()).shown
+            filed = await ds.press(check, button_id(check, "File the ticket"))
+            gates["file"].open()
+            told = (await filed.answer()).shown
+            await ds.wait_for_request(lambda r: r.route == "create_thread")
+        finally:
+            for gate in gates.values():
+                gate.open()
+        return (step1, submitted, filed), (saved, check, told)
+
+    records, shown = discord_standin.run(factory(data, discord=IMPATIENT), scenario)
+    for record in records:
+        assert record.response.callback_type == 5
+        assert record.response.json["data"]["flags"] & EPHEMERAL
+        requests = [(r.route, r.method, r.path.rsplit("/", 1)[-1]) for r in record.requests]
         assert requests[1:] == [("webhook_message", "PATCH", "@original")], requests
+    saved, check, told = shown
+    assert "Step 1 of 2 saved" in embed_of(saved)["title"]
+    assert embed_of(check)["title"] == "Before you file: what the wiki says"
+    assert "Ticket #1 filed" in embed_of(told)["title"]
 
 
 def test_a_filing_under_way_finishes_before_the_store_closes_at_shutdown(discord_standin, data):
@@ -267,7 +317,7 @@ def test_pressing_file_twice_makes_one_post(discord_standin, data):
         _, check = await through_step_2(ds, saved)
         first = await ds.press(check, button_id(check, "File the ticket"))
         second = await ds.press(check, button_id(check, "File the ticket"))
-        return (await first.followup()).response, (await second.followup()).response
+        return (await first.answer()).shown, (await second.answer()).shown
 
     answers = [embed_of(m) for m in discord_standin.run(factory(data), scenario)]
     assert len(discord_standin.last.requests_to("create_thread")) == 1
@@ -287,7 +337,7 @@ def test_a_fresh_filing_posts_without_reading_the_forums_earlier_posts(discord_s
             _, _, saved = await through_step_1(ds)
             _, check = await through_step_2(ds, saved)
             filed = await ds.press(check, button_id(check, "File the ticket"))
-            await filed.followup()
+            await filed.answer()
 
     discord_standin.run(factory(data), scenario)
     ds = discord_standin.last
@@ -309,7 +359,7 @@ def test_whitespace_only_story_is_refused_with_an_edit_button(discord_standin, d
     async def scenario(ds):
         opened = await ds.slash("support")
         submitted = await ds.submit_modal(opened, {**STEP1, "text": "   "})
-        saved = (await submitted.followup()).response
+        saved = (await submitted.answer()).shown
         _, check = await through_step_2(ds, saved)
         return check
 
@@ -353,7 +403,7 @@ def test_a_failed_post_stays_pending_and_is_retried(discord_standin, data, fault
         _, _, saved = await through_step_1(ds)
         _, check = await through_step_2(ds, saved)
         filed = await ds.press(check, button_id(check, "File the ticket"))
-        told = (await filed.followup()).response
+        told = (await filed.answer()).shown
         if fault == "deleted":  # an admin restores it; the retry posts
             ds.guild.channels.append(forum)
         store = SqliteTicketStore.in_folder(data)
@@ -385,7 +435,7 @@ def test_ten_tickets_a_minute_are_refused_plainly(discord_standin, data):
             _, _, saved = await through_step_1(ds)
             _, check = await through_step_2(ds, saved)
             filed = await ds.press(check, button_id(check, "File the ticket"))
-            told.append((await filed.followup()).response)
+            told.append((await filed.answer()).shown)
         return told
 
     told = discord_standin.run(factory(data, rate_count=3, rate_minutes=10), scenario)
@@ -635,7 +685,7 @@ def test_without_create_posts_the_asker_gets_one_sentence_and_admins_see_why(dis
         _, _, saved = await through_step_1(ds)
         _, check = await through_step_2(ds, saved)
         filed = await ds.press(check, button_id(check, "File the ticket"))
-        told = (await filed.followup()).response
+        told = (await filed.answer()).shown
         status = (await ds.slash("wiki status", user_id=DEFAULT_IDS.mod)).response.message
         return told, status
 
@@ -701,7 +751,7 @@ def test_wiki_status_counts_open_tickets_and_says_where_the_checklist_came_from(
         before = (await ds.slash("wiki status", user_id=DEFAULT_IDS.mod)).response.message
         opened, _, saved = await through_step_1(ds)
         _, check = await through_step_2(ds, saved)
-        await (await ds.press(check, button_id(check, "File the ticket"))).followup()
+        await (await ds.press(check, button_id(check, "File the ticket"))).answer()
         after = (await ds.slash("wiki status", user_id=DEFAULT_IDS.mod)).response.message
         return before, opened, after
 
@@ -730,40 +780,75 @@ def test_every_forum_permission_is_worded():
         assert t(f"permissions.{name}"), name
 
 
-def test_a_step_submitted_after_its_interaction_expired_keeps_the_answers(discord_standin, data):
+@pytest.mark.parametrize("slow", [False, True], ids=["quick", "slow"])
+def test_a_step_submitted_after_its_interaction_expired_keeps_the_answers(
+    discord_standin, data, monkeypatch, slow
+):
+    """Quick: the answer is the first response, refused (10062). Slow: the deferral is
+    refused while the save is held; the save still finishes, and nothing is sent after."""
+    gate, stored = Gate(), threading.Event()
+    real_save = SupportDesk.save
+
+    def save(self, *args, **kwargs):
+        try:
+            return (gate.hold(real_save) if slow else real_save)(self, *args, **kwargs)
+        finally:
+            stored.set()
+
+    monkeypatch.setattr(SupportDesk, "save", save)
+
     async def scenario(ds):
         opened = await ds.slash("support")
         ds.config.response_deadline = 0.0  # every answer now comes too late (10062)
-        late = await ds.submit_modal(opened, STEP1, wait=False)
-        await ds.wait_for_request(
-            lambda r: r.route == "interaction_callback" and r.interaction is not None
-            and r.interaction.id == late.id
-        )  # fmt: skip
-        await asyncio.sleep(0.5)  # the store write after the refused answer
+        try:
+            late = await ds.submit_modal(opened, STEP1, wait=False)
+            await ds.wait_for_request(
+                lambda r: r.route == "interaction_callback" and r.interaction is not None
+                and r.interaction.id == late.id
+            )  # fmt: skip
+        finally:
+            gate.open()
+        await asyncio.get_running_loop().run_in_executor(None, stored.wait, 30)
         ds.config.response_deadline = 3.0
         offer = await ds.slash("support")
         message = offer.original
         step2 = await ds.press(message, button_id(message, "Continue your draft"))
         return late, message, step2.response.json["data"]
 
-    late, offer, modal = discord_standin.run(factory(data), scenario)
+    config = IMPATIENT if slow else PATIENT
+    late, offer, modal = discord_standin.run(factory(data, discord=config), scenario)
     assert [r.error_code for r in late.callbacks] == [10062]
+    assert late.callbacks[0].callback_type == (5 if slow else 4)
+    assert [r.route for r in late.requests] == ["interaction_callback"], "nothing said after"
     assert embed_of(offer)["title"] == "You have a draft"
     assert modal["title"] == "Support request (2/2)", "step 1 was kept"
 
 
-def test_file_pressed_after_its_interaction_expired_still_files_and_posts(discord_standin, data):
+@pytest.mark.parametrize("slow", [False, True], ids=["quick", "slow"])
+def test_file_pressed_after_its_interaction_expired_still_files_and_posts(
+    discord_standin, data, monkeypatch, slow
+):
+    gate = Gate()
+    if slow:
+        monkeypatch.setattr(SupportDesk, "file", gate.hold(SupportDesk.file))
+
     async def scenario(ds):
         _, _, saved = await through_step_1(ds)
         _, check = await through_step_2(ds, saved)
         ds.config.response_deadline = 0.0  # the press is answered too late (10062)
-        late = await ds.press(check, button_id(check, "File the ticket"), wait=False)
+        try:
+            late = await ds.press(check, button_id(check, "File the ticket"), wait=False)
+            await late.wait_response()
+        finally:
+            gate.open()
         posted = await ds.wait_for_request(lambda r: r.route == "create_thread")
         await _until_posted(data)
         return late, posted
 
-    late, posted = discord_standin.run(factory(data), scenario)
+    config = IMPATIENT if slow else PATIENT
+    late, posted = discord_standin.run(factory(data, discord=config), scenario)
     assert [r.error_code for r in late.callbacks] == [10062]
+    assert late.callbacks[0].callback_type == (5 if slow else 4)
     assert posted.json["name"] == STEP1["text"] and posted.status == 200
     assert [r.route for r in late.requests] == ["interaction_callback"], "nothing said after"
 
@@ -840,7 +925,7 @@ def test_a_form_submitted_after_its_draft_expired_says_to_start_again(discord_st
         opened = await ds.slash("support")
         await asyncio.sleep(1.0)  # the draft expires after 0.72 s
         submitted = await ds.submit_modal(opened, STEP1)
-        return (await submitted.followup()).response
+        return (await submitted.answer()).shown
 
     told = discord_standin.run(factory(data, draft_hours=0.0002), scenario)
     assert told["flags"] & EPHEMERAL

@@ -248,7 +248,7 @@ def test_the_refresh_loop_picks_up_a_glossary_edit(discord_standin, tmp_path, ca
 
     async def scenario(standin):
         before = await standin.slash("acronym", term="NEWTERM")
-        await before.followup()
+        await before.answer()
         revision = edit(glossary, "| TP | Tensor", NEW_ROW + "| TP | Tensor")
         # The refresh is over once it has said so (the new state is live a little earlier).
         await standin.wait_until(

@@ -159,6 +159,11 @@ Reading back what the bot sent
   or edit ``PATCH .../messages/@original|{id}``; each call returns the next one.
   After a defer, Discord applies the first follow-up to the loading message, and
   so does the stand-in. ``await rec.wait_for(predicate)`` for anything else.
+- ``await rec.answer()`` - the request that carries the bot's answer, wherever it
+  lands: the first callback with a message (type 4, or 7 updating the pressed
+  message), else the first follow-up or edit after a deferral (5 or 6). Its
+  ``.shown`` is the message as the stand-in holds it afterwards. For tests that only
+  care about the answer, not whether it came at once or after "thinking…".
 - ``rec.original`` - current JSON of the original response message (after edits;
   for a component interaction, the message the component is on);
   ``rec.followup_messages``, ``rec.modal`` (type 9 data), ``rec.choices``,

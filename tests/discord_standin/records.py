@@ -25,6 +25,8 @@ __all__ = [
 _TOKEN = re.compile(r"standin-\d+-[\w-]+")
 # Requests that carry a message the bot wrote for an interaction, after the first response.
 FOLLOWUP_ROUTES = frozenset({"followup", "webhook_message"})
+# Interaction callbacks that carry a message: 4 sends one, 7 updates the pressed one.
+ANSWER_CALLBACKS = frozenset({4, 7})
 
 
 class StandinFailure(AssertionError):
@@ -109,6 +111,19 @@ class RecordedRequest:
         if self.route == "create_thread" and isinstance(body.get("message"), dict):
             return body["message"]
         return body
+
+    @property
+    def shown(self) -> dict[str, Any] | None:
+        """The message as the stand-in holds it after this request: the one a callback
+        sent or updated (types 4 and 7), the follow-up made, the message edited. None
+        for a refused request or one that showed no message (a deferral, a modal)."""
+        if not self.ok or not isinstance(self.response, dict):
+            return None
+        if self.route == "interaction_callback":
+            return (self.response.get("resource") or {}).get("message")
+        if self.route in FOLLOWUP_ROUTES and self.method in ("POST", "PATCH"):
+            return self.response if "id" in self.response else None
+        return None
 
     def describe(self) -> str:
         path = _TOKEN.sub("{token}", self.path)
@@ -241,6 +256,29 @@ class InteractionRecord:
         )
         self._followups_seen = index + 1
         return found
+
+    def _answer(self) -> RecordedRequest | None:
+        for request in self.requests:
+            if request.route == "interaction_callback":
+                if request.callback_type in ANSWER_CALLBACKS:
+                    return request
+            elif request.route in FOLLOWUP_ROUTES and request.method in ("POST", "PATCH"):
+                return request
+        return None
+
+    async def answer(self, timeout: float | None = None) -> RecordedRequest:
+        """Wait for the request that carries the bot's answer, wherever it lands.
+
+        The first callback with a message (type 4, or 7 updating the pressed message)
+        when the bot answered at once; after a deferral (type 5 or 6) the first
+        follow-up ``POST`` or edit ``PATCH``. Its ``shown`` is the message afterwards.
+        """
+        return await self._standin.wait_until(
+            self._answer,
+            timeout=timeout,
+            what=f"the answer to {self.describe_target()}",
+            interaction=self,
+        )
 
     async def wait_for(
         self,

@@ -16,7 +16,7 @@ from discord.ext import commands
 from bot.cooldowns import cooldown
 from bot.errors import Refused, describe
 from bot.exts.upkeep._announce import post_announcement
-from bot.respond import defer, send_reply
+from bot.respond import defer, in_time, send_reply
 from knowledge.reply import Field, Reply
 from knowledge.search import BuildStats, IndexBuildError
 from knowledge.source import ArchiveError, CheckFailed, FetchError, StoreBusy
@@ -190,18 +190,22 @@ class AdminCog(commands.Cog):
         t = self.bot.t
         if scope == "global" and not await self.bot.is_owner(interaction.user):
             raise Refused(t("errors.owner_only", action=t("admin.global_sync_action")))
-        await defer(interaction, ephemeral=True)
         guild_id = None if scope == "global" else interaction.guild_id
-        count = await self.bot.sync_commands(guild_id)
+
+        async def synced() -> tuple[int, list[int]]:  # requests to Discord: usually quick
+            count = await self.bot.sync_commands(guild_id)
+            if guild_id is not None:
+                return count, []
+            candidates = sorted({*self.bot.config.guild_ids, *(g.id for g in self.bot.guilds)})
+            return count, await self.bot.guilds_with_copies(candidates)
+
+        count, copies = await in_time(interaction, synced(), ephemeral=True)
         where = t("admin.sync_global") if guild_id is None else t("admin.sync_here")
         text = t("admin.sync_result", count=count, where=where)
         view = None
-        if guild_id is None:
-            candidates = sorted({*self.bot.config.guild_ids, *(g.id for g in self.bot.guilds)})
-            copies = await self.bot.guilds_with_copies(candidates)
-            if copies:
-                text += "\n" + t("admin.copies_found", count=len(copies))
-                view = ClearCopiesView(self.bot, interaction.user.id, copies)
+        if copies:
+            text += "\n" + t("admin.copies_found", count=len(copies))
+            view = ClearCopiesView(self.bot, interaction.user.id, copies)
         reply = Reply("sync", t("admin.sync_title"), text)
         message = await send_reply(interaction, reply, self.bot.kb, private=True, view=view)
         if view is not None:

@@ -13,6 +13,7 @@ import discord
 
 from bot import render
 from bot.errors import describe, report_failure
+from bot.respond import in_time, update
 
 if TYPE_CHECKING:
     from bot.client import WikiBot
@@ -46,8 +47,8 @@ class ClearCopiesView(discord.ui.View):
 
     @discord.ui.button(style=discord.ButtonStyle.danger, custom_id="wikibot:admin:clear-copies")
     async def clear(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
-        await interaction.response.defer()
-        cleared = await self.bot.clear_guild_copies(self.guild_ids)
+        clearing = self.bot.clear_guild_copies(self.guild_ids)  # requests to Discord: quick
+        cleared = await in_time(interaction, clearing, update=True)
         log.info("cleared the guild copies of %s: %s", cleared, describe(interaction))
         button.disabled = True
         self.stop()
@@ -57,7 +58,7 @@ class ClearCopiesView(discord.ui.View):
             t("admin.copies_cleared", count=len(cleared), total=len(self.guild_ids)),
             kind="ok",
         )
-        await interaction.edit_original_response(embed=embed, view=self)
+        await update(interaction, embed=embed, view=self)
 
     async def on_timeout(self) -> None:
         for item in self.children:

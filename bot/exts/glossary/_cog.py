@@ -11,7 +11,7 @@ from discord.ext import commands
 
 from bot.cooldowns import cooldown
 from bot.errors import safe_choices
-from bot.respond import defer, send_reply
+from bot.respond import in_time, send_reply
 
 if TYPE_CHECKING:
     from bot.client import WikiBot
@@ -60,13 +60,13 @@ class GlossaryCog(commands.Cog):
         """Expand a term from the wiki's glossary (DCP4, TP8 and meanings work too).
 
         A known term is a dictionary lookup and answered at once. An unknown one
-        also searches the index for pages that mention it, so it is deferred
-        (privately: "not found" is only shown to the asker) and run in a thread.
+        also searches the index for pages that mention it, in a thread; when that
+        outlasts the bot's patience it is deferred, privately ("not found" is only
+        shown to the asker).
         """
         kb = self.bot.kb
         if kb.glossary.lookup(term).entry is None:
-            await defer(interaction, ephemeral=True)
-            reply = await self.bot.in_thread(kb.acronym, term)
+            reply = await in_time(interaction, self.bot.in_thread(kb.acronym, term), ephemeral=True)
         else:
             reply = kb.acronym(term)
         await send_reply(interaction, reply, kb, private=private, for_user=for_, deletable=True)
@@ -82,9 +82,9 @@ class GlossaryCog(commands.Cog):
         self, interaction: discord.Interaction, message: discord.Message
     ) -> None:
         """Every glossary term in a message, privately for the one who asked."""
-        await defer(interaction, ephemeral=True)
         text = message.content or ""
         for embed in message.embeds:
             text += "\n" + (embed.title or "") + "\n" + (embed.description or "")
-        reply = await self.bot.in_thread(self.bot.kb.explain, text)
+        work = self.bot.in_thread(self.bot.kb.explain, text)
+        reply = await in_time(interaction, work, ephemeral=True)
         await send_reply(interaction, reply, self.bot.kb, private=True)

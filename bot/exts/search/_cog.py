@@ -11,12 +11,13 @@ from discord.ext import commands
 
 from bot.cooldowns import cooldown
 from bot.errors import safe_choices
-from bot.respond import defer, send_reply
+from bot.respond import in_time, send_reply
 
 from ._views import PageButton, SearchMemory, remember, search_view
 
 if TYPE_CHECKING:
     from bot.client import WikiBot
+    from knowledge.reply import Reply
 
 __all__ = ["SearchCog"]
 
@@ -54,15 +55,19 @@ class SearchCog(commands.Cog):
     ) -> None:
         """Search every page of the wiki and page through the best matching sections.
 
-        The index search is synchronous: defer, run it in a thread, then answer.
+        The index search runs in a thread; a search done within the bot's patience is
+        answered in the first response, a slower one after a "thinking…" (in_time).
         """
-        await defer(interaction, ephemeral=private)
         kb = self.bot.kb
-        reply = await self.bot.in_thread(kb.search, query, category=section or None)
+
+        async def searched() -> tuple[Reply, str | None]:
+            found = await self.bot.in_thread(kb.search, query, category=section or None)
+            return found, (await remember(self.bot, found) if found.ok else None)
+
+        reply, key = await in_time(interaction, searched(), ephemeral=private)
         view = None
-        public = not (private or reply.ephemeral or not reply.ok)
-        if reply.ok:
-            key = await remember(self.bot, reply)
+        if key is not None:
+            public = not (private or reply.ephemeral or not reply.ok)
             view = search_view(self.bot, reply, interaction.user.id, key, deletable=public)
         await send_reply(interaction, reply, kb, private=private, view=view)
 

@@ -25,6 +25,7 @@ import discord
 
 from bot import render
 from bot.errors import report_failure
+from bot.respond import in_time, update
 from knowledge.files import write_atomic
 
 if TYPE_CHECKING:
@@ -151,12 +152,13 @@ class PageButton(
             )
             await interaction.response.send_message(embed=embed, ephemeral=True)
             return
-        await interaction.response.defer()  # the search may run in a thread: acknowledge first
-        reply = await page_of(bot, self.key, search, self.page)
-        message = interaction.message
-        deletable = _has_delete(message)
+        # A page not shown before may need the index (in a thread): acknowledged only
+        # if it takes longer than the bot's patience (in_time).
+        reply = await in_time(interaction, page_of(bot, self.key, search, self.page), update=True)
+        deletable = _has_delete(interaction.message)
         view = search_view(bot, reply, self.owner_id, self.key, deletable=deletable)
-        await interaction.edit_original_response(
+        await update(
+            interaction,
             embed=render.embed(reply, url=render.page_url(reply, bot.kb)),
             view=view or discord.ui.View(),
         )

@@ -45,12 +45,13 @@ from discord.ext import commands
 from bot import render
 from bot.cooldowns import cooldown
 from bot.errors import Refused, describe, report_failure, safe_choices
-from bot.respond import defer, send
+from bot.respond import expired, in_time, send
 from knowledge.answers import support_check_reply
 from knowledge.intake.desk import (
     Filed,
     IntakeError,
     IntakeSettings,
+    Saved,
     SupportDesk,
     TicketPost,
     Upload,
@@ -97,22 +98,6 @@ STORE_THREADS = 2
 FILING_THREADS = 1
 
 T = TypeVar("T")
-
-
-def _retrieved(future: asyncio.Future[Any]) -> None:
-    """Mark a future's outcome as seen (no "exception was never retrieved" warning)."""
-    if not future.cancelled():
-        future.exception()
-
-
-async def _acknowledged(defer: asyncio.Future[Any]) -> bool:
-    """Whether the deferral went through: False when Discord says the interaction has
-    expired (10062); any other failure is raised."""
-    try:
-        await defer
-    except discord.NotFound:
-        return False
-    return True
 
 
 class SupportCog(commands.Cog):
@@ -291,60 +276,78 @@ class SupportCog(commands.Cog):
     async def _on_step(
         self, interaction: discord.Interaction, draft_id: str, step: int, submitted: Submitted
     ) -> None:
-        try:
-            await defer(interaction, ephemeral=True)
-        except discord.NotFound:  # too late to answer (10062); the answers are kept below
-            expired = True
-        else:
-            expired = False
-        desk = await self.desk()
         user = user_key(interaction.user)
         values = dict(submitted.values)
         if "log" in values and not values["log"].strip():
             del values["log"]  # an empty box keeps a log stored before (or uploaded now)
-        uploads = {key: await self._download(a) for key, a in submitted.files.items()}
-        try:
-            saved = await self.in_store(
-                desk.save, draft_id, user, values, uploads=uploads, step=step
-            )
-        except IntakeError as exc:
-            if not expired:
-                await self._refuse(interaction, str(exc))
-            return
-        if expired:
-            log.info("step %d of draft %s saved; its interaction had expired", step, draft_id)
-            return  # nothing can be shown; /support offers the draft again
-        notes: tuple[Field, ...] = ()
-        if saved.problems:
-            notes = (Field(self.t("step.problems"), "\n".join(saved.problems)),)
-        if step < desk.form.steps:
-            view = flow_view(
-                FlowButton(
-                    "next",
-                    draft_id,
-                    step + 1,
-                    label=self.t("step.continue"),
-                    style=discord.ButtonStyle.primary,
-                )
-            )
-            await self._say(
-                interaction,
-                self.t("step.saved_title", step=step, steps=desk.form.steps),
-                self.t("step.saved"),
-                view=view,
-                fields=notes,
-            )
-            return
-        await self._show_check(interaction, desk, draft_id, user, notes)
 
-    async def _show_check(
+        async def saved_and_checked() -> tuple[
+            SupportDesk, Saved | IntakeError, Reply | IntakeError | None
+        ]:
+            # The step is stored whatever happens to the interaction (a draft outlives it);
+            # after the last step the triage's answer is made in the same trip. The desk
+            # too is in the work: the first one after a start takes seconds to prepare.
+            desk = await self.desk()
+            uploads = {key: await self._download(a) for key, a in submitted.files.items()}
+            try:
+                saved = await self.in_store(
+                    desk.save, draft_id, user, values, uploads=uploads, step=step
+                )
+            except IntakeError as exc:
+                return desk, exc, None
+            if step < desk.form.steps:
+                return desk, saved, None
+            return desk, saved, await self._check(desk, draft_id, user)
+
+        desk, saved, checked = await in_time(interaction, saved_and_checked(), ephemeral=True)
+        try:
+            if not expired(interaction):
+                await self._answer_step(interaction, desk, draft_id, step, saved, checked)
+                return
+        except discord.NotFound:  # answered in the first response, too late (10062)
+            if not expired(interaction):
+                raise
+        # Nothing can be shown; /support offers the draft again.
+        log.info("step %d of draft %s handled; its interaction had expired", step, draft_id)
+
+    async def _answer_step(
         self,
         interaction: discord.Interaction,
         desk: SupportDesk,
         draft_id: str,
-        user: str,
-        notes: tuple[Field, ...] = (),
+        step: int,
+        saved: Saved | IntakeError,
+        checked: Reply | IntakeError | None,
     ) -> None:
+        if isinstance(saved, IntakeError):
+            await self._refuse(interaction, str(saved))
+            return
+        notes: tuple[Field, ...] = ()
+        if saved.problems:
+            notes = (Field(self.t("step.problems"), "\n".join(saved.problems)),)
+        if checked is not None:
+            await self._show_check(interaction, draft_id, checked, notes)
+            return
+        view = flow_view(
+            FlowButton(
+                "next",
+                draft_id,
+                step + 1,
+                label=self.t("step.continue"),
+                style=discord.ButtonStyle.primary,
+            )
+        )
+        await self._say(
+            interaction,
+            self.t("step.saved_title", step=step, steps=desk.form.steps),
+            self.t("step.saved"),
+            view=view,
+            fields=notes,
+        )
+
+    async def _check(self, desk: SupportDesk, draft_id: str, user: str) -> Reply | IntakeError:
+        """The wiki's answer to a finished draft (or why it cannot be checked yet)."""
+
         def check() -> Reply:  # the triage and its wording (redacting again): off the loop
             draft, result = desk.check(draft_id, user)
             return support_check_reply(
@@ -352,16 +355,31 @@ class SupportCog(commands.Cog):
             )
 
         try:
-            reply = await self.bot.in_thread(check)
+            return await self.bot.in_thread(check)
         except IntakeError as exc:
-            if exc.code != "empty":
-                await self._refuse(interaction, str(exc))
+            return exc
+
+    async def _show_check(
+        self,
+        interaction: discord.Interaction,
+        draft_id: str,
+        checked: Reply | IntakeError,
+        notes: tuple[Field, ...] = (),
+    ) -> None:
+        if isinstance(checked, IntakeError):
+            if checked.code != "empty":
+                await self._refuse(interaction, str(checked))
                 return
             view = flow_view(FlowButton("edit", draft_id, 1, label=self.t("check.edit")))
             await self._say(
-                interaction, self.t("check.blocked_title"), str(exc), kind="not_found", view=view
+                interaction,
+                self.t("check.blocked_title"),
+                str(checked),
+                kind="not_found",
+                view=view,
             )
             return
+        reply = checked
         if notes:
             reply = dataclasses.replace(reply, fields=notes + reply.fields)
         kb = self.bot.kb
@@ -411,8 +429,10 @@ class SupportCog(commands.Cog):
             return
         if action in ("next", "edit", "resume"):
             if action == "resume" and draft.step >= desk.form.steps:
-                await defer(interaction, ephemeral=True)
-                await self._show_check(interaction, desk, draft_id, user)
+                checked = await in_time(
+                    interaction, self._check(desk, draft_id, user), ephemeral=True
+                )
+                await self._show_check(interaction, draft_id, checked)
                 return
             step = max(1, min(step, desk.form.steps))
             await interaction.response.send_modal(
@@ -431,31 +451,46 @@ class SupportCog(commands.Cog):
             posting = filed.created and forum_id is not None
             return filed, desk.ticket_post(filed.ticket) if posting else None
 
-        # The press is acknowledged while the ticket is written (durably, before anything
-        # is posted) and its post made: the post does not wait for the acknowledgement,
-        # only the answer to the user does.
-        acknowledging = asyncio.ensure_future(defer(interaction, ephemeral=True))
-        try:
-            filed, body = await self.in_filing(file)
-            ticket = filed.ticket
+        async def filed_and_posted() -> tuple[Filed, discord.Thread | None, str] | IntakeError:
+            try:
+                filed, body = await self.in_filing(file)
+            except IntakeError as exc:
+                return exc
             thread: discord.Thread | None = None
             reason = ""
             if filed.created:
-                log.info("ticket %d filed: %s", ticket.id, describe(interaction))
+                log.info("ticket %d filed: %s", filed.ticket.id, describe(interaction))
                 if forum_id is not None:
                     thread, reason = await self.post_ticket(
-                        desk, ticket, just_filed=True, body=body
+                        desk, filed.ticket, just_filed=True, body=body
                     )
-        except IntakeError as exc:
-            if await _acknowledged(acknowledging):
-                await self._refuse(interaction, str(exc))
+            return filed, thread, reason
+
+        # The ticket is written (durably, before anything is posted) and its post made at
+        # once. The press is acknowledged only if that outlasts the bot's patience, and
+        # the post never waits for an acknowledgement: only the answer to the user does.
+        outcome = await in_time(interaction, filed_and_posted(), ephemeral=True)
+        try:
+            if not expired(interaction):
+                await self._answer_filing(interaction, forum_id, outcome)
+                return
+        except discord.NotFound:  # answered in the first response, too late (10062)
+            if not expired(interaction):
+                raise
+        # Nothing can be shown; the post mentions the asker.
+        log.info("filing draft %s handled; its interaction had expired", draft_id)
+
+    async def _answer_filing(
+        self,
+        interaction: discord.Interaction,
+        forum_id: int | None,
+        outcome: tuple[Filed, discord.Thread | None, str] | IntakeError,
+    ) -> None:
+        if isinstance(outcome, IntakeError):
+            await self._refuse(interaction, str(outcome))
             return
-        except BaseException:
-            acknowledging.add_done_callback(_retrieved)
-            raise
-        if not await _acknowledged(acknowledging):  # pressed too late to answer (10062)
-            log.info("ticket %d filed; its interaction had expired", ticket.id)
-            return  # nothing can be shown; the post mentions the asker
+        filed, thread, reason = outcome
+        ticket = filed.ticket
         if not filed.created:
             if ticket.thread_id:
                 text = self.t("filed.again", id=ticket.id, link=f"<#{ticket.thread_id}>")
