@@ -9,7 +9,8 @@ the whole form: ``/support``, step 1, "Continue", step 2 with a 300-line server 
 uploaded, then "File the ticket". Two figures per flow:
 
 - **deflection**: from the step-2 modal submit (INTERACTION_CREATE sent) to the
-  private answer with the triage (redaction, triage and the embed included);
+  private answer with the triage (redaction, triage and the embed included), wherever
+  it lands: the first response, or the edit of "thinking…" when the bot deferred;
 - **post**: from the "File the ticket" press to the forum post's request reaching
   the stand-in (store write, post body, attachments).
 
@@ -95,29 +96,30 @@ async def _one(ds: Any, i: int, user: int) -> tuple[float, float]:
             "expected": "a running server",
         },
     )
-    saved = (await step1.followup(timeout=60)).response
+    saved = (await step1.answer(timeout=60)).shown
     cont = next(b for row in saved["components"] for b in row["components"])
     step2_modal = await ds.press(saved, cont["custom_id"], user_id=user)
     files = {"log__file": [ds.attachment(f"server-{i}.log", _log(i))]}
     step2 = await submit_modal_with_files(
         ds, step2_modal, {"command": LAUNCH, "layout": "8x RTX PRO 6000, TP8"}, files=files
     )
-    check = await step2.followup(timeout=60)
+    check = await step2.answer(timeout=60)  # the first response, or the edit after thinking…
     deflection = check.at - step2.sent_at
     file_id = next(
         b["custom_id"]
-        for row in check.response["components"]
+        for row in check.shown["components"]
         for b in row["components"]
         if b["custom_id"].startswith("wikibot:sp:file:")
     )
     since = len(ds.requests)  # the post comes after the press: older requests are not read
-    pressed = await ds.press(check.response, file_id, user_id=user)
+    pressed = await ds.press(check.shown, file_id, user_id=user, wait=False)
     title = f"request {i}: the server dies after loading"
     posted = await ds.wait_for_request(
         lambda r: r.route == "create_thread" and (r.json or {}).get("name") == title,
         since=since,
         timeout=60,
     )
+    await pressed.answer(timeout=60)  # the user reads "filed" before starting again
     return deflection, posted.at - pressed.sent_at
 
 
