@@ -8,6 +8,7 @@ it takes seconds at 8,000 characters and over a minute at 20,000.
 from __future__ import annotations
 
 import re
+import string
 import unicodedata
 
 __all__ = [
@@ -24,8 +25,17 @@ __all__ = [
 #: Unicode categories replaced by a space in user input (controls, surrogates, ...).
 _BLANKED = frozenset({"Cc", "Cs", "Co", "Cn", "Zl", "Zp"})
 _MARKDOWN_SPECIALS = frozenset("\\*_`~|>#[]()-+!<:")
+#: One of :data:`_MARKDOWN_SPECIALS` (found in C: most characters of a text are none).
+_MARKDOWN_SPECIAL = re.compile("[" + re.escape("".join(sorted(_MARKDOWN_SPECIALS))) + "]")
+#: A run of characters other than printable ASCII: the only ones cleaning may change.
+_NOT_PRINTABLE_ASCII = re.compile(r"[^\x20-\x7e]+")
 _MENTION = re.compile(r"@(?=[\w&!#])|@(?=everyone|here)")
 _WORD_SPLIT = re.compile(r"[^0-9a-z.+]+")
+#: ``str.translate`` table doing :data:`_WORD_SPLIT`'s work on ASCII text, a space per
+#: character (runs of spaces split alike).
+_ASCII_WORD_SPLIT = str.maketrans(
+    {chr(i): " " for i in range(128) if chr(i) not in string.digits + string.ascii_lowercase + ".+"}
+)
 _LETTER_DIGIT = re.compile(r"(?<=[a-z])(?=\d)|(?<=\d)(?=[a-z])")
 
 
@@ -48,13 +58,9 @@ def cap_user_text(text: str, limit: int) -> tuple[str, bool]:
     raw_cap = limit * 8
     truncated = len(text) > raw_cap
     normal = unicodedata.normalize("NFKC", text[:raw_cap])
-    kept: list[str] = []
-    for char in normal:
-        category = unicodedata.category(char)
-        if category == "Cf":
-            continue
-        kept.append(" " if category in _BLANKED else char)
-    cleaned = " ".join("".join(kept).split())
+    # Printable ASCII is kept as it is: only the runs of other characters are looked at
+    # a character at a time (most pasted text is almost all ASCII).
+    cleaned = " ".join(_NOT_PRINTABLE_ASCII.sub(_cleaned_run, normal).split())
     if len(cleaned) > limit:
         truncated = True
         cut = cleaned[:limit]
@@ -65,17 +71,45 @@ def cap_user_text(text: str, limit: int) -> tuple[str, bool]:
     return cleaned, truncated
 
 
+def _cleaned_run(match: re.Match[str]) -> str:
+    """A run of characters other than printable ASCII, format characters dropped and
+    controls, separators, surrogates, private-use and unassigned ones made spaces."""
+    kept: list[str] = []
+    for char in match.group():
+        category = unicodedata.category(char)
+        if category == "Cf":
+            continue
+        kept.append(" " if category in _BLANKED else char)
+    return "".join(kept)
+
+
 def fold_key(text: str) -> str:
     """A comparison key for names: ``GLM-5.1``, ``glm 5.1`` and ``glm5.1`` fold alike."""
     folded = unicodedata.normalize("NFKC", text).casefold()
-    folded = _WORD_SPLIT.sub(" ", folded)
-    folded = _LETTER_DIGIT.sub(" ", folded)
-    return " ".join(part.strip(".") for part in folded.split() if part.strip("."))
+    if folded.isascii():
+        folded = folded.translate(_ASCII_WORD_SPLIT)
+    else:
+        folded = _WORD_SPLIT.sub(" ", folded)
+    parts: list[str] = []
+    for part in folded.split():
+        if part.isalpha() or part.isdigit():
+            parts.append(part)  # no letter beside a digit, no dot
+            continue
+        # A letter and a digit meet only inside a word: split there (a word at a time,
+        # far fewer than the text's characters).
+        for piece in _LETTER_DIGIT.sub(" ", part).split():
+            if piece := piece.strip("."):
+                parts.append(piece)
+    return " ".join(parts)
 
 
 def escape_markdown(text: str) -> str:
     """Backslash-escape every character Discord Markdown treats as syntax (linear time)."""
-    return "".join("\\" + ch if ch in _MARKDOWN_SPECIALS else ch for ch in text)
+    return _MARKDOWN_SPECIAL.sub(_escaped, text)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return "\\" + match.group()
 
 
 def neutralise_mentions(text: str) -> str:

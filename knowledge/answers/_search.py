@@ -40,6 +40,9 @@ _KIND_KEYS = {
     "legacy": "search.kind.legacy",
 }
 _FIX_LABELS = frozenset({"fix", "fixes", "workaround", "solution"})
+#: The characters other than ASCII that a case-blind ``re`` match takes for ASCII letters
+#: (dotted capital I, dotless i, long s, Kelvin sign); the first also lower-cases to two.
+_ASCII_LOOKALIKES = frozenset("\u0130\u0131\u017f\u212a")
 
 
 def is_pasted(query: str) -> bool:
@@ -281,13 +284,41 @@ def _window(t: Templates, text: str, words: list[str]) -> str:
         piece = piece.rsplit(" ", 1)[0] + "…"
     out = escape_markdown(piece)
     for word in sorted({w for w in words if len(w) > 2}, key=len, reverse=True)[:5]:
-        out = re.sub(
-            rf"(?i)(?<![\w*])({re.escape(escape_markdown(word))})(?![\w*])",
+        out = _highlight_first(t, out, escape_markdown(word))
+    return out
+
+
+def _highlight_first(t: Templates, text: str, needle: str) -> str:
+    r"""``text`` with the first place ``needle`` occurs, whatever its case and not inside a
+    longer word or a highlight, highlighted: what ``re.sub`` of
+    ``(?i)(?<![\w*])(needle)(?![\w*])`` with ``count=1`` gives, without compiling a
+    pattern per word (a pasted question's words are seldom the same twice, so
+    ``re``'s cache of patterns seldom held them and compiling was most of a reply's cost).
+
+    For an ASCII ``needle`` (the ranker's terms are) only ASCII letters match its
+    letters, the four of :data:`_ASCII_LOOKALIKES` aside: a text holding one of them is
+    left to ``re``. Lower-casing keeps every other text's length, so an index in the
+    lower-cased text is one in ``text``."""
+    if not needle.isascii() or not (text.isascii() or _ASCII_LOOKALIKES.isdisjoint(text)):
+        return re.sub(
+            rf"(?i)(?<![\w*])({re.escape(needle)})(?![\w*])",
             lambda m: t("search.highlight", text=m.group(1)),
-            out,
+            text,
             count=1,
         )
-    return out
+    folded, needle, size = text.lower(), needle.lower(), len(needle)
+    at = folded.find(needle)
+    while at >= 0:
+        end = at + size
+        if not (at and _wordish(text[at - 1])) and not (end < len(text) and _wordish(text[end])):
+            return text[:at] + t("search.highlight", text=text[at:end]) + text[end:]
+        at = folded.find(needle, at + 1)
+    return text
+
+
+def _wordish(char: str) -> bool:
+    r"""True for what ``[\w*]`` matches: a letter, digit or underscore of any script, or ``*``."""
+    return char.isalnum() or char in "_*"
 
 
 def _fix_code(section) -> str:

@@ -248,8 +248,7 @@ def _tokens(text: str, memo: _TokenMemo | None = None) -> list[tuple[str, bool]]
     it); a log or a wiki repeats the same words, paths and flags many times."""
     seen: _TokenMemo = {} if memo is None else memo
     out: list[tuple[str, bool]] = []
-    for match in _TOKEN_RE.finditer(text):
-        word = match.group()
+    for word in _TOKEN_RE.findall(text):
         terms = seen.get(word)
         if terms is None:
             terms = seen[word] = _word_terms(word)
@@ -326,16 +325,14 @@ def request_terms(
     ``line_tokens``: :func:`_error_tokens`, or a memo of it shared with other readers
     of the same lines; ``memo``: see :func:`_tokens`."""
     weights: dict[str, float] = {}
-
-    def add(term: str, weight: float) -> None:
-        if weight > weights.get(term, 0.0):
-            weights[term] = weight
-
     for line in list(errors)[:MAX_ERROR_LINES]:
         for term, _ in line_tokens(line):
-            add(term, _W_ERROR)
+            weights[term] = _W_ERROR  # the only weight given so far
+    get = weights.get
     for term, ident in _tokens(text[:MAX_REQUEST_CHARS], memo):
-        add(term, _W_IDENT if ident else _W_WORD)
+        weight = _W_IDENT if ident else _W_WORD
+        if weight > get(term, 0.0):
+            weights[term] = weight
     if len(weights) > MAX_QUERY_TERMS:
         kept = sorted(weights.items(), key=lambda kv: -kv[1])[:MAX_QUERY_TERMS]
         weights = dict(kept)
@@ -416,16 +413,21 @@ class _Quote:
 class _Bm25:
     """BM25 over postings kept in two flat arrays (doc numbers, and each posting's term
     weight without idf), a term's postings one run of them in doc order: a few arrays
-    instead of a tuple and a float per posting, and a query's scores added up a term
-    at a time by numpy instead of a Python loop per posting."""
+    instead of a tuple and a float per posting, and a query's scores added up by numpy
+    instead of a Python loop per posting or per term."""
 
     docs: list[_Doc]
-    #: term -> (start, end) of its postings in :attr:`ids` and :attr:`weights`
-    spans: dict[str, tuple[int, int]]
+    #: term -> its number: its postings are ``bounds[number]:bounds[number + 1]`` of
+    #: :attr:`ids` and :attr:`weights`, its idf ``idfs[number]``
+    numbers: dict[str, int]
+    #: where each term's postings start (int64), and the end of the last term's
+    bounds: np.ndarray
     #: doc numbers (int32) and BM25 term weights without idf (float64), term by term
     ids: np.ndarray
     weights: np.ndarray
     idf: dict[str, float]
+    #: :attr:`idf` by term number (float64)
+    idfs: np.ndarray
 
     @classmethod
     def of(cls, docs: list[_Doc]) -> _Bm25:
@@ -446,13 +448,13 @@ class _Bm25:
             for term in doc.tf:
                 sizes[term] = sizes.get(term, 0) + 1
         idf = {t: math.log(1 + (n - size + 0.5) / (size + 0.5)) for t, size in sizes.items()}
-        spans: dict[str, tuple[int, int]] = {}
+        bounds = array("q", [0])
         cursor: dict[str, int] = {}
         total = 0
         for term, size in sizes.items():
-            spans[term] = (total, total + size)
             cursor[term] = total
             total += size
+            bounds.append(total)
         ids = array("i", bytes(4 * total))
         weights = array("d", bytes(8 * total))
         for i, doc in enumerate(docs):
@@ -464,20 +466,29 @@ class _Bm25:
                 weights[at] = count * (_K1 + 1) / (count + norm)
         return cls(
             docs,
-            spans,
+            {term: number for number, term in enumerate(sizes)},
+            np.frombuffer(bounds, dtype=np.int64),  # array "q" is a C long long
             np.frombuffer(ids, dtype=np.intc),  # array "i" is a C int
             np.frombuffer(weights, dtype=np.float64),
             idf,
+            np.fromiter(idf.values(), dtype=np.float64, count=len(idf)),
         )
+
+    def _span(self, term: str) -> tuple[int, int]:
+        number = self.numbers.get(term)
+        if number is None:
+            return 0, 0
+        start, end = self.bounds[number : number + 2].tolist()
+        return start, end
 
     def frequency(self, term: str) -> int:
         """How many documents hold ``term``."""
-        start, end = self.spans.get(term, (0, 0))
+        start, end = self._span(term)
         return end - start
 
     def postings(self, term: str) -> list[tuple[int, float]]:
         """(doc number, term weight without idf) of each document holding ``term``."""
-        start, end = self.spans.get(term, (0, 0))
+        start, end = self._span(term)
         ids, weights = self.ids[start:end].tolist(), self.weights[start:end].tolist()
         return list(zip(ids, weights, strict=True))
 
@@ -494,34 +505,40 @@ class _Bm25:
         ``numpy.bincount``, which adds them one at a time in that order starting from
         0.0: the float operations of a loop adding ``factor * term_weight`` to a
         dictionary term by term, so the sums are the same to the last bit (the tests
-        compare them with that loop).
+        compare them with that loop). Only the terms' numbers are looked up in Python:
+        their runs are found, and gathered, by numpy.
         """
         import numpy as np
 
         count = len(self.docs)
         max_docs = max(20, int(max_share * count)) if max_share < 1.0 else count
-        spans = self.spans
-        idf = self.idf
-        picked: list[slice] = []
-        factors: list[float] = []
-        positions: list[int] = []
-        lengths: list[int] = []
-        for position, (term, weight) in enumerate(query.items()):
-            span = spans.get(term)
-            if span is None or span[1] - span[0] > max_docs:
-                continue
-            picked.append(slice(*span))
-            factors.append(weight * idf[term])
-            positions.append(position)
-            lengths.append(span[1] - span[0])
         first = np.full(count, len(query), dtype=np.int32)
-        if not picked:
+        numbers = self.numbers
+        terms = np.fromiter(
+            (numbers.get(term, -1) for term in query), dtype=np.intp, count=len(query)
+        )
+        positions = np.flatnonzero(terms >= 0)
+        terms = terms[positions]
+        starts = self.bounds[terms]
+        lengths = self.bounds[terms + 1] - starts
+        kept = lengths <= max_docs
+        positions, terms, starts, lengths = (
+            positions[kept],
+            terms[kept],
+            starts[kept],
+            lengths[kept],
+        )
+        if not positions.size:
             return np.zeros(count, dtype=np.float64), first
-        ids = np.concatenate([self.ids[one] for one in picked])
-        weights = np.concatenate([self.weights[one] for one in picked])
-        values = np.repeat(np.array(factors, dtype=np.float64), lengths) * weights
+        query_weights = np.fromiter(query.values(), dtype=np.float64, count=len(query))
+        factors = query_weights[positions] * self.idfs[terms]
+        # the runs laid end to end: posting k of run r is at starts[r] + k
+        ends = np.cumsum(lengths)
+        at = np.arange(ends[-1]) + np.repeat(starts - (ends - lengths), lengths)
+        ids = self.ids[at]
+        values = np.repeat(factors, lengths) * self.weights[at]
         out = np.bincount(ids, weights=values, minlength=count)
-        np.minimum.at(first, ids, np.repeat(np.array(positions, dtype=np.int32), lengths))
+        np.minimum.at(first, ids, np.repeat(positions.astype(np.int32), lengths))
         return out, first
 
 
@@ -543,6 +560,63 @@ def _section_terms(page: Page, section: Section, memo: _TokenMemo) -> Counter[st
     return terms
 
 
+@dataclass(slots=True)
+class _Fused:
+    """The pages' scores for one request (:meth:`PageRanker._fused`) and what picks each
+    page's best section: arrays over all pages and sections, read for the few pages shown.
+
+    Every operation gives, float for float, what the dictionaries it replaced gave
+    (``tests/knowledge/search/test_pages_scoring.py`` compares them with those loops):
+    a score is a page's fused value times its prior, a bonus is added to it, and pages
+    are ordered by score, then path (pages are numbered in path order)."""
+
+    #: Per page: its fused score times its prior (meaningful where :attr:`held`).
+    scores: np.ndarray
+    #: Per page: True when it holds a query term or was given a bonus.
+    held: np.ndarray
+    #: Per section: its score and the position of the first query term it holds
+    #: (:attr:`section_terms` when none), see :meth:`_Bm25.scores`.
+    section_scores: np.ndarray
+    section_first: np.ndarray
+    section_terms: int
+    #: Per section: its page (:attr:`PageRanker.section_pages`).
+    section_pages: np.ndarray
+
+    def add(self, page: int, bonus: float) -> None:
+        """Add ``bonus`` to a page's score (to 0.0 for a page holding no query term)."""
+        before = float(self.scores[page]) if self.held[page] else 0.0
+        self.scores[page] = before + bonus
+        self.held[page] = True
+
+    def top(self, limit: int) -> list[tuple[int, float]]:
+        """(page, score) of the ``limit`` best pages held: by score, then page number."""
+        import numpy as np
+
+        pages = np.flatnonzero(self.held)
+        scores = self.scores[pages]
+        order = np.lexsort((pages, -scores))[:limit]
+        return list(zip(pages[order].tolist(), scores[order].tolist(), strict=True))
+
+    def best_sections(self, pages: Sequence[int]) -> list[int]:
+        """The number of each page's best section, -1 for a page none of whose sections
+        holds a section term: the highest score; of equals, the one holding the earliest
+        query term, then the first (the one a dictionary filled term by term would list
+        first)."""
+        import numpy as np
+
+        wanted = np.zeros(len(self.held), dtype=bool)
+        wanted[list(pages)] = True
+        holding = self.section_first < self.section_terms
+        held = np.flatnonzero(holding & wanted[self.section_pages])
+        page_of = self.section_pages[held]
+        # by page, then best score, then first term, then number; each page's first row
+        order = np.lexsort((held, self.section_first[held], -self.section_scores[held], page_of))
+        ordered = page_of[order]
+        leaders = order[np.r_[True, ordered[1:] != ordered[:-1]]] if held.size else order
+        best = dict(zip(page_of[leaders].tolist(), held[leaders].tolist(), strict=True))
+        return [best.get(page, -1) for page in pages]
+
+
 # ---------------------------------------------------------------------- ranker
 
 
@@ -559,8 +633,11 @@ class PageRanker:
     quote_postings: dict[str, list[int]]
     #: term -> numbers of the code lines holding it (in :attr:`quotes`)
     line_postings: dict[str, list[int]]
-    #: The page document number of each section document (int32), in section order.
+    #: The page document number of each section document (int32), in section order
+    #: (so in page order: a page's sections are one run).
     section_pages: np.ndarray
+    #: Each page document's prior (:data:`PAGE_PRIORS` of its kind), in page order.
+    page_priors: np.ndarray
     families: list[tuple[tuple[str, ...], Family]] = field(default_factory=list)
     expansions: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: Every term of the wiki's answering pages, all but diaries (:data:`_PASSING_KINDS`):
@@ -641,6 +718,10 @@ class PageRanker:
             quote_postings=dict(postings),
             line_postings=dict(line_postings),
             section_pages=np.array([page_number[d.path] for d in section_docs], dtype=np.int32),
+            page_priors=np.array(
+                [PAGE_PRIORS.get(kinds.get(d.path, "reference"), 1.0) for d in page_docs],
+                dtype=np.float64,
+            ),
         )
         ranker.vocabulary = frozenset(
             term for doc in page_docs if kinds[doc.path] not in _PASSING_KINDS for term in doc.tf
@@ -680,28 +761,30 @@ class PageRanker:
         family = self._named_family(text)
         telling = sorted(query, key=lambda term: -query[term] * self.sections.idf.get(term, 0.0))
         section_query = {term: query[term] for term in telling[:_MAX_SECTION_TERMS]}
-        fused, best_number = self._fused(query, section_query)
+        fused = self._fused(query, section_query)
         quote_hits = self._quote_hits(errors, text, line_tokens)
         for path, (strength, _, _) in quote_hits.items():
-            fused[path] = fused.get(path, 0.0) + strength
+            fused.add(self.page_number[path], strength)
         if family is not None:
             for path in filter(None, (family.hub, family.current_page)):
                 if path in self.page_titles:
-                    fused[path] = fused.get(path, 0.0) + 0.35
-        ranked = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[: max(1, limit)]
+                    fused.add(self.page_number[path], 0.35)
+        page_docs = self.pages.docs
+        ranked = [(page_docs[page].path, score) for page, score in fused.top(max(1, limit))]
         unknown = self._unknown_names(text)
         evidence = quote_hits or family is not None or unknown
         if ranked and not evidence and not self._telling(ranked[0][0], query):
             ranked = []  # a word in common is no reason to read a page
         hits = []
         shown = self._shown_terms(query) if ranked else []
-        for path, score in ranked:
+        best_sections = fused.best_sections([self.page_number[path] for path, _ in ranked])
+        for (path, score), number in zip(ranked, best_sections, strict=True):
             anchor, section_title = "", ""
             why: list[tuple[str, str]] = []
             if path in quote_hits:
                 _, anchor, quote = quote_hits[path]
                 why.append(("error_quote", quote))
-            elif (number := int(best_number[self.page_number[path]])) >= 0:
+            elif number >= 0:
                 doc = self.sections.docs[number]
                 anchor, section_title = doc.anchor, doc.title
             if anchor and not section_title:
@@ -729,44 +812,31 @@ class PageRanker:
             tuple(hits), confidence, unknown, family.name if family is not None else None
         )
 
-    def _fused(
-        self, query: Mapping[str, float], section_query: Mapping[str, float]
-    ) -> tuple[dict[str, float], np.ndarray]:
-        """({path: the page's score fused with its best section's, times its prior} for
-        the pages holding any term of ``query``, the number of each page's best section
-        (-1 for none)); sections are scored on ``section_query``.
-
-        Of a page's sections with the same best score, the one a dictionary filled term by
-        term would list first is its best (the earliest first term, then the lowest number).
-        """
+    def _fused(self, query: Mapping[str, float], section_query: Mapping[str, float]) -> _Fused:
+        """Each page's score fused with its best section's, times its prior, for the pages
+        holding any term of ``query``; sections are scored on ``section_query``."""
         import numpy as np
 
         section_scores, section_first = self.sections.scores(section_query, _MAX_SECTION_SHARE)
         page_scores, page_first = self.pages.scores(query)
-        held = np.flatnonzero(section_first < len(section_query))
-        page_of = self.section_pages[held]
-        # by page, then best score, then first term, then number; each page's first row
-        order = np.lexsort((held, section_first[held], -section_scores[held], page_of))
-        ordered = page_of[order]
-        leaders = order[np.r_[True, ordered[1:] != ordered[:-1]]] if held.size else order
+        # A page's best section score: the highest of its sections' (0.0 for none; a
+        # section holding a term scores above 0.0, one holding none exactly 0.0).
         best_score = np.zeros(len(self.pages.docs), dtype=np.float64)
-        best_score[page_of[leaders]] = section_scores[held[leaders]]
-        best_number = np.full(len(self.pages.docs), -1, dtype=np.int64)
-        best_number[page_of[leaders]] = held[leaders]
+        np.maximum.at(best_score, self.section_pages, section_scores)
         top_section = (float(section_scores.max()) if section_scores.size else 0.0) or 1.0
         top_page = (float(page_scores.max()) if page_scores.size else 0.0) or 1.0
-        pages = np.flatnonzero(page_first < len(query))
-        values = (
-            _SECTION_SHARE * best_score[pages] / top_section
-            + (1 - _SECTION_SHARE) * page_scores[pages] / top_page
+        scores = (
+            _SECTION_SHARE * best_score / top_section
+            + (1 - _SECTION_SHARE) * page_scores / top_page
+        ) * self.page_priors
+        return _Fused(
+            scores=scores,
+            held=page_first < len(query),
+            section_scores=section_scores,
+            section_first=section_first,
+            section_terms=len(section_query),
+            section_pages=self.section_pages,
         )
-        page_docs = self.pages.docs
-        kinds = self.kinds
-        fused: dict[str, float] = {}
-        for page, value in zip(pages.tolist(), values.tolist(), strict=True):
-            path = page_docs[page].path
-            fused[path] = value * PAGE_PRIORS.get(kinds.get(path, "reference"), 1.0)
-        return fused, best_number
 
     def _named_family(self, text: str) -> Family | None:
         folded = " " + fold_key(text[:4000]) + " "

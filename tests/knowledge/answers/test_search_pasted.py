@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from knowledge.answers import is_pasted
+from knowledge.answers._search import _highlight_first
 from knowledge.service import KnowledgeBase
 
 PASTED = (
@@ -58,3 +64,63 @@ def test_a_fix_with_commands_shows_them(tmp_path):
     finally:
         base.close()
     assert "iommu=pt" in reply.fields[0].value
+
+
+def regex_highlight(t, text: str, needle: str) -> str:
+    """What the snippet of a pasted hit did for each telling word: one ``re.sub``."""
+    return re.sub(
+        rf"(?i)(?<![\w*])({re.escape(needle)})(?![\w*])",
+        lambda m: t("search.highlight", text=m.group(1)),
+        text,
+        count=1,
+    )
+
+
+#: Words, escaped as snippets are, beside the characters a case-blind match treats
+#: specially (dotted and dotless i, long s, Kelvin sign), letters of other scripts,
+#: digits and underscores (word characters) and stars (a highlight's edge).
+_PIECES = st.sampled_from(
+    [
+        "nccl",
+        "NCCL",
+        "Nccl",
+        "p2p",
+        "P2P",
+        "kv",
+        "sm",
+        "kill",
+        "\\-",
+        "\\_",
+        "\\*",
+        "**",
+        " ",
+        "  ",
+        ".",
+        "/",
+        "é",
+        "ß",
+        "\u0130",
+        "\u0131",
+        "\u017f",
+        "\u212a",
+        "\u212aill",
+        "S\u0130",
+        "_",
+        "9",
+        "x",
+        "ü",
+        "—",
+    ]
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.lists(_PIECES, max_size=40).map("".join),
+    st.sampled_from(["nccl", "p2p", "kill", "sm", "kv", "si", "p2p\\-nccl", "\\_x", "ss"]),
+)
+def test_a_word_is_highlighted_where_the_pattern_would(t, text, needle):
+    shown = _highlight_first(t, text, needle)
+    assert shown == regex_highlight(t, text, needle)
+    # and again over a first highlight, as the snippet does with its next word
+    assert _highlight_first(t, shown, needle) == regex_highlight(t, shown, needle)

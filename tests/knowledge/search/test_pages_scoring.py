@@ -33,7 +33,7 @@ from tests.knowledge.search.helpers import demo_ranker
 
 WIKI, CATALOGUE, RANKER = demo_ranker()
 #: Terms held by few sections and by many (so the share cap is crossed), and unknown ones.
-TERMS = sorted(RANKER.sections.spans, key=RANKER.sections.frequency)
+TERMS = sorted(RANKER.sections.numbers, key=RANKER.sections.frequency)
 SAMPLE = TERMS[:: max(1, len(TERMS) // 150)] + TERMS[-20:] + ["notawikiterm"]
 
 
@@ -82,15 +82,22 @@ def assert_same_scores(bm25: _Bm25, query, max_share: float = 1.0) -> None:
 
 
 def assert_same_fused(ranker: PageRanker, query, section_query) -> None:
-    fused, best_number = ranker._fused(query, section_query)
+    fused = ranker._fused(query, section_query)
     expected_fused, expected_best = reference_fused(ranker, query, section_query)
-    assert fused == expected_fused
-    best = {
-        ranker.pages.docs[page].path: int(number)
-        for page, number in enumerate(best_number)
-        if number >= 0
-    }
+    paths = [doc.path for doc in ranker.pages.docs]
+    held = [page for page in range(len(paths)) if fused.held[page]]
+    assert {paths[page]: float(fused.scores[page]) for page in held} == expected_fused
+    # every page's best section at once, and in any order and subset, is the loop's
+    numbers = fused.best_sections(range(len(paths)))
+    best = {paths[page]: number for page, number in enumerate(numbers) if number >= 0}
     assert best == expected_best
+    some = list(reversed(range(0, len(paths), 3)))
+    assert fused.best_sections(some) == [numbers[page] for page in some]
+    # the best pages: by score, then path, as a sort of the loop's dictionary
+    ranked = sorted(expected_fused.items(), key=lambda kv: (-kv[1], kv[0]))
+    for limit in (1, 5, len(paths)):
+        top = [(paths[page], score) for page, score in fused.top(limit)]
+        assert top == ranked[:limit]
 
 
 weights = st.sampled_from([0.5, 1.0, 1.6, 2.0])
@@ -111,6 +118,30 @@ def test_fused_page_scores_and_best_sections_are_the_loops(query, keep):
     assert_same_fused(RANKER, query, section_query)
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    queries,
+    st.lists(
+        st.tuples(
+            st.integers(min_value=0, max_value=len(RANKER.pages.docs) - 1),
+            st.sampled_from([0.35, 0.6, 0.48, 0.3 * 5 / 6]),
+        ),
+        max_size=6,
+    ),
+)
+def test_bonuses_and_the_best_pages_are_the_dictionarys(query, bonuses):
+    """An Error quote's or a named family's bonus is added to a page's score (to 0.0 for a
+    page holding no query term), and the best pages are those of the sorted dictionary."""
+    fused = RANKER._fused(query, query)
+    expected, _ = reference_fused(RANKER, query, query)
+    paths = [doc.path for doc in RANKER.pages.docs]
+    for page, bonus in bonuses:
+        fused.add(page, bonus)
+        expected[paths[page]] = expected.get(paths[page], 0.0) + bonus
+    ranked = sorted(expected.items(), key=lambda kv: (-kv[1], kv[0]))
+    assert [(paths[page], score) for page, score in fused.top(len(paths))] == ranked
+
+
 def test_sections_tied_on_score_keep_the_one_the_first_query_term_reached(tmp_path):
     """Two sections of one page, equal in length and score, each holding one query word:
     the best is the one holding the query's first word, though the other comes first."""
@@ -125,8 +156,8 @@ def test_sections_tied_on_score_keep_the_one_the_first_query_term_reached(tmp_pa
     held = [i for i in range(len(ranker.sections.docs)) if scores[i] > 0]
     assert len(held) == 2 and scores[held[0]] == scores[held[1]]
     assert_same_fused(ranker, query, query)
-    _, best_number = ranker._fused(query, query)
-    assert ranker.sections.docs[int(best_number[0])].title == "Tan"
+    (best,) = ranker._fused(query, query).best_sections([0])
+    assert ranker.sections.docs[best].title == "Tan"
     hit = ranker.rank("quuxite zorblax").hits[0]
     assert hit.anchor == "tan"
 

@@ -1,0 +1,88 @@
+"""The text helpers' shortcuts give exactly what the plain per-character loops gave.
+
+Cleaning, escaping and folding run on every reply; their fast paths (printable ASCII
+passed over in C, a translation table for ASCII text, letter-digit splits only inside
+words holding both) must not change one character of any answer.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from knowledge.text import cap_user_text, escape_markdown, fold_key
+
+_BLANKED = frozenset({"Cc", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def reference_cap(text: str, limit: int) -> tuple[str, bool]:
+    raw_cap = limit * 8
+    truncated = len(text) > raw_cap
+    kept = []
+    for char in unicodedata.normalize("NFKC", text[:raw_cap]):
+        category = unicodedata.category(char)
+        if category == "Cf":
+            continue
+        kept.append(" " if category in _BLANKED else char)
+    cleaned = " ".join("".join(kept).split())
+    if len(cleaned) > limit:
+        truncated = True
+        cut = cleaned[:limit]
+        space = cut.rfind(" ")
+        if space >= limit // 2:
+            cut = cut[:space]
+        cleaned = cut.strip()
+    return cleaned, truncated
+
+
+def reference_escape(text: str) -> str:
+    return "".join("\\" + ch if ch in "\\*_`~|>#[]()-+!<:" else ch for ch in text)
+
+
+def reference_fold(text: str) -> str:
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    folded = re.sub(r"[^0-9a-z.+]+", " ", folded)
+    folded = re.sub(r"(?<=[a-z])(?=\d)|(?<=\d)(?=[a-z])", " ", folded)
+    return " ".join(part.strip(".") for part in folded.split() if part.strip("."))
+
+
+#: Printable ASCII with the characters each helper treats specially, and others that
+#: normalise, vanish, blank or case-fold (fullwidth, zero-width, controls, separators).
+tricky = st.text(
+    alphabet=st.one_of(
+        st.characters(min_codepoint=0x20, max_codepoint=0x7E),
+        st.sampled_from(
+            "\x00\x07\t\n\r\x7f\u00a0\u00df\u0130\u017f\u200b\u200d\u2028\u2029"
+            "\ufeff\ue000\uff27\uff2c\uff2d\uff15\u2160\u00b2\ud7ff\U0001f600"
+        ),
+        st.characters(),
+    ),
+    max_size=300,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(tricky, st.integers(min_value=1, max_value=200))
+def test_cleaning_is_the_per_character_loop(text, limit):
+    assert cap_user_text(text, limit) == reference_cap(text, limit)
+
+
+@settings(max_examples=400, deadline=None)
+@given(tricky)
+def test_escaping_is_the_per_character_loop(text):
+    assert escape_markdown(text) == reference_escape(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(tricky)
+def test_folding_is_the_whole_text_patterns(text):
+    assert fold_key(text) == reference_fold(text)
+
+
+def test_folding_examples():
+    assert fold_key("GLM-5.1") == fold_key("glm 5.1") == fold_key("glm5.1") == "glm 5.1"
+    assert fold_key("Qwen3.5-397B-A17B") == "qwen 3.5 397 b a 17 b"
+    assert fold_key("ＧＬＭ５ ..x.. +1") == "glm 5 x +1"
