@@ -42,7 +42,7 @@ _KIND_KEYS = {
 _FIX_LABELS = frozenset({"fix", "fixes", "workaround", "solution"})
 #: The characters other than ASCII that a case-blind ``re`` match takes for ASCII letters
 #: (dotted capital I, dotless i, long s, Kelvin sign); the first also lower-cases to two.
-_ASCII_LOOKALIKES = frozenset("\u0130\u0131\u017f\u212a")
+_ASCII_LOOKALIKES = re.compile("[\u0130\u0131\u017f\u212a]")
 
 
 def is_pasted(query: str) -> bool:
@@ -299,7 +299,7 @@ def _highlight_first(t: Templates, text: str, needle: str) -> str:
     letters, the four of :data:`_ASCII_LOOKALIKES` aside: a text holding one of them is
     left to ``re``. Lower-casing keeps every other text's length, so an index in the
     lower-cased text is one in ``text``."""
-    if not needle.isascii() or not (text.isascii() or _ASCII_LOOKALIKES.isdisjoint(text)):
+    if not needle.isascii() or not (text.isascii() or _ASCII_LOOKALIKES.search(text) is None):
         return re.sub(
             rf"(?i)(?<![\w*])({re.escape(needle)})(?![\w*])",
             lambda m: t("search.highlight", text=m.group(1)),

@@ -999,10 +999,12 @@ class PageRanker:
         glossary defines (``-NVFP4``, ``-MTP``) or a number keeps the family's model."""
         names = {name for names, _ in self.families for name in names if " " in name}
         found: list[str] = []
-        for match in _TOKEN_RE.finditer(text[:MAX_REQUEST_CHARS]):
-            raw = match.group().strip("-")
+        for word in _TOKEN_RE.findall(text[:MAX_REQUEST_CHARS]):
+            raw = word.strip("-")
+            if "-" not in raw:
+                continue
             lowered = raw.casefold()
-            if "-" not in raw or lowered in self.vocabulary or lowered in found:
+            if lowered in self.vocabulary or lowered in found:
                 continue
             parts = lowered.split("-")
             for size in range(len(parts) - 1, 0, -1):
