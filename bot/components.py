@@ -4,20 +4,48 @@ A :class:`discord.ui.DynamicItem` (``wikibot:del:<user id>``), so it keeps worki
 on any old message after a restart. Only the person who asked may press it; the
 answer is deleted through the interaction's webhook, which needs no channel
 permission (also where the app is only user-installed).
+
+:func:`detached` keeps discord.py from holding a copy of every view the bot sends
+when nothing needs it: the bot's buttons are dynamic items, found again from their
+``custom_id``.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, TypeVar
 
 import discord
 
 from . import render
 
-__all__ = ["DeleteButton", "with_delete"]
+__all__ = ["DeleteButton", "detached", "with_delete"]
 
 log = logging.getLogger(__name__)
+
+V = TypeVar("V", bound=discord.ui.view.BaseView)
+
+
+def detached(view: V) -> V:
+    """``view``, stopped before it is sent when none of its items needs it kept.
+
+    discord.py stores every view it sends that is not finished: one entry per message,
+    kept for ever when the view has no timeout (and a view with a button that is not a
+    dynamic item is kept whole), and for an ephemeral message a 15-minute timeout task
+    besides; each answer pays for it on the event loop and in memory. A view whose
+    buttons and selects are all dynamic items (dispatched from their ``custom_id`` by
+    the classes the bot registered) or cannot be used (disabled) needs none of that:
+    it is stopped, and discord.py sends its components without keeping it. A view with
+    a live callback of its own is returned untouched. Modals work the same way:
+    their submits are read by the cogs from the modal's ``custom_id``.
+    """
+    for item in view.walk_children():
+        if isinstance(item, discord.ui.DynamicItem) or getattr(item, "disabled", False):
+            continue
+        if item.is_dispatchable() and not view.__discord_ui_modal__:
+            return view
+    view.stop()
+    return view
 
 
 class DeleteButton(

@@ -26,7 +26,7 @@ from knowledge.reply import Reply
 from knowledge.service import KnowledgeBase
 
 from . import render
-from .components import with_delete
+from .components import detached, with_delete
 
 __all__ = [
     "DEADLINE",
@@ -170,6 +170,8 @@ async def send(
     """
     if expired(interaction):
         return None
+    if view is not MISSING:
+        view = detached(view)
     response = interaction.response
     if not response.is_done():
         try:
@@ -226,6 +228,8 @@ async def update(
     interaction is open, else (after :func:`in_time` deferred) by editing it."""
     if expired(interaction):
         return
+    if view is not None:
+        view = detached(view)
     if interaction.response.is_done():
         await interaction.edit_original_response(embed=embed, view=view)
         return

@@ -246,6 +246,30 @@ def test_each_slow_answer_replaces_its_private_thinking_message(discord_standin,
     assert "Ticket #1 filed" in embed_of(told)["title"]
 
 
+def test_no_copy_of_the_forms_and_buttons_sent_is_kept_in_memory(discord_standin, data):
+    """Every button the bot sends is a dynamic item found again from its custom_id, and
+    modal submits are read from theirs: discord.py keeps no per-message view, modal or
+    15-minute timeout task for them (they would pile up with every answer)."""
+
+    async def scenario(ds):
+        searched = await ds.slash("search", query="nccl")
+        await searched.answer()
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        await ds.press(check, button_id(check, "File the ticket"))
+        request = await ds.wait_for_request(lambda r: r.route == "create_thread")
+        assert buttons(request.json["message"]), "the post has its buttons"
+        store = ds.client._connection._view_store
+        timeouts = [
+            t for t in asyncio.all_tasks() if "__timeout_task_impl" in repr(t.get_coro())
+        ]
+        return store._views, store._synced_message_views, store._modals, timeouts
+
+    views, synced, modals, timeouts = discord_standin.run(factory(data), scenario)
+    assert views == {} and synced == {} and modals == {}
+    assert timeouts == []
+
+
 def test_a_filing_under_way_finishes_before_the_store_closes_at_shutdown(discord_standin, data):
     """The bot stopping (its cog unloaded) while a filing runs in the filing thread: the
     filing's store writes still succeed, and the store is closed after it."""

@@ -43,6 +43,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot import render
+from bot.components import detached
 from bot.cooldowns import cooldown
 from bot.errors import Refused, describe, report_failure, safe_choices
 from bot.respond import expired, in_time, send
@@ -586,7 +587,7 @@ class SupportCog(commands.Cog):
                 embed=render.embed(post.reply),
                 files=files,
                 applied_tags=tags,
-                view=ticket_view(ticket.id, ticket.status, self.t),
+                view=detached(ticket_view(ticket.id, ticket.status, self.t)),
                 allowed_mentions=discord.AllowedMentions(
                     everyone=False,
                     roles=False,
@@ -686,7 +687,8 @@ class SupportCog(commands.Cog):
             text = self.t("ticket.not_allowed") if exc.code == "not_allowed" else str(exc)
             await self._refuse(interaction, text)
             return
-        await interaction.response.edit_message(view=ticket_view(ticket.id, ticket.status, self.t))
+        view = detached(ticket_view(ticket.id, ticket.status, self.t))
+        await interaction.response.edit_message(view=view)
         shown = desk.t(f"ticket.statuses.{ticket.status}")
         await interaction.followup.send(
             self.t("ticket.changed", status=shown, who=interaction.user.mention),
@@ -859,7 +861,9 @@ class SupportCog(commands.Cog):
             )
         )
         await thread.send(
-            embed=render.embed(reply), view=view, allowed_mentions=discord.AllowedMentions.none()
+            embed=render.embed(reply),
+            view=detached(view),
+            allowed_mentions=discord.AllowedMentions.none(),
         )
 
     # ----------------------------------------------------------------- status

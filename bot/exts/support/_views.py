@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
+from bot.components import detached
 from bot.errors import report_failure
 
 from ._helpers import LOG_UPLOAD_ID, modal_id
@@ -51,7 +52,6 @@ def step_modal(
     modal = discord.ui.Modal(
         title=t("modal_title", step=step, steps=form.steps)[:45],
         custom_id=modal_id(draft.id, step),
-        timeout=600,
     )
     fields = form.step(step)
     used = 0
@@ -101,7 +101,7 @@ def step_modal(
                 ),
             )
         )
-    return modal
+    return detached(modal)  # its submit is read by the cog from its custom_id
 
 
 async def _cog_call(interaction: discord.Interaction, method: str, *args: Any) -> None:
