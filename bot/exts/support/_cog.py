@@ -58,7 +58,7 @@ from knowledge.intake.desk import (
     Upload,
     summarise,
 )
-from knowledge.intake.records import Ticket
+from knowledge.intake.records import Draft, Ticket
 from knowledge.intake.sqlite import SqliteTicketStore
 from knowledge.intake.store import RateLimit
 from knowledge.intake.validate import MAX_UPLOAD_BYTES
@@ -219,8 +219,15 @@ class SupportCog(commands.Cog):
             if key is None:
                 await self._refuse(interaction, problem or "")
                 return
-        draft = await self.in_store(desk.resumable, user)
-        if draft is not None and not model:
+
+        def resumable_or_new() -> tuple[Draft | None, Saved | None]:  # one trip to the store
+            draft = desk.resumable(user)
+            if draft is not None and not model:
+                return draft, None
+            return None, desk.new_draft(user, model=model or "")
+
+        draft, saved = await self.in_store(resumable_or_new)
+        if draft is not None:
             when = f"<t:{int(draft.updated_at)}:R>"
             view = flow_view(
                 FlowButton(
@@ -236,7 +243,7 @@ class SupportCog(commands.Cog):
                 interaction, self.t("resume.title"), self.t("resume.text", when=when), view=view
             )
             return
-        saved = await self.in_store(desk.new_draft, user, model=model or "")
+        assert saved is not None
         await interaction.response.send_modal(
             step_modal(desk, saved.draft, 1, self.t, desk.model_choices())
         )
