@@ -45,20 +45,21 @@ def page_url(reply: Reply, kb: KnowledgeBase) -> str | None:
     return safe if len(safe) <= MAX_URL else None
 
 
-def embed(reply: Reply, *, url: str | None = None) -> discord.Embed:
-    """One embed for ``reply``, within every embed limit."""
-    fitted = reply.fitted()
-    colour = _COLOURS["ok"] if fitted.ok else _COLOURS.get(fitted.kind, _COLOURS["error"])
+def embed(reply: Reply, *, url: str | None = None, fitted: bool = False) -> discord.Embed:
+    """One embed for ``reply``, within every embed limit. ``fitted``: ``reply`` is already
+    :meth:`Reply.fitted` (not cut twice when its files were taken from it too)."""
+    cut = reply if fitted else reply.fitted()
+    colour = _COLOURS["ok"] if cut.ok else _COLOURS.get(cut.kind, _COLOURS["error"])
     result = discord.Embed(
-        title=fitted.title or None,
-        description=fitted.text or None,
-        url=url if url and fitted.title else None,
+        title=cut.title or None,
+        description=cut.text or None,
+        url=url if url and cut.title else None,
         colour=colour,
     )
-    for field in fitted.fields:
+    for field in cut.fields:
         result.add_field(name=field.name, value=field.value, inline=field.inline)
-    if fitted.footer:
-        result.set_footer(text=fitted.footer)
+    if cut.footer:
+        result.set_footer(text=cut.footer)
     return result
 
 

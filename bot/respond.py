@@ -141,12 +141,11 @@ def was_answered(interaction: discord.Interaction) -> bool:
     return bool(interaction.extras.get(_ANSWERED))
 
 
-def files_of(reply: Reply) -> list[discord.File]:
-    """A reply's attachments (launch commands sent whole) as Discord files."""
-    return [
-        discord.File(io.BytesIO(f.text.encode("utf-8")), filename=f.name)
-        for f in reply.fitted().files
-    ]
+def files_of(reply: Reply, *, fitted: bool = False) -> list[discord.File]:
+    """A reply's attachments (launch commands sent whole) as Discord files. ``fitted``:
+    ``reply`` is already :meth:`Reply.fitted` (within the attachment limits)."""
+    files = (reply if fitted else reply.fitted()).files
+    return [discord.File(io.BytesIO(f.text.encode("utf-8")), filename=f.name) for f in files]
 
 
 async def send(
@@ -258,7 +257,8 @@ async def send_reply(
     public answer.
     """
     ephemeral = private or reply.ephemeral or not reply.ok
-    embed = render.embed(reply, url=render.page_url(reply, kb))
+    fitted = reply.fitted()  # once, for the embed and the files
+    embed = render.embed(fitted, url=render.page_url(reply, kb), fitted=True)
     t = interaction.client.t  # type: ignore[attr-defined]
     content = None
     mentions = MISSING
@@ -274,7 +274,7 @@ async def send_reply(
         embed=embed,
         ephemeral=ephemeral,
         view=view or MISSING,
-        files=files_of(reply),
+        files=files_of(fitted, fitted=True),
         content=content,
         allowed_mentions=mentions,
     )

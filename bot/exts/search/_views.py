@@ -5,8 +5,8 @@ page it turns to, the person who searched and a short key of the search
 (``wikibot:sp:<page>:<user id>:<key>``), so any old message dispatches to it
 after a restart. The key stands for the query and section, kept by
 :class:`SearchMemory` in the data folder (a custom_id holds 100 characters; a
-query may hold more). Pages already shown are kept in memory, per wiki
-revision, so turning back does not search again. Only the person who searched
+query may hold more). Pages already shown are kept in memory, per loaded wiki,
+so turning back does not search again. Only the person who searched
 may turn the pages; anyone else is answered privately.
 """
 
@@ -41,6 +41,8 @@ KEYS_KEPT = 2000
 #: Result pages kept in memory.
 PAGES_KEPT = 256
 KEYS_FILE = "search-keys.json"
+#: When a wiki was loaded, and its state (see :func:`loaded_now`).
+Loaded = tuple[float, int]
 
 
 class SearchMemory:
@@ -49,7 +51,7 @@ class SearchMemory:
     def __init__(self, folder: Callable[[], Path]) -> None:
         self._folder = folder
         self._keys: OrderedDict[str, tuple[str, str | None]] | None = None
-        self._pages: OrderedDict[tuple[str, int, str], Reply] = OrderedDict()
+        self._pages: OrderedDict[tuple[str, int, Loaded], Reply] = OrderedDict()
 
     @staticmethod
     def key_of(query: str, category: str | None) -> str:
@@ -94,14 +96,14 @@ class SearchMemory:
     def search_of(self, key: str) -> tuple[str, str | None] | None:
         return self._loaded().get(key)
 
-    def page(self, key: str, page: int, revision: str) -> Reply | None:
-        reply = self._pages.get((key, page, revision))
+    def page(self, key: str, page: int, loaded: Loaded) -> Reply | None:
+        reply = self._pages.get((key, page, loaded))
         if reply is not None:
-            self._pages.move_to_end((key, page, revision))
+            self._pages.move_to_end((key, page, loaded))
         return reply
 
-    def keep(self, key: str, page: int, revision: str, reply: Reply) -> None:
-        self._pages[(key, page, revision)] = reply
+    def keep(self, key: str, page: int, loaded: Loaded, reply: Reply) -> None:
+        self._pages[(key, page, loaded)] = reply
         while len(self._pages) > PAGES_KEPT:
             self._pages.popitem(last=False)
 
@@ -164,21 +166,30 @@ class PageButton(
         )
 
 
+def loaded_now(bot: WikiBot) -> Loaded:
+    """Stands for the wiki as loaded now (every load makes a new state, at its own
+    moment), so a page kept for one wiki is never shown for another. The wiki's
+    revision would do as well but hashes every page's name and hash at each call: on
+    the event loop, for every search."""
+    state = bot.kb.state
+    return state.loaded_at, id(state)
+
+
 def memory_of(bot: WikiBot) -> SearchMemory:
     """The search cog's memory (the cog is loaded whenever a pager can be pressed)."""
     return bot.get_cog("SearchCog").memory  # type: ignore[union-attr]
 
 
 async def page_of(bot: WikiBot, key: str, search: tuple[str, str | None], page: int) -> Reply:
-    """One page of a search: from memory when already shown on this revision."""
+    """One page of a search: from memory when already shown on the wiki loaded now."""
     kb = bot.kb
-    revision = kb.state.wiki.revision
-    reply = memory_of(bot).page(key, page, revision)
+    loaded = loaded_now(bot)
+    reply = memory_of(bot).page(key, page, loaded)
     if reply is None:
         query, category = search
         reply = await bot.in_thread(kb.search, query, category=category, page=page)
         if reply.ok:
-            memory_of(bot).keep(key, int(reply.meta.get("page", page)), revision, reply)
+            memory_of(bot).keep(key, int(reply.meta.get("page", page)), loaded, reply)
     return reply
 
 
@@ -186,7 +197,7 @@ async def remember(bot: WikiBot, reply: Reply) -> str:
     """The key of the search ``reply`` answers (saved to disk when new); its page kept."""
     query, category = reply.meta["query"], reply.meta.get("category")
     key, new = memory_of(bot).remember(query, category)
-    memory_of(bot).keep(key, int(reply.meta.get("page", 1)), bot.kb.state.wiki.revision, reply)
+    memory_of(bot).keep(key, int(reply.meta.get("page", 1)), loaded_now(bot), reply)
     if new:
         await asyncio.to_thread(memory_of(bot).save)
     return key
