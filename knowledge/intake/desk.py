@@ -179,6 +179,9 @@ class SupportDesk:
         self.t = templates or load_templates("intake.yaml")
         self.clock = clock
         self.form: Form = build_form(context.checklist, self.t)
+        #: The store's memo of redacted texts: answers are redacted once, when given, and
+        #: neither the store nor the triage scans them again.
+        self.scrubber = store.scrubber
         #: draft id -> (the draft's updated_at when checked, the triage summary): "File
         #: the ticket" files what the user was shown without running the triage again.
         self._checked: OrderedDict[str, tuple[float, dict[str, Any]]] = OrderedDict()
@@ -270,12 +273,12 @@ class SupportDesk:
             spec = self.form.field(key)
             if spec is None:
                 continue
-            results[key] = clean_value(spec, raw)
+            results[key] = clean_value(spec, raw, self.scrubber.redact)
         for key, upload in (uploads or {}).items():
             spec = self.form.field(key)
             if spec is None:
                 continue
-            cleaned = read_upload(spec, upload.data, upload.size)
+            cleaned = read_upload(spec, upload.data, upload.size, self.scrubber.redact)
             if cleaned.value:
                 earlier = results[key].problems if key in results else ()
                 results[key] = replace(cleaned, problems=cleaned.problems + earlier)
@@ -363,7 +366,7 @@ class SupportDesk:
         return values
 
     def triage(self, draft: Draft) -> TriageResult:
-        return self.context.run(self.request(draft))
+        return self.context.run(self.request(draft), known_clean=self.scrubber.known_clean)
 
     def check(self, draft_id: str, user: str) -> tuple[Draft, TriageResult]:
         """The triage of a draft, shown before filing (worded by

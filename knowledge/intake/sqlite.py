@@ -123,7 +123,7 @@ class SqliteTicketStore:
             with contextlib.suppress(FileExistsError):
                 os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
         self._lock = threading.RLock()
-        self._scrubber = Scrubber()
+        self.scrubber = Scrubber()
         self._db = sqlite3.connect(
             self.path, isolation_level=None, check_same_thread=False, timeout=15.0
         )
@@ -187,10 +187,10 @@ class SqliteTicketStore:
             self._db.close()
 
     def _safe(self, text: str) -> str:
-        return self._scrubber.text(text)
+        return self.scrubber.text(text)
 
     def _safe_json(self, data: Mapping[str, Any]) -> str:
-        scrubbed = self._scrubber.mapping(data)
+        scrubbed = self.scrubber.mapping(data)
         return json.dumps(scrubbed, ensure_ascii=False, separators=(",", ":"))
 
     def _event(

@@ -4,7 +4,9 @@
 can replace the SQLite one (:mod:`knowledge.intake.sqlite`) when one bot process is
 no longer enough. Implementations must:
 
-- write only redacted text (they redact every string once more before writing);
+- write only redacted text (they redact every string once more before writing,
+  through their ``scrubber``, which the desk shares: what the intake redacted is
+  then not scanned again);
 - make ``file_ticket`` idempotent by draft id and atomic with its rate-limit check;
 - make an acknowledged write durable (it survives ``kill -9`` of the process);
 - be safe to call from several threads (the bot calls them through
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from knowledge.intake.records import Draft, Ticket, TicketEvent
+from knowledge.intake.scrub import Scrubber
 
 __all__ = [
     "NotFound",
@@ -61,6 +64,9 @@ class RateLimited(StoreError):
 
 
 class TicketStore(Protocol):
+    #: Redacts what is written, remembering the texts found clean (shared with the desk).
+    scrubber: Scrubber
+
     def close(self) -> None: ...
 
     # --- drafts

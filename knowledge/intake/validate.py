@@ -13,17 +13,22 @@ them; binary files are refused; in both cases the rest of the request is kept an
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
 from knowledge.intake.fields import FormField
-from knowledge.triage.redact import Redaction, redact
+from knowledge.triage.redact import Redacted, Redaction, redact
+
+#: ``redact(text, field)`` or a stand-in that gives the same (``Scrubber.redact``).
+Redactor = Callable[[str, str], Redacted]
 
 __all__ = [
     "MAX_LOG_CHARS",
     "MAX_UPLOAD_BYTES",
     "Cleaned",
     "Problem",
+    "Redactor",
     "clean_value",
     "cut_head",
     "cut_tail",
@@ -39,6 +44,8 @@ MAX_LOG_CHARS: Final = 200_000
 #: Characters of an upload sniffed for binary content.
 _SNIFF_BYTES: Final = 8192
 _CONTROL_RE: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+#: Control characters that are not white space: counted one by one (``str.count``).
+_CONTROL_CHARS: Final = tuple(chr(c) for c in range(32) if chr(c) not in "\t\n\r")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,13 +102,17 @@ def _normalise(raw: str) -> tuple[str, bool]:
     return cleaned, len(cleaned) != len(text)
 
 
-def clean_value(spec: FormField, raw: str) -> Cleaned:
-    """``raw`` as stored for ``spec``: redacted, stripped, capped (logs keep their end)."""
+def clean_value(spec: FormField, raw: str, redactor: Redactor = redact) -> Cleaned:
+    """``raw`` as stored for ``spec``: stripped, redacted, capped (logs keep their end).
+
+    ``redactor`` is :func:`~knowledge.triage.redact.redact` or one that remembers what it
+    redacted (``Scrubber.redact``): the text is stripped first, so that what it redacted
+    is, uncut, the very text stored."""
     if not isinstance(raw, str):
         raw = "" if raw is None else str(raw)
     text, had_controls = _normalise(raw)
-    redacted = redact(text, spec.key)
-    text = redacted.text.strip()
+    redacted = redactor(text.strip(), spec.key)
+    text = redacted.text.strip()  # normalising may have made new white space at an end
     problems: list[Problem] = []
     if had_controls:
         problems.append(Problem(spec.key, "control_chars", {"field": spec.label}))
@@ -127,11 +138,13 @@ def looks_binary(data: bytes) -> bool:
     if b"\x00" in head or head.startswith((b"\x1f\x8b", b"PK\x03\x04", b"\x7fELF", b"BZh")):
         return True
     text = head.decode("utf-8", errors="replace")
-    bad = sum(1 for ch in text if ch == "\ufffd" or (ch < " " and ch not in "\t\n\r"))
+    bad = text.count("\ufffd") + sum(map(text.count, _CONTROL_CHARS))
     return bad > max(8, len(text) // 20)
 
 
-def read_upload(spec: FormField, data: bytes | None, size: int) -> Cleaned:
+def read_upload(
+    spec: FormField, data: bytes | None, size: int, redactor: Redactor = redact
+) -> Cleaned:
     """An uploaded file for ``spec`` (a log): refused when ``size`` is over
     :data:`MAX_UPLOAD_BYTES` (``data`` is then not needed) or the bytes are binary,
     else decoded and cleaned like typed text, keeping the end."""
@@ -157,4 +170,4 @@ def read_upload(spec: FormField, data: bytes | None, size: int) -> Cleaned:
     if looks_binary(data):
         return Cleaned("", problems=(Problem(spec.key, "upload_binary", {"field": spec.label}),))
     text = data[:MAX_UPLOAD_BYTES].decode("utf-8", errors="replace").lstrip("\ufeff")
-    return clean_value(spec, text)
+    return clean_value(spec, text, redactor)

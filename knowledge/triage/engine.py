@@ -25,7 +25,7 @@ result's ``to_json`` is the ``wikibot triage --json`` object;
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
@@ -165,15 +165,28 @@ class TriageContext:
             suggester=Suggester.build(wiki, templates, search, statuses, ranker),
         )
 
-    def run(self, request: TriageRequest | Mapping[str, Any]) -> TriageResult:
+    def run(
+        self,
+        request: TriageRequest | Mapping[str, Any],
+        *,
+        known_clean: Callable[[str], bool] | None = None,
+    ) -> TriageResult:
         """Triage one request. Never raises on any text in any field."""
-        return triage(self, request)
+        return triage(self, request, known_clean=known_clean)
 
 
-def triage(context: TriageContext, request: TriageRequest | Mapping[str, Any]) -> TriageResult:
-    """Triage ``request`` (typed, or a YAML/JSON mapping) with a prepared ``context``."""
+def triage(
+    context: TriageContext,
+    request: TriageRequest | Mapping[str, Any],
+    *,
+    known_clean: Callable[[str], bool] | None = None,
+) -> TriageResult:
+    """Triage ``request`` (typed, or a YAML/JSON mapping) with a prepared ``context``.
+
+    ``known_clean`` (see ``redact_fields``) names the field texts already redacted, as
+    they are (the support desk's drafts): those are not scanned again."""
     t = context.templates
-    clean, redactions, problems = _redacted(request, t)
+    clean, redactions, problems = _redacted(request, t, known_clean)
     launch = parse_launch(clean.command) if clean.command.strip() else None
     summary = summarise_log(clean.log) if clean.log.strip() else None
     if summary is not None:
@@ -261,11 +274,13 @@ def triage(context: TriageContext, request: TriageRequest | Mapping[str, Any]) -
 
 
 def _redacted(
-    request: TriageRequest | Mapping[str, Any], t: Templates
+    request: TriageRequest | Mapping[str, Any],
+    t: Templates,
+    known_clean: Callable[[str], bool] | None = None,
 ) -> tuple[TriageRequest, tuple[Redaction, ...], tuple[str, ...]]:
     """The capped request with every secret removed, what was removed, worded problems."""
     typed, codes = capped(request)
-    redacted, reports = redact_fields(typed.texts())
+    redacted, reports = redact_fields(typed.texts(), known_clean=known_clean)
     problems = []
     for code in codes:
         kind, _, key = code.partition(":")

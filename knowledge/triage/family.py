@@ -10,19 +10,24 @@ page field. Everything is read from the catalogue and the pages' code blocks.
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from knowledge.launch import ImageRef, Launch, hf_cache_repo, parse_launch
 from knowledge.text import fold_key
-from knowledge.wiki import Catalogue, Family, Page, Runbook, Wiki
+from knowledge.wiki import Catalogue, Family, FamilyMatch, Page, Runbook, Wiki
 
 __all__ = ["FamilyFacts", "FamilyFinder", "FamilyInfo", "model_keys"]
 
 _MD_PATH_RE: Final = re.compile(r"[\w./-]{1,200}\.md\b")
 #: Code blocks longer than this are not read for the models a family launches.
 _MAX_BLOCK_CHARS: Final = 64 * 1024
+#: Catalogue answers kept (per loaded wiki): the same model names come back request
+#: after request, and a name matched by no family costs a fuzzy pass over all of them.
+_MATCHES_KEPT: Final = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +49,9 @@ class FamilyFacts:
     pages: frozenset[str]
     #: Lower-case model ids (``org/name`` and ``name``) the family's runbooks launch.
     models: frozenset[str]
+    #: The code of each of ``pages``, its blocks laid end to end (an image is looked for
+    #: in it).
+    code: tuple[str, ...] = ()
 
 
 def model_keys(model: str | None) -> set[str]:
@@ -76,7 +84,8 @@ def _family_facts(wiki: Wiki, catalogue: Catalogue) -> tuple[FamilyFacts, ...]:
                     text = block.text
                     if "serve" in text or "launch_server" in text or "services:" in text:
                         models |= model_keys(parse_launch(text).model)
-        facts.append(FamilyFacts(family, frozenset(pages), frozenset(models)))
+        code = tuple(_page_code(wiki.pages.get(path)) for path in sorted(pages))
+        facts.append(FamilyFacts(family, frozenset(pages), frozenset(models), code))
     return tuple(facts)
 
 
@@ -103,6 +112,12 @@ class FamilyFinder:
     wiki: Wiki
     catalogue: Catalogue | None
     families: tuple[FamilyFacts, ...] = ()
+    #: query -> the catalogue's match, the newest ``_MATCHES_KEPT`` (the catalogue does
+    #: not change: a new wiki makes a new finder).
+    _matches: OrderedDict[str, FamilyMatch] = field(
+        default_factory=OrderedDict, compare=False, repr=False
+    )
+    _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
     @classmethod
     def build(cls, wiki: Wiki, catalogue: Catalogue | None) -> FamilyFinder:
@@ -164,11 +179,7 @@ class FamilyFinder:
                 return self._info(owners[0].family, "model", None)
         if image is not None and image.tag:
             ref = f"{image.repository}:{image.tag}"
-            owners = [
-                f
-                for f in self.families
-                if any(ref in _page_code(self.wiki.pages.get(p)) for p in f.pages)
-            ]
+            owners = [f for f in self.families if any(ref in code for code in f.code)]
             if len(owners) == 1:
                 return self._info(owners[0].family, "image", None)
         spelled = self._named_in(page_field, text)
@@ -178,10 +189,25 @@ class FamilyFinder:
             query = query.strip()[:100]
             if not query:
                 continue
-            match = self.catalogue.match(query)
+            match = self._match(query)
             if match.family is not None and not match.ambiguous:
                 return self._info(match.family, "name", None)
         return None
+
+    def _match(self, query: str) -> FamilyMatch:
+        """``catalogue.match(query)``, remembered."""
+        assert self.catalogue is not None
+        with self._lock:
+            found = self._matches.get(query)
+            if found is not None:
+                self._matches.move_to_end(query)
+                return found
+        found = self.catalogue.match(query)
+        with self._lock:
+            self._matches[query] = found
+            while len(self._matches) > _MATCHES_KEPT:
+                self._matches.popitem(last=False)
+        return found
 
     def _named_in(self, page_field: str, text: str) -> Family | None:
         """The one family whose name the page field or the free text spells out (longest

@@ -146,6 +146,28 @@ _KEY_VALUE_RE: Final = re.compile(
 )
 _SPEC_CONFIG_RE: Final = re.compile(r"speculative_config=(None|SpeculativeConfig\([^)]{0,4000}\))")
 _REPR_RE: Final = re.compile(r"<[^<>\n]{0,200}>")
+#: Every text a message is first tested for on the way to an engine hint or a fact
+#: (``_read_line``, ``_read_facts``): a line holding none of them yields neither.
+_LINE_MARKERS: Final = tuple(
+    dict.fromkeys(
+        (
+            *VLLM_MARKERS,
+            *SGLANG_MARKERS,
+            *READY_MARKERS,
+            "non-default args:",
+            "with config:",
+            "ServerArgs(",
+            "version",
+            "█",
+            "KV cache size",
+            "Maximum concurrency",
+            "#tokens",
+            "max_total_num_tokens=",
+            "max model len",
+            " backend",
+        )
+    )
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,10 +240,25 @@ def _clean(line: str, limit: int = MAX_LINE_CHARS) -> str:
 
 def split_line(line: str) -> LogLine:
     """Remove the log prefixes listed in the module docstring from one raw line."""
+    return LogLine(*_split(line))
+
+
+def _split(line: str) -> tuple[str | None, str | None, str]:
+    """``split_line`` as (level, source, message), without building a ``LogLine``."""
     level: str | None = None
     source: str | None = None
     rest = line
     while rest:
+        first = rest[0]
+        if first == "(":  # a process tag; neither a compose prefix nor a timestamp starts so
+            close = rest.find(")", 1, 160)
+            inner = rest[1:close] if close > 0 else ""
+            if "pid=" not in inner and "rank=" not in inner:
+                break
+            source = source or inner
+            rest = rest[close + 1 :]
+            rest = rest[1:] if rest.startswith(" ") else rest
+            continue
         before = rest
         # Each pattern is tried only when the line can start with it: a compose prefix
         # has its "|" within its first 97 characters, a timestamp its "-" at index 4, a
@@ -234,15 +271,7 @@ def split_line(line: str) -> LogLine:
             m = _ISO_TS_RE.match(rest)
         if m:
             rest = rest[m.end() :]
-        elif rest.startswith("("):
-            close = rest.find(")", 1, 160)
-            inner = rest[1:close] if close > 0 else ""
-            if "pid=" not in inner and "rank=" not in inner:
-                break
-            source = source or inner
-            rest = rest[close + 1 :]
-            rest = rest[1:] if rest.startswith(" ") else rest
-        elif rest.startswith("["):
+        elif first == "[":
             if m := _RANK_RE.match(rest):
                 source = source or f"rank{m.group(1)}"
             elif m := _GLOG_RE.match(rest):
@@ -252,7 +281,7 @@ def split_line(line: str) -> LogLine:
             else:
                 break
             rest = rest[m.end() :]
-        elif rest[0] in _LEVEL_INITIALS and (
+        elif first in _LEVEL_INITIALS and (
             m := _VLLM_LEVEL_RE.match(rest) or _COLON_LEVEL_RE.match(rest)
         ):
             level = level or _LEVEL_ALIASES.get(m.group(1), m.group(1))
@@ -266,7 +295,7 @@ def split_line(line: str) -> LogLine:
             break
         if rest == before:
             break
-    return LogLine(level, source, rest)
+    return level, source, rest
 
 
 def normalise_line(line: str) -> str:
@@ -280,7 +309,7 @@ def normalise_line(line: str) -> str:
 
 
 def _normalise_once(line: str) -> str:
-    message = split_line(line.lstrip()).message
+    message = _split(line.lstrip())[2]
     # Each pattern runs only where what it must contain is there: the patterns start
     # with ``\b`` or a look-behind, so a search tries every position of the line, while
     # these tests run at C speed (the second pass to the fixpoint usually skips them all).
@@ -456,15 +485,19 @@ def _read_facts(reader: _Reader, message: str) -> None:
         reader.ready = True
 
 
-def _read_line(reader: _Reader, raw: str, lineno: int) -> None:
-    head = raw[:MAX_LINE_CHARS]
-    long_line = len(raw) > MAX_LINE_CHARS and any(map(head.__contains__, CONFIG_MARKERS))
-    parsed = split_line(_clean(raw, MAX_CONFIG_LINE_CHARS if long_line else MAX_LINE_CHARS))
-    level, message = parsed.level, parsed.message
-    source = parsed.source or ""
-    if source.startswith(VLLM_SOURCES) or any(map(message.__contains__, VLLM_MARKERS)):
+def _read_line(reader: _Reader, raw: str, lineno: int, marked: bool = True) -> None:
+    """Read one line. ``marked`` False says the line holds none of ``_LINE_MARKERS``:
+    what only those lead to is skipped."""
+    if len(raw) > MAX_LINE_CHARS:
+        long_line = any(map(raw[:MAX_LINE_CHARS].__contains__, CONFIG_MARKERS))
+        line = _clean(raw, MAX_CONFIG_LINE_CHARS if long_line else MAX_LINE_CHARS)
+    else:
+        line = _clean(raw)
+    level, source, message = _split(line)
+    source = source or ""
+    if source.startswith(VLLM_SOURCES) or (marked and any(map(message.__contains__, VLLM_MARKERS))):
         reader.vllm_hits += 1
-    if any(map(message.__contains__, SGLANG_MARKERS)):
+    if marked and any(map(message.__contains__, SGLANG_MARKERS)):
         reader.sglang_hits += 1
     if level in ("WARNING", "WARN") or (level is None and _PY_WARNING_RE.search(message)):
         reader.warnings += 1
@@ -478,12 +511,36 @@ def _read_line(reader: _Reader, raw: str, lineno: int) -> None:
             reader.first_error_line = lineno
     if _TRACEBACK_HEAD in message or reader.open_tracebacks:
         _track_traceback(reader, source, message, lineno)
-    _read_facts(reader, message)
+    if marked:
+        _read_facts(reader, message)
+
+
+def _marks(text: str) -> list[int] | None:
+    """Where ``_LINE_MARKERS`` occur in ``text``, in order; None when every line must be
+    read in full (an ANSI escape, removed from a line, may join the halves of one)."""
+    if "\x1b" in text:
+        return None
+    found: list[int] = []
+    for marker in _LINE_MARKERS:
+        pos = text.find(marker)
+        while pos >= 0:
+            found.append(pos)
+            pos = text.find(marker, pos + 1)
+    found.sort()
+    return found
 
 
 def summarise_log(text: str) -> LogSummary:
-    """Summarise a vLLM or SGLang server log (see ``LogSummary``). Never raises."""
+    """Summarise a vLLM or SGLang server log (see ``LogSummary``). Never raises.
+
+    The markers every fact is first tested for (``_LINE_MARKERS``) are looked for in the
+    whole text at once (``str.find``, at C speed); a line holding none of them is read
+    for its prefix, level, errors and tracebacks only. A marker is found in a line's
+    message only where it is in the line, so this reads what reading every line in
+    full would."""
     reader = _Reader()
+    marks = _marks(text)
+    mark = 0
     lines = 0
     start = 0
     n = len(text)
@@ -493,7 +550,14 @@ def summarise_log(text: str) -> LogSummary:
             end = n
         lines += 1
         if end - start > 1 or reader.open_tracebacks or (end > start and text[start] != "\r"):
-            _read_line(reader, text[start:end], lines)  # empty lines only matter in tracebacks
+            if marks is None:
+                marked = True
+            else:
+                while mark < len(marks) and marks[mark] < start:
+                    mark += 1
+                marked = mark < len(marks) and marks[mark] < end
+            # empty lines only matter in tracebacks
+            _read_line(reader, text[start:end], lines, marked)
         start = end + 1
     if reader.last_traceback is None and reader.open_tracebacks:
         latest = max(reader.open_tracebacks.values(), key=lambda tb: tb.line)

@@ -128,6 +128,9 @@ NON_SECRET_VALUES: Final = frozenset(
 
 #: Name suffixes (after normalising to upper snake case) that mark a secret.
 SECRET_NAME_SUFFIXES: Final = ("_TOKEN", "_KEY", "_SECRET", "_APIKEY", "_PASS", "_PWD")
+#: Words one of which every secret name above holds (the name's letters in a row, in
+#: any case: normalising a name only adds or swaps in ``_``); a cheap first test.
+_NAME_WORDS: Final = ("token", "key", "secret", "pass", "pwd")
 #: Name parts that mark a secret wherever they occur.
 SECRET_NAME_PARTS: Final = ("PASSWORD", "PASSWD")
 #: Whole names that are secrets on their own.
@@ -204,14 +207,34 @@ _KEYWORD_RE: Final = re.compile(
     )
 )
 # Something every pass needs before it can match: its literal prefix or keyword, a
-# line break (tokens broken over lines), a word of 24+ characters (base64), a dotted
-# middle part (Discord). Text (normalised) holding none of them is returned as it is,
-# with one search instead of a dozen passes: most fields and output strings are short.
+# line break (tokens broken over lines), a dotted middle part (Discord), a JWT's ``ey``
+# and the start of its header; or (``_may_hold_base64``, tested apart) a base64 run.
+# Text (normalised) holding none of them is returned as it is, with one search instead
+# of a dozen passes: most fields and output strings are short.
 _SECRET_HINT_RE: Final = re.compile(
     r"PRIVATE KEY|uthorization|UTHORIZATION|://|hf_|api_org_|gh[pousr]_|github_pat_"
-    r"|A(?:KI|SI)A|\.[A-Za-z0-9_-]{6,7}\.|ey|\n"
-    rf"|\S{{{_B64_MIN_CHARS}}}|{_KEYWORD_RE.pattern}"
+    r"|A(?:KI|SI)A|\.[A-Za-z0-9_-]{6,7}\.|ey[A-Za-z0-9_-]{8}|\n"
+    rf"|{_KEYWORD_RE.pattern}"
 )
+#: The keywords of ``_KEYWORD_RE``, each found in a lower-cased copy and then kept in its
+#: three spellings only (str.find runs at C speed; an alternation of fifteen literals,
+#: tried at every position, does not).
+_KEYWORDS: Final = tuple(
+    (word.encode(), (word, word.upper(), word.capitalize()))
+    for word in ("token", "key", "secret", "pass", "pwd")
+)
+
+
+def _byte_marks(alphabet: str) -> bytes:
+    """A ``bytes.translate`` table: ``a`` for the bytes of ``alphabet``, a space else."""
+    return bytes(ord("a") if chr(b) in alphabet else ord(" ") for b in range(256))
+
+
+_ALNUM: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+# The two alphabets of ``_B64_RE``; a run of ``_B64_MIN_CHARS`` of either, looked for in
+# the text marked byte by byte, is what a base64 run needs before it can be one.
+_B64_STD_MARKS: Final = _byte_marks(_ALNUM + "+/")
+_B64_URL_MARKS: Final = _byte_marks(_ALNUM + "_-")
 _CAMEL_RE: Final = re.compile(r"([a-z0-9])([A-Z])")
 _AWS_SECRET_VALUE_RE: Final = re.compile(r"[A-Za-z0-9/+]{40}")
 _INT_RE: Final = re.compile(r"[0-9]{1,8}")
@@ -261,6 +284,8 @@ def is_secret_name(name: str) -> bool:
     in one of ``SECRET_NAME_SUFFIXES``, contains one of ``SECRET_NAME_PARTS`` or is one
     of ``SECRET_NAMES``, and does not end in one of ``PUBLIC_NAME_SUFFIXES``.
     """
+    if name.isascii() and not any(map(name.lower().__contains__, _NAME_WORDS)):
+        return False  # every secret name holds one of these words, letters in a row
     norm = _CAMEL_RE.sub(r"\1_\2", name.strip("\"'")).replace("-", "_").replace(".", "_")
     norm = norm.upper().strip("_")
     if not norm or norm.endswith(PUBLIC_NAME_SUFFIXES):
@@ -438,21 +463,47 @@ def _default_span(text: str, start: int, end: int) -> tuple[int, int] | None:
     return (m.start(1), m.end(1)) if m.end(1) > m.start(1) else None
 
 
+def _ascii_view(text: str) -> bytes:
+    """``text`` as one byte per character: ASCII kept, anything else ``?``, so positions
+    are those of ``text``."""
+    return text.encode("ascii", "replace")
+
+
+def _keywords(text: str) -> list[tuple[int, int]]:
+    """Spans of the keywords, as ``_KEYWORD_RE.finditer(text)`` finds them (left to
+    right, none overlapping the one before)."""
+    lower = _ascii_view(text).lower()
+    found: list[tuple[int, int]] = []
+    for word, spellings in _KEYWORDS:
+        size = len(word)
+        pos = lower.find(word)
+        while pos >= 0:
+            if text[pos : pos + size] in spellings:
+                found.append((pos, pos + size))
+            pos = lower.find(word, pos + 1)
+    found.sort()
+    kept: list[tuple[int, int]] = []
+    for span in found:
+        if not kept or span[0] >= kept[-1][1]:
+            kept.append(span)
+    return kept
+
+
 def _keyword_pass(text: str) -> tuple[str, int, int, int]:
     """Flags and assignments named like secrets: (text, cli, env, aws-secret counts)."""
     spans: list[tuple[int, int, str]] = []
     last_name_end = -1
     last_span_end = -1
     n = len(text)
-    for m in _KEYWORD_RE.finditer(text):
-        if m.start() < last_name_end or m.start() < last_span_end:
+    for m_start, m_end in _keywords(text):
+        if m_start < last_name_end or m_start < last_span_end:
             continue
-        start = m.start()
-        floor = max(0, m.start() - MAX_NAME_CHARS)
+        start = m_start
+        floor = max(0, m_start - MAX_NAME_CHARS)
         while start > floor and text[start - 1] in _NAME_CHARS:
             start -= 1
-        end = m.end()
-        ceiling = min(n, m.end() + MAX_NAME_CHARS)
+        end = m_end
+        ceiling = min(n, m_end + MAX_NAME_CHARS)
         while end < ceiling and text[end] in _NAME_CHARS:
             end += 1
         last_name_end = end
@@ -568,10 +619,15 @@ def _jwt_pass(text: str) -> tuple[str, int]:
 def _encoded_pass(text: str) -> tuple[str, int]:
     """Base64 runs whose decoded text holds a secret of another kind.
 
-    Runs are looked for only in the long words (a ``split`` and a length test run at C
-    speed; a regex over the whole text would not: a pattern for the long words alone,
-    tried, took 2-3x as long), then each found run is replaced.
+    Nothing is looked for unless the text has ``_B64_MIN_CHARS`` characters of one
+    alphabet in a row (the text marked byte by byte with ``bytes.translate``, the run
+    looked for with ``bytes.find``: a log of plain lines has none). Then runs are looked
+    for only in the long words (a ``split`` and a length test run at C speed; a regex
+    over the whole text would not: a pattern for the long words alone, tried, took 2-3x
+    as long), and each found run is replaced.
     """
+    if not _may_hold_base64(text):
+        return text, 0
     words = " ".join(w for w in text.split() if len(w) >= _B64_MIN_CHARS)
     hidden = {run for run in _B64_RE.findall(words) if _hides_secret(run)}
     count = 0
@@ -579,6 +635,16 @@ def _encoded_pass(text: str) -> tuple[str, int]:
         count += text.count(run)
         text = text.replace(run, placeholder(ENCODED_SECRET))
     return text, count
+
+
+def _may_hold_base64(text: str) -> bool:
+    """False when no run of ``_B64_MIN_CHARS`` characters of either base64 alphabet is in
+    ``text``: then ``_B64_RE`` cannot match."""
+    if len(text) < _B64_MIN_CHARS:
+        return False
+    view = _ascii_view(text)
+    run = b"a" * _B64_MIN_CHARS
+    return run in view.translate(_B64_STD_MARKS) or run in view.translate(_B64_URL_MARKS)
 
 
 def _hides_secret(run: str) -> bool:
@@ -721,7 +787,7 @@ _SIMPLE_PASSES: Final[tuple[tuple[str, Callable[[str], tuple[str, int]]], ...]] 
 def _redact_counts(text: str, *, nested: bool = False) -> tuple[str, Counter[str]]:
     counts: Counter[str] = Counter()
     text = _normalised(text)
-    if not _SECRET_HINT_RE.search(text):
+    if not _SECRET_HINT_RE.search(text) and not _may_hold_base64(text):
         return text, counts
     for kind, run in _SIMPLE_PASSES:
         text, n = run(text)
@@ -755,7 +821,11 @@ def redact(text: str, field: str = "text") -> Redacted:
 
 
 def redact_fields(
-    mapping: Mapping[str, object], field: str = ""
+    mapping: Mapping[str, object],
+    field: str = "",
+    *,
+    known_clean: Callable[[str], bool] | None = None,
+    found_clean: Callable[[str], None] | None = None,
 ) -> tuple[dict[str, object], tuple[Redaction, ...]]:
     """Redact every string in ``mapping`` (nested mappings and lists too).
 
@@ -763,9 +833,15 @@ def redact_fields(
     key is the only context it has; other strings go through ``redact``. Fields are
     reported as dotted paths (``env.HF_TOKEN``, ``args[2]``); ``field`` prefixes them.
     Returns a new dict; the input is not modified. Non-string scalars are kept.
+
+    ``known_clean`` answers, for a string, whether redacting it was already seen to
+    change nothing (a memo of exact contents, ``knowledge.intake.scrub.Scrubber``):
+    such strings are kept without another scan. Secret names are judged all the same.
+    ``found_clean`` is told each string that redacting here left as it was.
     """
     counts: Counter[tuple[str, str]] = Counter()
-    result = _redact_mapping(mapping, field, counts, 0)
+    memo = _Memo(known_clean, found_clean)
+    result = _redact_mapping(mapping, field, counts, 0, memo)
     report = tuple(
         Redaction(kind, path, n)
         for (kind, path), n in sorted(counts.items(), key=lambda item: item[0][1])
@@ -773,8 +849,20 @@ def redact_fields(
     return result, report
 
 
+@dataclass(frozen=True, slots=True)
+class _Memo:
+    """What ``redact_fields`` was given to skip clean strings and to learn new ones."""
+
+    known_clean: Callable[[str], bool] | None = None
+    found_clean: Callable[[str], None] | None = None
+
+
 def _redact_mapping(
-    mapping: Mapping[str, object], path: str, counts: Counter[tuple[str, str]], depth: int
+    mapping: Mapping[str, object],
+    path: str,
+    counts: Counter[tuple[str, str]],
+    depth: int,
+    memo: _Memo,
 ) -> dict[str, object]:
     out: dict[str, object] = {}
     for key, value in mapping.items():
@@ -784,7 +872,7 @@ def _redact_mapping(
             counts[(ENV_SECRET, sub)] += 1
             out[key] = placeholder(ENV_SECRET)
             continue
-        out[key] = _redact_value(value, sub, counts, depth + 1)
+        out[key] = _redact_value(value, sub, counts, depth + 1, memo)
     return out
 
 
@@ -795,9 +883,19 @@ def _secret_by_name(name: str, value: str) -> bool:
     return not (_INT_RE.fullmatch(value.strip()) and not _is_strong_name(name))
 
 
-def _redact_value(value: object, path: str, counts: Counter[tuple[str, str]], depth: int) -> object:
+def _redact_value(
+    value: object,
+    path: str,
+    counts: Counter[tuple[str, str]],
+    depth: int,
+    memo: _Memo,
+) -> object:
     if isinstance(value, str):
+        if memo.known_clean is not None and memo.known_clean(value):
+            return value
         new, found = _redact_counts(value)
+        if memo.found_clean is not None and new == value and not found.total():
+            memo.found_clean(value)
         for kind, n in found.items():
             if n:
                 counts[(kind, path)] += n
@@ -806,8 +904,10 @@ def _redact_value(value: object, path: str, counts: Counter[tuple[str, str]], de
         counts[("too-deep", path)] += 1
         return placeholder("too-deep")
     if isinstance(value, Mapping):
-        return _redact_mapping(value, path, counts, depth)
+        return _redact_mapping(value, path, counts, depth, memo)
     if isinstance(value, (list, tuple)):
-        items = [_redact_value(v, f"{path}[{i}]", counts, depth + 1) for i, v in enumerate(value)]
+        items = [
+            _redact_value(v, f"{path}[{i}]", counts, depth + 1, memo) for i, v in enumerate(value)
+        ]
         return type(value)(items) if isinstance(value, tuple) else items
     return value

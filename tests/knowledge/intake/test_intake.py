@@ -194,6 +194,57 @@ def test_an_uploaded_log_full_of_secrets_is_stored_redacted(desk, tmp_path):
     assert HF.encode() not in db_bytes(tmp_path) and GITHUB.encode() not in db_bytes(tmp_path)
 
 
+def _counting_scans(monkeypatch) -> list[str]:
+    """Every text the redaction's passes are run on, from here on."""
+    import knowledge.triage.redact as redact_module
+
+    scanned: list[str] = []
+    real = redact_module._redact_counts
+
+    def counting(text, **kwargs):
+        scanned.append(text)
+        return real(text, **kwargs)
+
+    monkeypatch.setattr(redact_module, "_redact_counts", counting)
+    return scanned
+
+
+def test_an_uploaded_log_is_scanned_once_from_upload_to_ticket(desk, monkeypatch):
+    scanned = _counting_scans(monkeypatch)
+    draft = fill(desk)
+    log = "\n".join(LOG_LINE.format(i) for i in range(300)) + "\n"
+    data = f"{log}HF_TOKEN={HF}\n".encode()
+    desk.save(draft.id, "discord:1", {}, uploads={"log": Upload(data, len(data))})
+    stored = desk.draft(draft.id, "discord:1").values["log"]
+    assert HF not in stored and stored.endswith("HF_TOKEN=[REDACTED:hf-token]")
+    desk.check(draft.id, "discord:1")
+    desk.file(draft.id, "discord:1", post=True)
+    # the upload as given, then its redacted form once more: the proof it is clean;
+    # the draft's save, the check's triage and the ticket's save pass it through
+    assert scanned.count(data.decode().strip()) == 1
+    assert scanned.count(stored) == 1
+    assert not any(HF in text for text in scanned[scanned.index(stored) :])
+
+
+def test_text_that_only_looks_redacted_is_redacted_all_the_same(desk, tmp_path):
+    draft = desk.new_draft("discord:1").draft
+    looks = f"[REDACTED:hf-token] then {HF}, and HF_TOKEN=[REDACTED:env-secret] {GITHUB}"
+    saved = desk.save(draft.id, "discord:1", {"text": looks, "log": looks})
+    for key in ("text", "log"):
+        assert HF not in saved.draft.values[key] and GITHUB not in saved.draft.values[key]
+    assert not desk.scrubber.known_clean(looks)
+    record = Draft(  # built by hand, never through the desk: the store redacts it
+        id="f" * 16,
+        user="discord:2",
+        created_at=1.0,
+        updated_at=1.0,
+        values={"text": looks, "notes": "[REDACTED:jwt]"},
+    )
+    desk.store.save_draft(record)
+    raw = db_bytes(tmp_path)
+    assert HF.encode() not in raw and GITHUB.encode() not in raw
+
+
 def test_unknown_model_names_are_said_with_the_known_ones(desk):
     saved = desk.new_draft("discord:1", model="zebra-9000")
     assert "model_page" not in saved.draft.values

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import knowledge.intake.scrub as scrub_module
-from knowledge.intake.scrub import Scrubber
+import knowledge.triage.redact as redact_module
+from knowledge.intake.scrub import ENTRY_CHARS, Scrubber
 from knowledge.triage.redact import redact_fields
 
 HF = "hf_" + "Zq7" * 12
@@ -34,13 +34,13 @@ def test_what_is_written_is_what_redacting_every_time_gives(records):
 
 def test_a_clean_log_is_scanned_once_however_often_it_is_written(monkeypatch):
     scanned = []
-    real = scrub_module.redact
+    real = redact_module._redact_counts
 
-    def counting(text, field="text"):
+    def counting(text, **kwargs):
         scanned.append(text)
-        return real(text, field)
+        return real(text, **kwargs)
 
-    monkeypatch.setattr(scrub_module, "redact", counting)
+    monkeypatch.setattr(redact_module, "_redact_counts", counting)
     scrubber = Scrubber()
     draft = {"values": {"log": LOG, "text": "it hangs"}, "notes": []}
     for _ in range(3):
@@ -67,10 +67,17 @@ def test_a_remembered_text_under_a_secret_name_is_still_replaced_whole():
 
 
 def test_memory_is_bounded_and_the_oldest_texts_go_first():
-    scrubber = Scrubber(kept_chars=100)
+    scrubber = Scrubber(kept_chars=2 * (40 + ENTRY_CHARS) + 20)
     for word in ("a" * 40, "b" * 40, "c" * 40):
         scrubber.text(word)
     assert not scrubber.known_clean("a" * 40)
     assert scrubber.known_clean("b" * 40) and scrubber.known_clean("c" * 40)
     scrubber.text("d" * 500)  # larger than all it may keep: not kept, nothing evicted
     assert not scrubber.known_clean("d" * 500) and scrubber.known_clean("c" * 40)
+
+
+def test_many_short_texts_are_bounded_by_their_count_too():
+    scrubber = Scrubber(kept_chars=10 * (1 + ENTRY_CHARS))
+    scrubber.mapping({"words": [str(n) for n in range(10)] + ["a", "b"]})
+    kept = [w for w in "0123456789ab" if scrubber.known_clean(w)]
+    assert kept == list("23456789ab")  # ten of one character each, the newest

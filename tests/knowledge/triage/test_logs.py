@@ -321,6 +321,35 @@ def test_summarise_never_raises(text: str) -> None:
     assert summary.lines == (text.count("\n") + (not text.endswith("\n")) if text else 0)
 
 
+MARKED_TEXT = st.lists(
+    st.one_of(
+        FRAGMENTS,
+        st.sampled_from(logs._LINE_MARKERS),
+        st.sampled_from(["model x\n", "█ model m", "Using FLASH_ATTN backend", "\x1b[0m"]),
+        st.text(max_size=4),
+    )
+).map("".join)
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.one_of(LOG_TEXT, MARKED_TEXT))
+def test_lines_without_a_marker_read_alike_when_skipped(text: str) -> None:
+    with pytest.MonkeyPatch.context() as patched:  # every line read in full
+        patched.setattr(logs, "_marks", lambda _text: None)
+        full = summarise_log(text)
+    assert summarise_log(text) == full
+
+
+@pytest.mark.skipif(not SAMPLE_LOGS.is_dir(), reason="shared sample logs not present")
+def test_real_logs_read_alike_when_lines_without_a_marker_are_skipped() -> None:
+    for path in sorted(SAMPLE_LOGS.glob("*.log")):
+        text = path.read_text("utf-8", errors="replace")
+        with pytest.MonkeyPatch.context() as patched:
+            patched.setattr(logs, "_marks", lambda _text: None)
+            full = summarise_log(text)
+        assert summarise_log(text) == full, path.name
+
+
 @settings(deadline=None, max_examples=300)
 @given(LOG_TEXT)
 def test_normalise_is_idempotent(text: str) -> None:

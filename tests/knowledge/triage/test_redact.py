@@ -234,6 +234,36 @@ def test_is_secret_name(name: str, secret: bool) -> None:
     assert is_secret_name(name) is secret
 
 
+NAME_TEXT = st.lists(
+    st.sampled_from(
+        [
+            *("api", "Key", "KEY", "key", "to", "Ken", "TOKEN", "_", "-", ".", "Pass", "wd"),
+            *("pwd", "SECRET", "sec", "ret", "PUBLIC", "word", "ſ", "K", "x", "9", '"'),
+        ]
+    ),
+    max_size=6,
+).map("".join)
+
+
+@settings(deadline=None, max_examples=400)
+@given(st.one_of(NAME_TEXT, st.text(max_size=12)))
+def test_the_first_test_of_a_name_changes_no_answer(name: str) -> None:
+    with pytest.MonkeyPatch.context() as patched:  # the whole normalising on every name
+        patched.setattr(redact_module, "_NAME_WORDS", ("",))
+        slow = is_secret_name(name)
+    assert is_secret_name(name) is slow
+
+
+def test_every_secret_name_holds_one_of_the_first_tests_words() -> None:
+    words = [w.upper() for w in redact_module._NAME_WORDS]
+    for name in (
+        *redact_module.SECRET_NAME_SUFFIXES,
+        *redact_module.SECRET_NAME_PARTS,
+        *redact_module.SECRET_NAMES,
+    ):
+        assert any(word in name for word in words), name
+
+
 @pytest.mark.skipif(not SAMPLE_LOGS.is_dir(), reason="shared sample logs not present")
 @pytest.mark.parametrize(
     "name",
@@ -506,6 +536,61 @@ def test_the_cheap_pre_checks_change_no_redaction(text: str) -> None:
     # the header pass skips text without the header's name: its pattern needs it
     if "uthorization" not in text and "UTHORIZATION" not in text:
         assert redact_module._AUTH_RE.search(text) is None
+
+
+KEYWORD_TEXT = st.lists(
+    st.one_of(
+        st.sampled_from(
+            [
+                *("token", "TOKEN", "Token", "tOKEN", "key", "KEY", "Key", "kEy", "secret"),
+                *("pass", "PASS", "Pass", "pwd", "PWD", "Pwd", "passecret", "keytoken", "="),
+                *("-", "ı", "İ"),
+            ]
+        ),
+        st.text(max_size=4),
+    ),
+    max_size=12,
+).map("".join)
+
+
+@settings(deadline=None, max_examples=400)
+@given(st.one_of(KEYWORD_TEXT, MIXED_TEXT))
+def test_keywords_are_found_where_the_keyword_pattern_finds_them(text: str) -> None:
+    # found with str.find in a lower-cased copy (one byte per character, so non-ASCII
+    # letters whose lower case is longer move nothing), kept in three spellings only
+    expected = [m.span() for m in redact_module._KEYWORD_RE.finditer(text)]
+    assert redact_module._keywords(text) == expected
+
+
+BASE64_TEXT = st.lists(
+    st.one_of(
+        _chars(ALNUM + "+/", 1, 30),
+        _chars(ALNUM + "_-", 1, 30),
+        st.sampled_from(["=", " ", "\n", "é", "+", "/", "_", "-", "."]),
+    ),
+    max_size=8,
+).map("".join)
+
+
+@settings(deadline=None, max_examples=400)
+@given(st.one_of(BASE64_TEXT, MIXED_TEXT, SECRET_TEXT))
+def test_text_said_to_hold_no_base64_run_has_none(text: str) -> None:
+    if not redact_module._may_hold_base64(text):
+        assert redact_module._B64_RE.search(text) is None
+    with pytest.MonkeyPatch.context() as patched:  # the encoded pass on every text
+        patched.setattr(redact_module, "_may_hold_base64", lambda _text: True)
+        slow = redact(text)
+    assert redact(text) == slow
+
+
+def test_a_base64_run_of_either_alphabet_is_looked_into() -> None:
+    std = base64.b64encode(f"HF_TOKEN={HF}>>".encode()).decode()
+    url = base64.urlsafe_b64encode(f"HF_TOKEN={HF}>>".encode()).decode()
+    assert std.endswith("+") and url.endswith("-")  # one alphabet each, not their union
+    for run in (std, url):
+        assert redact_module._may_hold_base64(f"log: {run} end")
+        assert redact(f"log: {run} end").redactions[0].kind == "encoded-secret"
+    assert not redact_module._may_hold_base64("[gpu_model_runner.py:2012] step 12 " * 20)
 
 
 def test_text_without_any_hint_is_returned_after_normalising_only() -> None:
