@@ -27,7 +27,6 @@ steps of twenty users at once no longer wait on the disk one after the other.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import sqlite3
@@ -35,6 +34,8 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
+
+import orjson
 
 from knowledge.intake.records import Draft, Ticket, TicketEvent
 from knowledge.intake.scrub import Scrubber
@@ -191,7 +192,7 @@ class SqliteTicketStore:
 
     def _safe_json(self, data: Mapping[str, Any]) -> str:
         scrubbed = self.scrubber.mapping(data)
-        return json.dumps(scrubbed, ensure_ascii=False, separators=(",", ":"))
+        return orjson.dumps(scrubbed, option=orjson.OPT_NON_STR_KEYS).decode()
 
     def _event(
         self,
@@ -214,7 +215,7 @@ class SqliteTicketStore:
 
     @staticmethod
     def _draft(row: sqlite3.Row) -> Draft:
-        data = json.loads(row["data"])
+        data = orjson.loads(row["data"])
         return Draft(
             id=row["id"],
             user=row["user"],
@@ -294,7 +295,7 @@ class SqliteTicketStore:
     # ----------------------------------------------------------------- tickets
 
     def _ticket(self, row: sqlite3.Row, *, with_events: bool = True) -> Ticket:
-        data = json.loads(row["data"])
+        data = orjson.loads(row["data"])
         return Ticket(
             id=row["id"],
             draft_id=row["draft_id"],
