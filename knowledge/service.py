@@ -279,8 +279,10 @@ class KnowledgeBase:
                 # The same pages (none read anew, none gone): the same page ranker.
                 same = self._state is not None and not fresh and len(previous) == len(wiki.pages)
                 kept = self._state.built_ranker if same and self._state is not None else None
+                # Other pages: the new ranker takes the old one's reading of those still the same.
+                basis = self._state.ranker_basis if self._state is not None else None
                 try:
-                    state, built = self._index_state(wiki, force, indexed, lazy_index, kept)
+                    state, built = self._index_state(wiki, force, indexed, lazy_index, kept, basis)
                 finally:
                     write_cache()  # no build told us (reused, updated, opened later)
             if cache_written is not None:
@@ -311,10 +313,12 @@ class KnowledgeBase:
         progress: Progress | None,
         lazy_index: bool,
         ranker: PageRanker | None = None,
+        basis: PageRanker | None = None,
     ) -> tuple[WikiState, BuildStats | None]:
         """The state of ``wiki``: its glossary, catalogue and index (opened, or left to open
         on first use: then no build figures); ``ranker``: the previous state's, kept
-        when the pages are the very same."""
+        when the pages are the very same; ``basis``: the previous state's otherwise,
+        which the new ranker is built from."""
         front = find_front_page(wiki)
         glossary = Glossary.from_wiki(wiki, front)
         catalogue = Catalogue.from_wiki(wiki, glossary)
@@ -341,7 +345,15 @@ class KnowledgeBase:
         else:
             built = self._index.update(wiki, statuses=statuses)
         state = WikiState.loaded(
-            wiki, glossary, catalogue, self._index, built, time.time(), self.links, ranker=ranker
+            wiki,
+            glossary,
+            catalogue,
+            self._index,
+            built,
+            time.time(),
+            self.links,
+            ranker=ranker,
+            basis=basis,
         )
         return state, built
 

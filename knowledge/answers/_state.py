@@ -53,6 +53,8 @@ class _Once:
 
     lock: threading.Lock = field(default_factory=threading.Lock)
     value: PageRanker | None = None
+    #: The ranker of an earlier load, to build this one from (dropped once it is built).
+    basis: PageRanker | None = None
 
 
 @dataclass(slots=True)
@@ -104,9 +106,12 @@ class WikiState:
         links: Links = Links(),
         *,
         ranker: PageRanker | None = None,
+        basis: PageRanker | None = None,
     ) -> WikiState:
         """A state whose search index is open and up to date; ``ranker``: the page
-        ranker of a previous state of the very same pages, kept instead of rebuilt."""
+        ranker of a previous state of the very same pages, kept instead of rebuilt;
+        ``basis``: that of a previous state of other pages, whose reading of the pages
+        still the same is taken when this state's ranker is built."""
         return cls(
             wiki,
             glossary,
@@ -114,7 +119,7 @@ class WikiState:
             _Index(value=(index, built)),
             loaded_at,
             links,
-            _Once(value=ranker),
+            _Once(value=ranker, basis=None if ranker is not None else basis),
         )
 
     @classmethod
@@ -159,13 +164,27 @@ class WikiState:
                         self.catalogue.statuses(),
                         catalogue=self.catalogue,
                         glossary=self.glossary,
+                        previous=once.basis,
                     )
+                    basis, once.basis = once.basis, None
+                    # What the new ranker did not take of the old one is freed a piece
+                    # at a time (see :meth:`retire`), if no one else holds it.
+                    if basis is not None and sys.getrefcount(basis) == 2:
+                        _empty_gradually(basis)
+                    del basis
         return once.value
 
     @property
     def built_ranker(self) -> PageRanker | None:
         """The page ranker if it has been built (None: not yet), without building it."""
         return self._ranker.value
+
+    @property
+    def ranker_basis(self) -> PageRanker | None:
+        """The ranker this state's will be built from, or its own if built already:
+        what the next load's ranker can take pages from."""
+        once = self._ranker
+        return once.value if once.value is not None else once.basis
 
     def retire(self) -> None:
         """Free the page ranker of a state no longer served, a little at a time.
@@ -179,7 +198,7 @@ class WikiState:
         """
         once = self._ranker
         with once.lock:
-            ranker, once.value = once.value, None
+            ranker, once.value, once.basis = once.value, None, None
         # Held by the local name and getrefcount's argument only: no one else can reach it.
         if ranker is not None and sys.getrefcount(ranker) == 2:
             _empty_gradually(ranker)

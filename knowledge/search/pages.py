@@ -30,6 +30,7 @@ a ranking adds up precomputed postings, held as numpy arrays, a term at a time
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from array import array
@@ -617,6 +618,49 @@ class _Fused:
         return [best.get(page, -1) for page in pages]
 
 
+@dataclass(frozen=True, slots=True)
+class _PageParts:
+    """What the ranker reads of one page: its section documents, its page document, its
+    Error quotes and code lines, and the (family word, version) pairs it names. Made of
+    the page alone (its kind, which depends on other pages, is not in it), so the ranker
+    of a later load takes it as it is while the page's bytes (``sha``) are the same."""
+
+    sha: str
+    sections: tuple[_Doc, ...]
+    page: _Doc
+    quotes: tuple[_Quote, ...]
+    #: None until derived (only with a catalogue, from its family words).
+    versions: frozenset[tuple[str, str]] | None = None
+
+    @classmethod
+    def of(cls, path: str, page: Page, memo: _TokenMemo) -> _PageParts:
+        sections: list[_Doc] = []
+        quotes: list[_Quote] = []
+        whole: Counter[str] = Counter()
+        for term, _ in _tokens(page.title, memo):
+            whole[term] += 3
+        for section in page.sections:
+            terms = _section_terms(page, section, memo)
+            whole.update(terms)
+            sections.append(
+                _Doc(path, section.anchor, section.title, sum(terms.values()), dict(terms))
+            )
+            for item in section.labelled:
+                if label_word(item.label) not in _ERROR_LABELS:
+                    continue
+                for quote, _ in item.quotes:
+                    qterms = frozenset(t for t, _ in _tokens(_clean_error_line(quote), memo))
+                    if len(qterms) >= 2:
+                        quotes.append(_Quote(path, section.anchor, quote, qterms))
+            for block in section.code:
+                for line in block.text.splitlines()[:400]:
+                    lterms = frozenset(t for t, _ in _tokens(_clean_error_line(line), memo))
+                    if len(lterms) >= 3:
+                        quotes.append(_Quote(path, section.anchor, line, lterms, False))
+        page_doc = _Doc(path, "", page.title, sum(whole.values()), dict(whole))
+        return cls(page.sha, tuple(sections), page_doc, tuple(quotes))
+
+
 # ---------------------------------------------------------------------- ranker
 
 
@@ -654,6 +698,9 @@ class PageRanker:
     #: path -> number of its page document; (path, anchor) -> section title.
     page_number: dict[str, int] = field(default_factory=dict)
     section_titles: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: path -> what the ranker read of that page (see :class:`_PageParts`), for the
+    #: next load's ranker to take where the page is still the same.
+    page_parts: dict[str, _PageParts] = field(default_factory=dict, repr=False, compare=False)
     #: The terms of words requests used (see :func:`_tokens`), kept for later requests
     #: (most share words with earlier ones), up to :data:`_MAX_REMEMBERED_WORDS`.
     words: _TokenMemo = field(default_factory=dict, repr=False, compare=False)
@@ -666,41 +713,45 @@ class PageRanker:
         *,
         catalogue: Catalogue | None = None,
         glossary: Glossary | None = None,
+        previous: PageRanker | None = None,
     ) -> PageRanker:
+        """The ranker of ``wiki``. ``previous``: the ranker of an earlier load, whose
+        documents and quotes of pages that are still the same (same path and bytes)
+        are taken as they are instead of being read again: after a refresh that
+        changed a few pages, only those are read (and their sections decoded)."""
         statuses = statuses or {}
         older = _older_versions(wiki.pages, statuses)
+        family_words = _family_words(catalogue) if catalogue is not None else frozenset()
+        kept = previous.page_parts if previous is not None else {}
+        # A page's named versions depend on the family words: kept only if those are too.
+        versions_kept = previous is not None and previous.family_words == family_words
         section_docs: list[_Doc] = []
         page_docs: list[_Doc] = []
         kinds: dict[str, str] = {}
         titles: dict[str, str] = {}
         quotes: list[_Quote] = []
+        parts: dict[str, _PageParts] = {}
         memo: _TokenMemo = {}  # the wiki's words, read once each
         for path in sorted(wiki.pages):
             page = wiki.pages[path]
             kinds[path] = page_kind(page, statuses.get(path) or older.get(path))
             titles[path] = page.title
-            whole: Counter[str] = Counter()
-            for term, _ in _tokens(page.title, memo):
-                whole[term] += 3
-            for section in page.sections:
-                terms = _section_terms(page, section, memo)
-                whole.update(terms)
-                section_docs.append(
-                    _Doc(path, section.anchor, section.title, sum(terms.values()), dict(terms))
+            one = kept.get(path)
+            if one is None or not page.sha or one.sha != page.sha:
+                one = _PageParts.of(path, page, memo)
+            if catalogue is not None and (one.versions is None or not versions_kept):
+                one = dataclasses.replace(
+                    one,
+                    versions=frozenset(
+                        pair
+                        for text in _page_texts(page)
+                        for pair in _named_versions(text, family_words)
+                    ),
                 )
-                for item in section.labelled:
-                    if label_word(item.label) not in _ERROR_LABELS:
-                        continue
-                    for quote, _ in item.quotes:
-                        qterms = frozenset(t for t, _ in _tokens(_clean_error_line(quote), memo))
-                        if len(qterms) >= 2:
-                            quotes.append(_Quote(path, section.anchor, quote, qterms))
-                for block in section.code:
-                    for line in block.text.splitlines()[:400]:
-                        lterms = frozenset(t for t, _ in _tokens(_clean_error_line(line), memo))
-                        if len(lterms) >= 3:
-                            quotes.append(_Quote(path, section.anchor, line, lterms, False))
-            page_docs.append(_Doc(path, "", page.title, sum(whole.values()), dict(whole)))
+            parts[path] = one
+            section_docs.extend(one.sections)
+            page_docs.append(one.page)
+            quotes.extend(one.quotes)
         import numpy as np
 
         postings: dict[str, list[int]] = defaultdict(list)
@@ -728,15 +779,13 @@ class PageRanker:
         )
         ranker.page_number = page_number
         ranker.section_titles = {(d.path, d.anchor): d.title for d in section_docs}
+        ranker.page_parts = parts
         if catalogue is not None:
             ranker.families = _family_names(catalogue)
-            ranker.family_words = _family_words(catalogue)
+            ranker.family_words = family_words
             ranker.family_by_word = _families_by_word(catalogue)
             ranker.named_versions = frozenset(
-                pair
-                for page in wiki.pages.values()
-                for text in _page_texts(page)
-                for pair in _named_versions(text, ranker.family_words)
+                pair for one in parts.values() for pair in one.versions or ()
             )
         if glossary is not None:
             ranker.expansions = _expansions(glossary)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import weakref
 from dataclasses import dataclass, field
 
@@ -93,3 +94,44 @@ def test_emptying_big_lists_by_chunks_still_spares_what_is_shared():
     assert whole.parts == [] and whole.table == {}
     del whole
     assert all(ref() is None for ref in watched)
+
+
+def test_a_reload_after_an_edit_builds_the_ranker_from_the_pages_still_the_same(tmp_path):
+    wiki_dir = tmp_path / "wiki"
+    shutil.copytree(demo_wiki_dir(), wiki_dir)
+    kb = KnowledgeBase.open(wiki_dir, tmp_path / "data")
+    try:
+        old = kb.state.ranker
+        edited = next(p for p in sorted(old.page_parts) if p.startswith("troubleshooting/"))
+        with (wiki_dir / edited).open("a", encoding="utf-8") as out:
+            out.write("\n## Quux\n\n**Error:** `zorblax quux frobnicated twice`\n")
+        kb.reload()
+        state = kb.state
+        assert state.built_ranker is None and state.ranker_basis is old
+        new = state.ranker
+        assert state.ranker_basis is new, "built: the old ranker is no longer held"
+        assert new.rank("zorblax quux frobnicated twice").hits[0].path == edited
+        assert new.page_parts[edited].sections is not old.page_parts[edited].sections
+        kept = [p for p in new.page_parts if p != edited]
+        assert kept and all(new.page_parts[p].sections is old.page_parts[p].sections for p in kept)
+    finally:
+        kb.close()
+
+
+def test_loads_that_never_build_a_ranker_keep_one_earlier_ranker_at_most(tmp_path):
+    wiki_dir = tmp_path / "wiki"
+    shutil.copytree(demo_wiki_dir(), wiki_dir)
+    kb = KnowledgeBase.open(wiki_dir, tmp_path / "data")
+    try:
+        old = kb.state.ranker
+        page = wiki_dir / next(p for p in sorted(old.page_parts) if p.startswith("notes/"))
+        for n in range(3):  # three edits, no question in between: nothing built
+            page.write_text(page.read_text(encoding="utf-8") + f"\nedit {n}\n", encoding="utf-8")
+            kb.reload()
+            assert kb.state.built_ranker is None and kb.state.ranker_basis is old
+        watched = weakref.ref(old.sections.ids)  # an array only that ranker holds
+        del old
+        new = kb.state.ranker  # built from the first: which is then let go
+        assert watched() is None and new.page_parts
+    finally:
+        kb.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,8 +14,9 @@ from knowledge.search.pages import (
     page_kind,
     request_terms,
 )
-from knowledge.wiki import Catalogue, load_wiki
+from knowledge.wiki import Catalogue, Glossary, load_wiki
 from tests.knowledge.search.helpers import demo_ranker
+from tests.support import DEMO
 
 WIKI, CATALOGUE, RANKER = demo_ranker()
 
@@ -257,3 +260,60 @@ def test_the_ascii_fast_path_finds_exactly_the_lines_the_pattern_finds(line):
     from knowledge.search.pages import _ERRORISH_RE, _is_errorish
 
     assert _is_errorish(line) == bool(_ERRORISH_RE.search(line))
+
+
+def _built(wiki_dir, previous=None):
+    wiki = load_wiki(wiki_dir)
+    catalogue = Catalogue.from_wiki(wiki)
+    ranker = PageRanker.build(
+        wiki,
+        catalogue.statuses(),
+        catalogue=catalogue,
+        glossary=Glossary.from_wiki(wiki, catalogue.wiki.find_page("README.md")),
+        previous=previous,
+    )
+    return wiki, ranker
+
+
+def _same_ranker(a: PageRanker, b: PageRanker) -> None:
+    for name in ("sections", "pages"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.spans == y.spans and x.idf == y.idf, name
+        assert x.ids.tolist() == y.ids.tolist() and x.weights.tolist() == y.weights.tolist()
+        assert [(d.path, d.anchor, d.length, d.tf) for d in x.docs] == [
+            (d.path, d.anchor, d.length, d.tf) for d in y.docs
+        ]
+    assert a.quotes == b.quotes and a.quote_postings == b.quote_postings
+    assert a.line_postings == b.line_postings and a.kinds == b.kinds
+    assert a.vocabulary == b.vocabulary and a.named_versions == b.named_versions
+    assert a.section_pages.tolist() == b.section_pages.tolist()
+
+
+def test_a_ranker_built_from_an_earlier_one_reads_only_the_pages_that_changed(tmp_path):
+    wiki_dir = tmp_path / "wiki"
+    shutil.copytree(DEMO, wiki_dir)
+    _, before = _built(wiki_dir)
+    edited = next(p for p in sorted(before.page_parts) if p.startswith("troubleshooting/"))
+    gone = next(p for p in sorted(before.page_parts) if p.startswith("models/"))
+    with (wiki_dir / edited).open("a", encoding="utf-8") as out:
+        out.write("\n## Quux fails\n\n**Error:** `zorblax quux frobnicated twice`\n")
+    (wiki_dir / gone).unlink()
+    (wiki_dir / "notes").mkdir(exist_ok=True)
+    (wiki_dir / "notes" / "new-page.md").write_text("# A new page\n\nAbout zorblax.\n")
+
+    _, after = _built(wiki_dir, previous=before)
+    _, fresh = _built(wiki_dir)
+    _same_ranker(after, fresh)
+    question = "my server says zorblax quux frobnicated twice when it starts, what now?"
+    assert after.rank(question) == fresh.rank(question)
+    assert paths(after.rank(question))[0] == edited
+    # The documents and quotes of a page still the same are the earlier ranker's (the
+    # named versions may be derived again: removing a model page changed the families).
+    for path, parts in after.page_parts.items():
+        earlier = before.page_parts.get(path)
+        if path in (edited, "notes/new-page.md"):
+            assert earlier is None or parts.sections is not earlier.sections, path
+        else:
+            assert parts.sections is earlier.sections and parts.quotes is earlier.quotes, path
+            assert parts.page is earlier.page, path
+    assert gone not in after.page_parts
