@@ -278,8 +278,9 @@ def _built(wiki_dir, previous=None):
 def _same_ranker(a: PageRanker, b: PageRanker) -> None:
     for name in ("sections", "pages"):
         x, y = getattr(a, name), getattr(b, name)
-        assert x.spans == y.spans and x.idf == y.idf, name
-        assert x.ids.tolist() == y.ids.tolist() and x.weights.tolist() == y.weights.tolist()
+        assert x.numbers == y.numbers and x.idf == y.idf, name
+        for array in ("bounds", "ids", "weights", "idfs"):
+            assert getattr(x, array).tolist() == getattr(y, array).tolist(), (name, array)
         assert [(d.path, d.anchor, d.length, d.tf) for d in x.docs] == [
             (d.path, d.anchor, d.length, d.tf) for d in y.docs
         ]
