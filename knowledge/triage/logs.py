@@ -100,6 +100,9 @@ _PY_TS_LEVEL_RE: Final = re.compile(
     r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?[ \t]+(?:-[ \t]+)?"
     r"(?:[\w.]{1,80}[ \t]+-[ \t]+)?(DEBUG|INFO|WARNING|ERROR|CRITICAL)[ \t]*(?:-|:)?[ \t]?"
 )
+#: A process tag as the ``(`` branch of ``_split`` reads it (up to the first ``)``,
+#: within 160 characters), one optional space, then ``_VLLM_LEVEL_RE``.
+_VLLM_HEAD_RE: Final = re.compile(r"\(([^)]{0,158})\) ?" + _VLLM_LEVEL_RE.pattern)
 _COLON_LEVEL_RE: Final = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL):(?:[\w.]{1,80}:|[ \t]+)")
 #: Longest compose prefix (name, padding, ``|``): its ``|`` is within these characters.
 _COMPOSE_MAX_CHARS: Final = 1 + 63 + 32 + 1
@@ -248,6 +251,13 @@ def _split(line: str) -> tuple[str | None, str | None, str]:
     level: str | None = None
     source: str | None = None
     rest = line
+    # Most lines of a vLLM log start with a process tag and a level prefix: both read
+    # by one match, as the loop below would read them (a tag, one space, a level).
+    head = _VLLM_HEAD_RE.match(line) if line.startswith("(") else None
+    if head is not None and ("pid=" in head.group(1) or "rank=" in head.group(1)):
+        source = head.group(1)
+        level = _LEVEL_ALIASES.get(head.group(2), head.group(2))
+        rest = line[head.end() :]
     while rest:
         first = rest[0]
         if first == "(":  # a process tag; neither a compose prefix nor a timestamp starts so

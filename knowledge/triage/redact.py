@@ -515,6 +515,8 @@ def _keyword_pass(text: str) -> tuple[str, int, int, int]:
             continue
         spans.append(span)
         last_span_end = span[1]
+    if not spans:
+        return text, 0, 0, 0
     counts = Counter(kind for _, _, kind in spans)
     return (
         _apply(text, spans),
@@ -544,7 +546,7 @@ def _flag_value(text: str, name: str, end: int) -> tuple[int, int, str] | None:
 
 def _assign_value(text: str, name: str, end: int) -> tuple[int, int, str] | None:
     name = name.strip(".-")
-    if not name or not is_secret_name(name):
+    if not name:
         return None
     pos = end
     if pos < len(text) and text[pos] in "\"'":
@@ -552,6 +554,8 @@ def _assign_value(text: str, name: str, end: int) -> tuple[int, int, str] | None
     while pos < len(text) and pos - end < 16 and text[pos] in " \t":
         pos += 1
     if pos >= len(text) or text[pos] not in ":=":
+        return None
+    if not is_secret_name(name):  # after the cheaper test above: most names assign nothing
         return None
     yaml_style = text[pos] == ":"
     if text.startswith(("://", ":-", ":=", "=="), pos):
@@ -722,9 +726,9 @@ def _broken_spans(
 
 def _broken_pass(text: str) -> tuple[str, Counter[str]]:
     """Tokens broken over lines: each piece replaced, the line breaks kept."""
-    counts: Counter[str] = Counter()
     if "\n" not in text:
-        return text, counts
+        return text, Counter()
+    counts: Counter[str] = Counter()
     breaker = _TOKEN_BREAK_CRLF_RE if "\r" in text else _TOKEN_BREAK_RE
     joined = breaker.sub("", text)
     if len(joined) == len(text):
@@ -784,27 +788,48 @@ _SIMPLE_PASSES: Final[tuple[tuple[str, Callable[[str], tuple[str, int]]], ...]] 
 )
 
 
+#: Texts one of which a simple pass needs before its pattern can match (passes not
+#: named here test for theirs themselves): a substring test skips the pass at C speed.
+_PASS_NEEDS: Final[Mapping[str, tuple[str, ...]]] = {
+    URL_PASSWORD: ("@",),
+    HF_TOKEN: ("hf_", "api_org_"),
+    GITHUB_TOKEN: ("gh", "github_pat_"),
+    AWS_ACCESS_KEY: ("AKIA", "ASIA"),
+    DISCORD_TOKEN: (".",),
+}
+
+
 def _redact_counts(text: str, *, nested: bool = False) -> tuple[str, Counter[str]]:
+    """``text`` redacted, and how many secrets of each kind were removed (kinds with
+    none are absent)."""
     counts: Counter[str] = Counter()
     text = _normalised(text)
     if not _SECRET_HINT_RE.search(text) and not _may_hold_base64(text):
         return text, counts
     for kind, run in _SIMPLE_PASSES:
+        needs = _PASS_NEEDS.get(kind)
+        if needs is not None and not any(map(text.__contains__, needs)):
+            continue
         text, n = run(text)
-        counts[kind] += n
-    text, broken = _broken_pass(text)
-    counts.update(broken)
+        if n:
+            counts[kind] += n
+    if "\n" in text:
+        text, broken = _broken_pass(text)
+        counts.update(broken)
     if not nested:  # base64 inside base64 is not looked into
         text, n = _encoded_pass(text)
-        counts[ENCODED_SECRET] += n
+        if n:
+            counts[ENCODED_SECRET] += n
     text, cli, env, aws = _keyword_pass(text)
-    counts[CLI_SECRET] += cli
-    counts[ENV_SECRET] += env
-    counts[AWS_SECRET_KEY] += aws
+    for kind, n in ((CLI_SECRET, cli), (ENV_SECRET, env), (AWS_SECRET_KEY, aws)):
+        if n:
+            counts[kind] += n
     return text, counts
 
 
 def _report(counts: Mapping[str, int], field: str) -> tuple[Redaction, ...]:
+    if not counts:
+        return ()
     return tuple(Redaction(kind, field, counts[kind]) for kind in KINDS if counts.get(kind))
 
 

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from knowledge.answers import support_check_reply
 from knowledge.answers.triage import triage_reply
+from knowledge.intake import validate
 from knowledge.intake.desk import IntakeError, IntakeSettings, SupportDesk, Upload
 from knowledge.intake.fields import MAX_FIELD_CHARS, MAX_STEP_FIELDS, build_form
 from knowledge.intake.records import Draft
@@ -651,3 +652,10 @@ def test_acknowledged_tickets_survive_kill_9_mid_filing(tmp_path):
         assert created and ticket.id > max(ids)
     finally:
         store.close()
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.text(alphabet=st.characters(max_codepoint=0x2FF), max_size=60))
+def test_control_characters_go_alike_from_ascii_and_other_text(text):
+    lines = text.replace("\r\n", "\n").replace("\r", "\n")
+    assert validate._normalise(text)[0] == validate._CONTROL_RE.sub("", lines)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -348,6 +350,50 @@ def test_real_logs_read_alike_when_lines_without_a_marker_are_skipped() -> None:
             patched.setattr(logs, "_marks", lambda _text: None)
             full = summarise_log(text)
         assert summarise_log(text) == full, path.name
+
+
+HEAD_TEXT = st.lists(
+    st.one_of(
+        FRAGMENTS,
+        st.sampled_from(["(", ")", "(x pid=2)", "(rank=1)", " ", "  ", "WARN", "INFO", "05-15"]),
+        st.sampled_from([" 04:23:11 ", "[a.py:1]", "[", "]", "\t", "pid=", "|", "a |"]),
+        st.text(max_size=3),
+    ),
+    max_size=10,
+).map("".join)
+
+
+HEADED_LINE = st.builds(
+    "".join,
+    st.tuples(
+        st.sampled_from(
+            ["(APIServer pid=1)", "(x rank=3)", "(x)", "(pid=1", "(" + "a" * 160 + " pid=1)"]
+        ),
+        st.sampled_from(["", " ", "  ", "\t", " \t"]),
+        st.sampled_from(
+            [
+                "INFO 05-15 04:23:11 [a.py:1] ",
+                "WARN 05-15 04:23:11.123 [x]\t",
+                "ERROR 05-15 04:23:11 a.py:1] ",
+                "INFO: x ",
+                "INFO 5-15 ",
+                "[rank1]:",
+                "web | ",
+                "2025-01-02T03:04:05Z ",
+            ]
+        ),
+        HEAD_TEXT,
+    ),
+)
+
+
+@settings(deadline=None, max_examples=500)
+@given(st.one_of(HEAD_TEXT, HEADED_LINE))
+def test_a_tag_and_level_read_at_once_split_as_one_by_one(text: str) -> None:
+    with pytest.MonkeyPatch.context() as patched:  # the loop alone
+        patched.setattr(logs, "_VLLM_HEAD_RE", re.compile(r"(?!)"))
+        slow = split_line(text)
+    assert split_line(text) == slow
 
 
 @settings(deadline=None, max_examples=300)
