@@ -27,6 +27,7 @@ from knowledge.service import KnowledgeBase
 
 from . import render
 from .components import detached, with_delete
+from .config import DEFAULT_THINKING_AFTER
 
 __all__ = [
     "DEADLINE",
@@ -49,8 +50,6 @@ T = TypeVar("T")
 DEADLINE = 3.0
 #: Seconds of the deadline kept for a deferral to reach Discord (and the gateway's delay).
 MARGIN = 1.0
-#: Seconds :func:`in_time` waits for the work before deferring, unless the config says.
-DEFAULT_THINKING_AFTER = 1.0
 
 _ANSWERED = "wikibot.answered"
 _DEFERRED_PRIVATE = "wikibot.deferred_private"

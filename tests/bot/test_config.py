@@ -99,6 +99,8 @@ def test_the_example_config_is_valid(tmp_path):
         ("wiki: {path: wiki, refresh_minutes: 0.5}\n", "wiki.refresh_minutes", "0 (off)"),
         ("wiki: {path: wiki, http2: 'yes'}\n", "wiki.http2", "true or false"),
         ("wiki: {path: wiki, refresh_minutes: .inf}\n", "wiki.refresh_minutes", "minutes"),
+        ("wiki: {path: wiki}\ndiscord: {thinking_after: 3}\n", "discord.thinking_after", "0 to 2"),
+        ("wiki: {path: wiki}\ndiscord: {thinking_after: -1}\n", "discord.thinking_after", "got -1"),
         # A misspelt key is named, not the "required" key it leaves out.
         ("wiki: {pth: wiki}\n", "wiki.pth", "unknown key"),
     ],
