@@ -808,7 +808,9 @@ class PageRanker:
         if not query:
             return PageRanking((), "none")
         family = self._named_family(text)
-        telling = sorted(query, key=lambda term: -query[term] * self.sections.idf.get(term, 0.0))
+        idf = self.sections.idf.get
+        keys = {term: -weight * idf(term, 0.0) for term, weight in query.items()}
+        telling = sorted(query, key=keys.__getitem__)  # a stable sort: equals in query order
         section_query = {term: query[term] for term in telling[:_MAX_SECTION_TERMS]}
         fused = self._fused(query, section_query)
         quote_hits = self._quote_hits(errors, text, line_tokens)
@@ -995,9 +997,9 @@ class PageRanker:
         """The request's terms rare enough to be shown as a reason, most telling first
         (weight x rarity; equals in the request's order)."""
         idf = self.pages.idf
-        shown = [t for t in query if idf.get(t, 0.0) >= _MIN_SHOWN_IDF]
-        shown.sort(key=lambda t: -(query[t] * idf.get(t, 0.0)))
-        return shown
+        rare = _MIN_SHOWN_IDF
+        keys = {t: -(weight * idf[t]) for t, weight in query.items() if idf.get(t, 0.0) >= rare}
+        return sorted(keys, key=keys.__getitem__)  # a stable sort: equals in query order
 
     def _shared_words(self, path: str, shown: Sequence[str], limit: int = 5) -> list[str]:
         """The first ``limit`` of ``shown`` (:meth:`_shown_terms`) the page holds."""
