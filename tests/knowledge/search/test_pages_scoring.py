@@ -11,12 +11,15 @@ the ranking, its ties and the scores shown must not move.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from collections import Counter, defaultdict
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from knowledge.search import pages as pages_module
 from knowledge.search.pages import (
     _MAX_SECTION_SHARE,
     _SECTION_SHARE,
@@ -327,3 +330,60 @@ def test_of_two_equal_quotes_the_one_holding_the_lines_first_word_is_shown_in_ev
         )
         shown.add(done.stdout.strip())
     assert shown == {"second-problem"}
+
+
+def reference_postings(docs) -> tuple[dict[str, int], list[list[tuple[int, float]]], list[float]]:
+    """BM25's postings made one posting at a time: term numbers in order of first
+    appearance, each term's (doc, weight) in doc order, and each term's idf."""
+    import math
+
+    k1, b = 1.2, 0.75
+    n = max(1, len(docs))
+    avg = max(1.0, sum(d.length for d in docs) / n if docs else 1.0)
+    numbers: dict[str, int] = {}
+    postings: list[list[tuple[int, float]]] = []
+    for i, doc in enumerate(docs):
+        norm = k1 * (1 - b + b * doc.length / avg)
+        for term, count in doc.tf.items():
+            if term not in numbers:
+                numbers[term] = len(numbers)
+                postings.append([])
+            postings[numbers[term]].append((i, count * (k1 + 1) / (count + norm)))
+    idfs = [math.log(1 + (n - len(p) + 0.5) / (len(p) + 0.5)) for p in postings]
+    return numbers, postings, idfs
+
+
+def assert_postings_are_the_loops(bm25: _Bm25) -> None:
+    numbers, postings, idfs = reference_postings(bm25.docs)
+    assert bm25.numbers == numbers
+    assert bm25.bounds.tolist() == [0, *itertools.accumulate(len(p) for p in postings)]
+    assert list(zip(bm25.ids.tolist(), bm25.weights.tolist(), strict=True)) == [
+        one for p in postings for one in p
+    ]
+    assert bm25.idfs.tolist() == idfs and list(bm25.idf.values()) == idfs
+
+
+@pytest.mark.parametrize("run_docs", [1, 7, 256])
+def test_the_postings_arrays_are_the_per_posting_loops_to_the_last_bit(monkeypatch, run_docs):
+    """The demo wiki's sections and pages, in runs of one, seven and 256 documents."""
+    monkeypatch.setattr(pages_module, "_RUN_DOCS", run_docs)
+    assert_postings_are_the_loops(_Bm25.of(RANKER.sections.docs))
+    assert_postings_are_the_loops(_Bm25.of(RANKER.pages.docs))
+    assert_postings_are_the_loops(RANKER.sections)
+
+
+@given(
+    st.lists(
+        st.dictionaries(st.sampled_from(SAMPLE[:40]), st.integers(1, 50), max_size=12),
+        max_size=40,
+    )
+)
+@settings(max_examples=60, deadline=None)
+def test_postings_of_any_documents_are_the_loops(tfs):
+    docs = [
+        dataclasses.replace(RANKER.sections.docs[0], tf=tf, length=sum(tf.values()) + 3)
+        for tf in tfs
+    ]
+    bm25 = _Bm25.of(docs)
+    assert_postings_are_the_loops(bm25)
+    assert bm25.ids.dtype.itemsize == 4 and bm25.bounds.dtype.itemsize == 8
