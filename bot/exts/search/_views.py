@@ -13,6 +13,7 @@ may turn the pages; anyone else is answered privately.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import logging
@@ -40,18 +41,38 @@ log = logging.getLogger(__name__)
 KEYS_KEPT = 2000
 #: Result pages kept in memory.
 PAGES_KEPT = 256
-KEYS_FILE = "search-keys.json"
+#: One line per search remembered (JSON: key, query, section), appended as searches come.
+KEYS_FILE = "search-keys.jsonl"
+#: What earlier versions wrote (one JSON object, rewritten whole): read if the log is absent.
+_OLD_KEYS_FILE = "search-keys.json"
 #: When a wiki was loaded, and its state (see :func:`loaded_now`).
 Loaded = tuple[float, int]
+#: A search remembered: its key and (query, section).
+Entry = tuple[str, tuple[str, str | None]]
 
 
 class SearchMemory:
-    """Search keys (on disk, so pagers work after a restart) and shown pages (in memory)."""
+    """Search keys (on disk, so pagers work after a restart) and shown pages (in memory).
+
+    The keys are a log: a new search appends its line (a pasted question is up to
+    4,000 characters, so rewriting the whole file per search wrote megabytes and
+    serialised them under the interpreter lock). Once the file holds twice
+    :data:`KEYS_KEPT` lines it is rewritten with the keys kept. Reading it, later
+    lines win and a damaged line (a write cut short by a crash) is passed over.
+    Writes are made in a worker thread, one at a time and in the order the searches
+    came (:meth:`write`); what they write is taken on the caller's thread, so a write
+    never reads the keys while a search changes them.
+    """
 
     def __init__(self, folder: Callable[[], Path]) -> None:
         self._folder = folder
         self._keys: OrderedDict[str, tuple[str, str | None]] | None = None
         self._pages: OrderedDict[tuple[str, int, Loaded], Reply] = OrderedDict()
+        #: Lines in the file (what it holds beyond the keys kept is rewritten away).
+        self._lines = 0
+        #: The file ends in a line cut short: the next line starts on a line of its own.
+        self._torn = False
+        self._writing = asyncio.Lock()
 
     @staticmethod
     def key_of(query: str, category: str | None) -> str:
@@ -66,16 +87,47 @@ class SearchMemory:
         if self._keys is None:
             self._keys = OrderedDict()
             if self.path.is_file():
-                try:
-                    stored = json.loads(self.path.read_text(encoding="utf-8"))
-                    for key, (query, category) in stored.items():
-                        self._keys[str(key)] = (str(query), category or None)
-                except (OSError, ValueError, TypeError) as exc:
-                    log.warning("ignoring unreadable %s: %s", self.path, exc)
+                self._lines = self._read_log(self._keys)
+            else:
+                self._read_old(self._keys)
+                # Written as a log at the first new search, the old file then removed.
+                self._lines = 2 * KEYS_KEPT if self._keys else 0
+            while len(self._keys) > KEYS_KEPT:
+                self._keys.popitem(last=False)
         return self._keys
 
-    def remember(self, query: str, category: str | None) -> tuple[str, bool]:
-        """The key of a search, and whether it is new (then :meth:`save`)."""
+    def _read_log(self, keys: OrderedDict[str, tuple[str, str | None]]) -> int:
+        try:
+            text = self.path.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            log.warning("ignoring unreadable %s: %s", self.path, exc)
+            return 0
+        self._torn = bool(text) and not text.endswith("\n")
+        lines = text.splitlines()
+        for line in lines:
+            try:
+                key, query, category = json.loads(line)
+            except (ValueError, TypeError):
+                continue  # cut short by a crash, or damaged: that search is forgotten
+            if isinstance(key, str) and isinstance(query, str):
+                keys[key] = (query, category if isinstance(category, str) else None)
+                keys.move_to_end(key)
+        return len(lines)
+
+    def _read_old(self, keys: OrderedDict[str, tuple[str, str | None]]) -> None:
+        old = self._folder() / _OLD_KEYS_FILE
+        if not old.is_file():
+            return
+        try:
+            stored = json.loads(old.read_text(encoding="utf-8"))
+            for key, (query, category) in stored.items():
+                keys[str(key)] = (str(query), category or None)
+        except (OSError, ValueError, TypeError, AttributeError) as exc:
+            log.warning("ignoring unreadable %s: %s", old, exc)
+
+    def remember(self, query: str, category: str | None) -> tuple[str, Callable[[], None] | None]:
+        """The key of a search, and, when it is new, the write that keeps it on disk
+        (to run with :meth:`write`)."""
         keys = self._loaded()
         key = self.key_of(query, category)
         new = key not in keys
@@ -83,13 +135,35 @@ class SearchMemory:
         keys.move_to_end(key)
         while len(keys) > KEYS_KEPT:
             keys.popitem(last=False)
-        return key, new
+        if not new:
+            return key, None
+        self._lines += 1
+        if self._lines > 2 * KEYS_KEPT:
+            self._lines = len(keys)
+            return key, functools.partial(self._rewrite, list(keys.items()))
+        return key, functools.partial(self._append, (key, (query, category or None)))
 
-    def save(self) -> None:
-        """Write the keys to disk (call in a thread)."""
-        data = {key: list(value) for key, value in self._loaded().items()}
+    async def write(self, pending: Callable[[], None]) -> None:
+        """Run a write of :meth:`remember` in a worker thread, after those before it."""
+        async with self._writing:
+            await asyncio.to_thread(pending)
+
+    def _append(self, entry: Entry) -> None:
+        key, (query, category) = entry
         try:
-            write_atomic(self.path, json.dumps(data))
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as out:
+                out.write("\n" * self._torn + json.dumps([key, query, category]) + "\n")
+            self._torn = False
+        except OSError as exc:
+            log.warning("could not save the search key to %s: %s", self.path, exc)
+
+    def _rewrite(self, entries: list[Entry]) -> None:
+        text = "".join(json.dumps([key, *search]) + "\n" for key, search in entries)
+        try:
+            write_atomic(self.path, text)
+            self._torn = False
+            (self._folder() / _OLD_KEYS_FILE).unlink(missing_ok=True)
         except OSError as exc:
             log.warning("could not save the search keys to %s: %s", self.path, exc)
 
@@ -196,10 +270,11 @@ async def page_of(bot: WikiBot, key: str, search: tuple[str, str | None], page: 
 async def remember(bot: WikiBot, reply: Reply) -> str:
     """The key of the search ``reply`` answers (saved to disk when new); its page kept."""
     query, category = reply.meta["query"], reply.meta.get("category")
-    key, new = memory_of(bot).remember(query, category)
-    memory_of(bot).keep(key, int(reply.meta.get("page", 1)), loaded_now(bot), reply)
-    if new:
-        await asyncio.to_thread(memory_of(bot).save)
+    memory = memory_of(bot)
+    key, pending = memory.remember(query, category)
+    memory.keep(key, int(reply.meta.get("page", 1)), loaded_now(bot), reply)
+    if pending is not None:
+        await memory.write(pending)
     return key
 
 
