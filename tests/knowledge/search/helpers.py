@@ -124,14 +124,18 @@ def big_wiki(root: Path, chars: int) -> Path:
     return write_wiki(root, pages)
 
 
-def demo_ranker() -> tuple[Wiki, Catalogue, PageRanker]:
-    """The demo wiki, its catalogue and its page ranker, built as the bot builds them."""
-    wiki = load_wiki(DEMO)
+def demo_ranker(
+    wiki_dir: Path = DEMO, previous: PageRanker | None = None
+) -> tuple[Wiki, Catalogue, PageRanker]:
+    """A wiki (the demo wiki unless told), its catalogue and its page ranker, built as
+    the bot builds them (from ``previous``, the ranker of an earlier load, if given)."""
+    wiki = load_wiki(wiki_dir)
     catalogue = Catalogue.from_wiki(wiki)
     ranker = PageRanker.build(
         wiki,
         catalogue.statuses(),
         catalogue=catalogue,
         glossary=Glossary.from_wiki(wiki, catalogue.wiki.find_page("README.md")),
+        previous=previous,
     )
     return wiki, catalogue, ranker

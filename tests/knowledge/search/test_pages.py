@@ -14,7 +14,7 @@ from knowledge.search.pages import (
     page_kind,
     request_terms,
 )
-from knowledge.wiki import Catalogue, Glossary, load_wiki
+from knowledge.wiki import Catalogue, load_wiki
 from tests.knowledge.search.helpers import demo_ranker
 from tests.support import DEMO
 
@@ -262,19 +262,6 @@ def test_the_ascii_fast_path_finds_exactly_the_lines_the_pattern_finds(line):
     assert _is_errorish(line) == bool(_ERRORISH_RE.search(line))
 
 
-def _built(wiki_dir, previous=None):
-    wiki = load_wiki(wiki_dir)
-    catalogue = Catalogue.from_wiki(wiki)
-    ranker = PageRanker.build(
-        wiki,
-        catalogue.statuses(),
-        catalogue=catalogue,
-        glossary=Glossary.from_wiki(wiki, catalogue.wiki.find_page("README.md")),
-        previous=previous,
-    )
-    return wiki, ranker
-
-
 def _same_ranker(a: PageRanker, b: PageRanker) -> None:
     for name in ("sections", "pages"):
         x, y = getattr(a, name), getattr(b, name)
@@ -293,7 +280,7 @@ def _same_ranker(a: PageRanker, b: PageRanker) -> None:
 def test_a_ranker_built_from_an_earlier_one_reads_only_the_pages_that_changed(tmp_path):
     wiki_dir = tmp_path / "wiki"
     shutil.copytree(DEMO, wiki_dir)
-    _, before = _built(wiki_dir)
+    _, _, before = demo_ranker(wiki_dir)
     edited = next(p for p in sorted(before.page_parts) if p.startswith("troubleshooting/"))
     gone = next(p for p in sorted(before.page_parts) if p.startswith("models/"))
     with (wiki_dir / edited).open("a", encoding="utf-8") as out:
@@ -302,8 +289,8 @@ def test_a_ranker_built_from_an_earlier_one_reads_only_the_pages_that_changed(tm
     (wiki_dir / "notes").mkdir(exist_ok=True)
     (wiki_dir / "notes" / "new-page.md").write_text("# A new page\n\nAbout zorblax.\n")
 
-    _, after = _built(wiki_dir, previous=before)
-    _, fresh = _built(wiki_dir)
+    _, _, after = demo_ranker(wiki_dir, previous=before)
+    _, _, fresh = demo_ranker(wiki_dir)
     _same_ranker(after, fresh)
     question = "my server says zorblax quux frobnicated twice when it starts, what now?"
     assert after.rank(question) == fresh.rank(question)
