@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import discord
@@ -32,6 +32,7 @@ from .config import DEFAULT_THINKING_AFTER
 __all__ = [
     "DEADLINE",
     "DEFAULT_THINKING_AFTER",
+    "answered",
     "defer",
     "expired",
     "files_of",
@@ -68,6 +69,21 @@ def expired(interaction: discord.Interaction) -> bool:
     """True once Discord refused a first response as too late (10062, "Unknown
     interaction"): nothing can be shown for it any more."""
     return bool(interaction.extras.get(_EXPIRED))
+
+
+async def answered(interaction: discord.Interaction, answer: Callable[[], Awaitable[Any]]) -> bool:
+    """Run ``answer`` (what shows the result of work done through :func:`in_time`) and
+    return True; False, with nothing shown, when Discord said the interaction expired
+    (10062) before or while answering. Any other failure is raised."""
+    if expired(interaction):
+        return False
+    try:
+        await answer()
+    except discord.NotFound:  # answered in the first response, too late: marked expired
+        if not expired(interaction):
+            raise
+        return False
+    return True
 
 
 def _is_expiry(exc: BaseException) -> bool:

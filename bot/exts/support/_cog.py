@@ -46,7 +46,7 @@ from bot import render
 from bot.components import detached
 from bot.cooldowns import cooldown
 from bot.errors import Refused, describe, report_failure, safe_choices
-from bot.respond import expired, in_time, send
+from bot.respond import answered, in_time, send
 from knowledge.answers import support_check_reply
 from knowledge.intake.desk import (
     Filed,
@@ -308,15 +308,11 @@ class SupportCog(commands.Cog):
             return desk, saved, await self._check(desk, draft_id, user)
 
         desk, saved, checked = await in_time(interaction, saved_and_checked(), ephemeral=True)
-        try:
-            if not expired(interaction):
-                await self._answer_step(interaction, desk, draft_id, step, saved, checked)
-                return
-        except discord.NotFound:  # answered in the first response, too late (10062)
-            if not expired(interaction):
-                raise
-        # Nothing can be shown; /support offers the draft again.
-        log.info("step %d of draft %s handled; its interaction had expired", step, draft_id)
+        if not await answered(
+            interaction,
+            lambda: self._answer_step(interaction, desk, draft_id, step, saved, checked),
+        ):  # nothing can be shown; /support offers the draft again
+            log.info("step %d of draft %s handled; its interaction had expired", step, draft_id)
 
     async def _answer_step(
         self,
@@ -478,15 +474,10 @@ class SupportCog(commands.Cog):
         # once. The press is acknowledged only if that outlasts the bot's patience, and
         # the post never waits for an acknowledgement: only the answer to the user does.
         outcome = await in_time(interaction, filed_and_posted(), ephemeral=True)
-        try:
-            if not expired(interaction):
-                await self._answer_filing(interaction, forum_id, outcome)
-                return
-        except discord.NotFound:  # answered in the first response, too late (10062)
-            if not expired(interaction):
-                raise
-        # Nothing can be shown; the post mentions the asker.
-        log.info("filing draft %s handled; its interaction had expired", draft_id)
+        if not await answered(
+            interaction, lambda: self._answer_filing(interaction, forum_id, outcome)
+        ):  # nothing can be shown; the post mentions the asker
+            log.info("filing draft %s handled; its interaction had expired", draft_id)
 
     async def _answer_filing(
         self,
