@@ -66,8 +66,8 @@ class SearchCog(commands.Cog):
 
         reply, key = await in_time(interaction, searched(), ephemeral=private)
         view = None
-        if key is not None:
-            public = not (private or reply.ephemeral or not reply.ok)
+        if key is not None:  # found: reply.ok
+            public = not (private or reply.ephemeral)
             view = search_view(self.bot, reply, interaction.user.id, key, deletable=public)
         await send_reply(interaction, reply, kb, private=private, view=view)
 
