@@ -86,3 +86,22 @@ def test_a_page_that_supersedes_the_current_one_is_reported(tmp_path):
     catalogue = _catalogue(wiki)
     newer = catalogue.newer_pages(_glm(catalogue))
     assert [(v.path, v.anchor) for v in newer] == [("models/glm-next.md", "status")]
+
+
+def test_finding_newer_pages_reads_no_page_once_the_catalogue_is_built(tmp_path, monkeypatch):
+    """The pages' facts are read once, with the catalogue (off the event loop): the
+    first /runbook of each family then reads no page, however large the wiki."""
+    wiki = tmp_path / "wiki"
+    shutil.copytree(DEMO, wiki)
+    (wiki / "models" / "glm5_v5.md").write_text("# GLM-5 v5\n\nA newer run.\n")
+    (wiki / "models" / "glm-next.md").write_text(
+        "# GLM next\n\n## Status\n\nThis page supersedes [v4](glm5_v4.md) for new installs.\n"
+    )
+    catalogue = _catalogue(wiki)
+
+    def read(page):
+        raise AssertionError(f"{page.path} was read for its facts after the build")
+
+    monkeypatch.setattr("knowledge.wiki.catalogue.facts_of", read)
+    found = {f.key: [v.path for v in catalogue.newer_pages(f)] for f in catalogue.families}
+    assert found[_glm(catalogue).key] == ["models/glm5_v5.md", "models/glm-next.md"]

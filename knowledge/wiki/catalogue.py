@@ -175,6 +175,7 @@ class Catalogue:
     _runbooks: dict[str, Runbook] = field(default_factory=dict, repr=False)
     _newer: dict[str, tuple[Version, ...]] = field(default_factory=dict, repr=False)
     _keys: dict[str, tuple[set[str], list[str]]] = field(default_factory=dict, repr=False)
+    _successors: _Successors | None = field(default=None, repr=False)
 
     # --- building --------------------------------------------------------------
 
@@ -208,6 +209,9 @@ class Catalogue:
                 break
         catalogue = cls(wiki=wiki, front=front.path, families=tuple(families), glossary=glossary)
         catalogue._index_names()
+        # Built with the catalogue (off the event loop): the first /runbook of a family
+        # would otherwise read every page's sections to find its newer pages.
+        catalogue._successors = _Successors.of(wiki)
         return catalogue
 
     def _index_names(self) -> None:
@@ -361,25 +365,20 @@ class Catalogue:
         if current is None or current.path not in self.wiki.pages:
             return ()
         listed = {v.path: v.kind for v in family.versions}
+        if self._successors is None:
+            self._successors = _Successors.of(self.wiki)
+        pages = self.wiki.pages
         found: dict[str, Version] = {}
         series = version_series(current.path)
         if series is not None:
             folder, before, number, after = series
-            for path, page in self.wiki.pages.items():
-                other = version_series(path)
-                if other is None or path == current.path or listed.get(path) in _OLD_KINDS:
-                    continue
-                same = other[0] == folder and other[1] == before and other[3] == after
-                if same and other[2] > number:
-                    found[path] = Version(page.title, path, None, "", PageStatus.OTHER)
-        for path, page in self.wiki.pages.items():
+            for other, path in self._successors.series.get((folder, before, after), ()):
+                if other > number and path != current.path and listed.get(path) not in _OLD_KINDS:
+                    found[path] = Version(pages[path].title, path, None, "", PageStatus.OTHER)
+        for path, anchor in self._successors.superseding.get(current.path, ()):
             if path == current.path or path in found or listed.get(path) in _OLD_KINDS:
                 continue
-            # From the page's facts: a page of the cache is not read for this.
-            for anchor, targets in facts_of(page).supersedes:
-                if current.path in targets:
-                    found[path] = Version(page.title, path, anchor, "", PageStatus.OTHER)
-                    break
+            found[path] = Version(pages[path].title, path, anchor, "", PageStatus.OTHER)
         newer = tuple(sorted(found.values(), key=lambda v: _series_number(v.path), reverse=True))
         self._newer[family.key] = newer
         return newer
@@ -408,6 +407,35 @@ class Catalogue:
             )
         self._runbooks[family.key] = runbook
         return runbook
+
+
+@dataclass(frozen=True, slots=True)
+class _Successors:
+    """Where a page's successors are found, read once per wiki: pages of a numbered
+    series by (folder, name before the number, name after it), as ``(number, path)``;
+    and, per linked page, the pages with a section saying it is superseded, as
+    ``(path, anchor of the first such section)``. Both in the wiki's page order."""
+
+    series: dict[tuple[str, str, str], list[tuple[int, str]]]
+    superseding: dict[str, list[tuple[str, str]]]
+
+    @classmethod
+    def of(cls, wiki: Wiki) -> _Successors:
+        series: dict[tuple[str, str, str], list[tuple[int, str]]] = {}
+        superseding: dict[str, list[tuple[str, str]]] = {}
+        for path, page in wiki.pages.items():
+            numbered = version_series(path)
+            if numbered is not None:
+                folder, before, number, after = numbered
+                series.setdefault((folder, before, after), []).append((number, path))
+            seen: set[str] = set()
+            # From the page's facts: a page of the cache is not read for this.
+            for anchor, targets in facts_of(page).supersedes:
+                for target in targets:
+                    if target not in seen:
+                        seen.add(target)
+                        superseding.setdefault(target, []).append((path, anchor))
+        return cls(series, superseding)
 
 
 def version_series(path: str) -> tuple[str, str, int, str] | None:
