@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.search import SearchIndex
+from knowledge.search import SearchIndex, _bm25
 from knowledge.search._bm25 import BM25Ranker
 from knowledge.search.query import MAX_QUERY_TERMS
 from knowledge.wiki import Catalogue, load_wiki
@@ -153,3 +153,20 @@ def test_a_small_term_cache_answers_the_same(demo_index) -> None:
     queries = _queries(load_wiki(wiki_dir), seed=3)[:150]
     _compare(index, queries + queries[::-1], [None])
     assert generation._ranker._held <= 40 or len(generation._ranker._terms) == 1
+
+
+def test_posting_lists_scored_with_numpy_answer_the_same(demo_index, monkeypatch) -> None:
+    """Every posting list through the numpy path (the demo's lists are short, so the
+    threshold is lowered to one): the same floats as Whoosh's scorer, on one segment
+    and on two with deletions."""
+    calls = []
+    real = _bm25._vector_scores
+    monkeypatch.setattr(_bm25, "_vector_scores", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(BM25Ranker, "vector_postings", 1)
+    monkeypatch.setattr(BM25Ranker, "vector_postings_cold", 1)
+    index, wiki_dir = demo_index
+    wiki = load_wiki(wiki_dir)
+    seen = _compare(index, _queries(wiki, seed=5), [None, *wiki.categories[:2]])
+    assert seen["all_terms"] >= 60 and seen["fallback"] >= 60, seen
+    assert len(calls) > 500
+    test_same_ranking_after_an_update_left_two_segments_and_deletions(demo_index)
