@@ -508,6 +508,23 @@ class KnowledgeBase:
             self.state, self.t, query, category=category, page=page, per_page=per_page
         )
 
+    def search_at_hand(
+        self,
+        query: str,
+        *,
+        category: str | None = None,
+        page: int = 1,
+        per_page: int = answers.SEARCH_PAGE_SIZE,
+    ) -> Reply | None:
+        """:meth:`search`'s reply if it is bounded work in memory, else None (see
+        :func:`knowledge.answers.search_at_hand`): what an event loop may answer itself."""
+        state = self._state
+        if state is None:
+            return None
+        return answers.search_at_hand(
+            state, self.t, query, category=category, page=page, per_page=per_page
+        )
+
     def search_sections(
         self, query: str, *, limit: int = 5, offset: int = 0, category: str | None = None
     ) -> SearchResults | None:

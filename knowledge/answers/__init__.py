@@ -14,7 +14,13 @@ from knowledge.answers._choices import (
 )
 from knowledge.answers._glossary import MAX_EXPLAIN_CHARS, acronym, explain
 from knowledge.answers._runbook import launch, runbook, versions
-from knowledge.answers._search import MAX_PASTED_CHARS, SEARCH_PAGE_SIZE, is_pasted, search
+from knowledge.answers._search import (
+    MAX_PASTED_CHARS,
+    SEARCH_PAGE_SIZE,
+    is_pasted,
+    search,
+    search_at_hand,
+)
 from knowledge.answers._state import Links, WikiState
 from knowledge.answers._status import age, help_reply, status
 from knowledge.answers._support import support_check_reply
@@ -36,6 +42,7 @@ __all__ = [
     "launch",
     "runbook",
     "search",
+    "search_at_hand",
     "status",
     "support_check_reply",
     "term_choices",

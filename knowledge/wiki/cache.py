@@ -211,6 +211,18 @@ _SECTIONS = Page.__dict__["sections"]
 _PAGE_FIELDS = tuple(f.name for f in dataclasses.fields(Page))
 
 
+def sections_in_memory(page: Page) -> bool:
+    """False for a page of the cache whose sections are still in the cache file (reading
+    them takes the cache's lock and the disk); True for every other page."""
+    if not isinstance(page, StoredPage):
+        return True
+    try:
+        _SECTIONS.__get__(page, Page)
+    except AttributeError:
+        return False
+    return True
+
+
 class StoredPage(Page):
     """A page of the cache whose sections are read from the file when first used.
 

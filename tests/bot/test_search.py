@@ -189,3 +189,57 @@ def test_a_slow_public_search_that_finds_nothing_answers_privately(discord_stand
     answer = nothing.followup_messages[-1]
     assert answer["flags"] & EPHEMERAL
     assert "Nothing found" in embed_of(answer)["title"]
+
+
+PASTED = (
+    "Hi, my server stops right after loading the weights:\n"
+    "RuntimeError: NCCL error: Failed to CUDA calloc 10485760 bytes\n"
+    "vllm serve with tensor parallel 8. What is wrong?"
+)
+
+
+def test_a_pasted_question_at_hand_is_answered_on_the_event_loop(discord_standin, monkeypatch):
+    """A pasted question is bounded work in memory once the page ranker is built and the
+    pages to show are read: the bot answers it on its loop, not through a knowledge
+    thread (where the contest for the interpreter lock costs more than the work). When a
+    page to show is still on disk, and for a words search, a thread does the work. The
+    same answer either way."""
+    kb = demo_kb()
+    threaded: list[str] = []
+
+    async def scenario(standin):
+        bot = standin.client
+        await bot.get_cog("SupportCog").desk()  # its start-up work, which builds the ranker
+        assert kb.state.built_ranker is not None
+        real = bot.in_thread
+
+        async def spy(func, /, *args, **kwargs):
+            if getattr(func, "__name__", "") == "search":
+                threaded.append(str(args[0]))
+            return await real(func, *args, **kwargs)
+
+        monkeypatch.setattr(bot, "in_thread", spy)
+        warm = await standin.slash("search", query=PASTED)
+        on_loop = list(threaded)
+        with monkeypatch.context() as patch:
+            patch.setattr("knowledge.answers._search.sections_in_memory", lambda page: False)
+            on_disk = await standin.slash("search", query=PASTED)
+        pasted_in_thread = list(threaded)
+        threaded.clear()
+        words = await standin.slash("search", query="nccl calloc")
+        return warm, on_loop, on_disk, pasted_in_thread, words, list(threaded)
+
+    factory = bot_factory(make_config(discord=PATIENT), kb=kb)
+    warm, on_loop, on_disk, pasted_in_thread, words, after = discord_standin.run(
+        factory, scenario
+    )
+    assert on_loop == [], "at hand: no thread"
+    assert pasted_in_thread == [PASTED], "a page to show on disk: the thread searched"
+    assert after == ["nccl calloc"], "a words search reads the index: a thread"
+    expected = kb.search(PASTED)
+    for record in (warm, on_disk):
+        assert record.response.callback_type == 4
+        shown = embed_of(record.response.message)
+        assert shown["title"] == expected.title
+        assert [f["name"] for f in shown["fields"]] == [f.name for f in expected.fields]
+    assert embed_of(words.response.message)["title"] == kb.search("nccl calloc").title

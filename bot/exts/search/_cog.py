@@ -13,7 +13,7 @@ from bot.cooldowns import cooldown
 from bot.errors import safe_choices
 from bot.respond import in_time, send_reply
 
-from ._views import PageButton, SearchMemory, remember, search_view
+from ._views import PageButton, SearchMemory, answer_search, remember, search_view
 
 if TYPE_CHECKING:
     from bot.client import WikiBot
@@ -55,13 +55,14 @@ class SearchCog(commands.Cog):
     ) -> None:
         """Search every page of the wiki and page through the best matching sections.
 
-        The index search runs in a thread; a search done within the bot's patience is
-        answered in the first response, a slower one after a "thinking…" (in_time).
+        A pasted question is answered on the event loop when the answer is at hand, any
+        other search in a thread (answer_search); a search done within the bot's patience
+        is answered in the first response, a slower one after a "thinking…" (in_time).
         """
         kb = self.bot.kb
 
         async def searched() -> tuple[Reply, str | None]:
-            found = await self.bot.in_thread(kb.search, query, category=section or None)
+            found = await answer_search(self.bot, query, section or None)
             return found, (await remember(self.bot, found) if found.ok else None)
 
         reply, key = await in_time(interaction, searched(), ephemeral=private)

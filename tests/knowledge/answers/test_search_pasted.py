@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 
 from knowledge.answers import is_pasted
 from knowledge.answers._search import _highlight_first
-from knowledge.service import KnowledgeBase
+from knowledge.service import KnowledgeBase, demo_wiki_dir
+from knowledge.wiki import load_wiki
+from knowledge.wiki.cache import StoredPage, sections_in_memory
 
 PASTED = (
     "Hello, my server loads the weights and then stops with this, what is wrong?\n"
@@ -124,3 +126,37 @@ def test_a_word_is_highlighted_where_the_pattern_would(t, text, needle):
     assert shown == regex_highlight(t, text, needle)
     # and again over a first highlight, as the snippet does with its next word
     assert _highlight_first(t, shown, needle) == regex_highlight(t, shown, needle)
+
+
+def test_a_pasted_answer_is_at_hand_only_once_the_ranker_is_built(tmp_path, monkeypatch):
+    """``search_at_hand`` answers what the event loop may answer itself: a pasted question,
+    with the ranker built and the pages shown in memory; anything else is None."""
+    kb = KnowledgeBase.open(demo_wiki_dir(), tmp_path / "data")
+    try:
+        assert kb.search_at_hand(PASTED) is None, "the ranker is built on first use: seconds"
+        assert kb.state.built_ranker is None, "asking did not build it"
+        whole = kb.search(PASTED)  # builds the ranker
+        assert kb.search_at_hand(PASTED) == whole
+        assert kb.search_at_hand(PASTED, page=2, per_page=2) == kb.search(
+            PASTED, page=2, per_page=2
+        )
+        assert kb.search_at_hand("nccl calloc") is None, "a words search reads the index"
+        monkeypatch.setattr("knowledge.answers._search.sections_in_memory", lambda page: False)
+        assert kb.search_at_hand(PASTED) is None, "a page to show is still on disk"
+    finally:
+        kb.close()
+
+
+def test_the_sections_of_a_cached_page_are_in_memory_once_read(tmp_path):
+    KnowledgeBase.open(demo_wiki_dir(), tmp_path / "data").close()
+    kb = KnowledgeBase.open(demo_wiki_dir(), tmp_path / "data")  # pages from the cache
+    try:
+        pages = list(kb.wiki.pages.values())
+        assert all(isinstance(page, StoredPage) for page in pages)
+        # The front page, hubs and glossary are read at load; the others are not.
+        page = next(page for page in pages if not sections_in_memory(page))
+        assert page.sections
+        assert sections_in_memory(page)
+        assert sections_in_memory(load_wiki(demo_wiki_dir()).pages[page.path]), "parsed pages"
+    finally:
+        kb.close()
