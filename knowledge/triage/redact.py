@@ -183,6 +183,13 @@ _DISCORD_CHARS: Final = frozenset(
 _JWT_RE: Final = re.compile(
     r"(?<![A-Za-z0-9_-])ey[A-Za-z0-9_-]{8,4096}\.ey[A-Za-z0-9_-]{8,65536}\.[A-Za-z0-9_-]{0,4096}"
 )
+# The parts of a JWT after its header, and a run of the characters a header is made of:
+# for JWTs that start where a line started in the joined-lines view (_jwts_at_line_starts).
+_JWT_TAIL_RE: Final = re.compile(r"\.ey[A-Za-z0-9_-]{8,65536}\.[A-Za-z0-9_-]{0,4096}")
+_JWT_JOINED_RE: Final = re.compile(
+    r"ey[A-Za-z0-9_-]{8,4096}\.ey[A-Za-z0-9_-]{8,65536}\.[A-Za-z0-9_-]{0,4096}"
+)
+_TOKEN_RUN_RE: Final = re.compile(r"[A-Za-z0-9_-]*")
 # A line break inside a token: a token character before it, another after optional
 # indentation. The literal ``\n`` comes first so the search runs at memchr speed.
 _TOKEN_BREAK_RE: Final = re.compile(r"\n(?<=[A-Za-z0-9_.-]\n)[ \t]{0,16}(?=[A-Za-z0-9_.-])")
@@ -401,7 +408,12 @@ def _discord_pass(text: str) -> tuple[str, int]:
     return _apply(text, spans), len(spans)
 
 
-def _discord_spans(text: str) -> list[tuple[int, int, str]]:
+def _discord_spans(text: str, line_starts: Set[int] = frozenset()) -> list[tuple[int, int, str]]:
+    """Discord tokens: the middle and last parts found, the user-id part walked back.
+
+    In the joined-lines view (``line_starts`` given) the user-id part may also start
+    where a line started, the line before it ending in a token character.
+    """
     spans: list[tuple[int, int, str]] = []
     last_end = 0
     for m in _DISCORD_TAIL_RE.finditer(text):
@@ -409,10 +421,14 @@ def _discord_spans(text: str) -> list[tuple[int, int, str]]:
         start = dot
         while start > last_end and dot - start < 28 and text[start - 1] in _DISCORD_CHARS:
             start -= 1
-        if dot - start < 23 or (start > 0 and text[start - 1] in _DISCORD_CHARS):
+        if dot - start < 23:
             continue
-        if _is_discord_user_id(text[start:dot]):
-            spans.append((start, m.end(), DISCORD_TOKEN))
+        starts = [] if start > 0 and text[start - 1] in _DISCORD_CHARS else [start]
+        if line_starts:
+            starts += [p for p in range(start, dot - 22) if p in line_starts and p not in starts]
+        found = next((p for p in starts if _is_discord_user_id(text[p:dot])), None)
+        if found is not None:
+            spans.append((found, m.end(), DISCORD_TOKEN))
             last_end = m.end()
     return spans
 
@@ -715,13 +731,50 @@ def _broken_spans(
             if (m.start() in line_starts or _starts_word(joined, m.start()))
             and _decodes_to(m.group(0).split(".", 1)[0], b"{") is not None
         )
-    spans.extend((start, end, kind, None) for start, end, kind in _discord_spans(joined))
+        spans.extend(
+            (start, end, JWT, _JWT_JOINED_RE)
+            for start, end in _jwts_at_line_starts(joined, line_starts)
+        )
+    spans.extend(
+        (start, end, kind, None) for start, end, kind in _discord_spans(joined, line_starts)
+    )
     spans.sort(key=lambda span: (span[0], -span[1]))
     kept: list[tuple[int, int, str, re.Pattern[str] | None]] = []
     for span in spans:
         if not kept or span[0] >= kept[-1][1]:
             kept.append(span)
     return kept
+
+
+def _jwts_at_line_starts(joined: str, line_starts: Set[int]) -> list[tuple[int, int]]:
+    """(start, end) of the JWTs of the joined-lines view that start where a line started
+    after a line ending in a token character: ``_JWT_RE`` wants no token character
+    before a JWT, and the joined view has one there (``failed\ne\nyJ...`` joins to
+    ``failedeyJ...``).
+
+    The lines that start inside one run of token characters share its end, and so the
+    rest of the token after the header: the run is read once and the rest matched once
+    however many lines were joined into the run, so the time stays linear. A header
+    decodes to ``{`` when its first four characters do and its length is possible for
+    base64 (what decoding it whole, as the other JWT tests do, decides).
+    """
+    found: list[tuple[int, int]] = []
+    run_end = -1
+    tail: re.Match[str] | None = None
+    for start in sorted(line_starts):
+        if not joined.startswith("ey", start):
+            continue
+        if start >= run_end:
+            run_end = _TOKEN_RUN_RE.match(joined, start).end()  # type: ignore[union-attr]
+            tail = _JWT_TAIL_RE.match(joined, run_end)
+        elif found and found[-1][1] > start:
+            continue  # inside the JWT found in this run already
+        header = run_end - start
+        if tail is None or not 10 <= header <= 4098 or header % 4 == 1:
+            continue
+        if _decodes_to(joined[start : start + 4], b"{") is not None:
+            found.append((start, tail.end()))
+    return found
 
 
 def _broken_pass(text: str) -> tuple[str, Counter[str]]:

@@ -275,3 +275,24 @@ def test_a_key_broken_after_its_first_letter_is_found_up_to_the_next_lines_word(
     assert "KIA0000000000000000" not in result.text
     assert result.text.endswith("\nINFO: 200 OK") and result.text.count("\n") == 2
     assert [(r.kind, r.count) for r in result.redactions] == [("aws-access-key", 1)]
+
+
+@pytest.mark.parametrize(
+    ("secret", "kind"),
+    [
+        (_jwt("0000", "0" * 43), "jwt"),
+        (_discord(123456789012345678, "abcdef", "A" * 30), "discord-token"),
+    ],
+    ids=["jwt", "discord"],
+)
+@pytest.mark.parametrize("before", ["c10d  failed\n", "x=1\n", "ok: ", ""])
+def test_a_token_broken_over_two_lines_after_a_line_ending_in_a_word(secret, kind, before):
+    # found by hypothesis in CI: ``failed\ne\nyJ...`` joins to ``failedeyJ...``, where a
+    # JWT (or a Discord token's user id) seemed to start inside a word; it starts where
+    # its line did
+    for at in range(1, len(secret) - 1):
+        log = f"{before}{secret[:at]}\n{secret[at:]} (APIServer pid=1) INFO"
+        result = redact(log, "log")
+        assert secret not in _unmasked(result.text), at
+        assert [r.kind for r in result.redactions] == [kind], at
+        assert result.text.count("\n") == log.count("\n")
