@@ -61,6 +61,7 @@ import binascii
 import logging
 import re
 import unicodedata
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
@@ -175,6 +176,9 @@ _AWS_ACCESS_RE: Final = re.compile(r"A(?:KI|SI)A[A-Z0-9]{16}(?![A-Za-z0-9])")
 _AWS_ACCESS_JOINED_RE: Final = re.compile(r"A(?:KI|SI)A[A-Z0-9]{16}")
 # Discord: the middle part (timestamp) is found first, the user-id part is walked back.
 _DISCORD_TAIL_RE: Final = re.compile(r"\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,45}(?![A-Za-z0-9_-])")
+# The same in the joined-lines view, where the last part may end at a line end with the
+# next line's first word after it (see ``_discord_spans``).
+_DISCORD_TAIL_JOINED_RE: Final = re.compile(r"\.[A-Za-z0-9_-]{6,7}\.([A-Za-z0-9_-]{27,45})")
 _DISCORD_CHARS: Final = frozenset(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 )
@@ -408,29 +412,53 @@ def _discord_pass(text: str) -> tuple[str, int]:
     return _apply(text, spans), len(spans)
 
 
-def _discord_spans(text: str, line_starts: Set[int] = frozenset()) -> list[tuple[int, int, str]]:
+def _discord_spans(
+    text: str, starts: Sequence[int] = (), line_starts: Set[int] | None = None
+) -> list[tuple[int, int, str]]:
     """Discord tokens: the middle and last parts found, the user-id part walked back.
 
-    In the joined-lines view (``line_starts`` given) the user-id part may also start
-    where a line started, the line before it ending in a token character.
+    In the joined-lines view (``starts``: where its lines started, in order) the user-id
+    part may also start where a line started, the line before it ending in a token
+    character; and the last part ends at the first line end after the token's first
+    break at which it is long enough, the next line's first word being joined on.
+    ``line_starts``: the same as a set, when the caller has one.
     """
+    if line_starts is None:
+        line_starts = frozenset(starts)
     spans: list[tuple[int, int, str]] = []
     last_end = 0
-    for m in _DISCORD_TAIL_RE.finditer(text):
+    for m in (_DISCORD_TAIL_JOINED_RE if starts else _DISCORD_TAIL_RE).finditer(text):
         dot = m.start()
         start = dot
         while start > last_end and dot - start < 28 and text[start - 1] in _DISCORD_CHARS:
             start -= 1
         if dot - start < 23:
             continue
-        starts = [] if start > 0 and text[start - 1] in _DISCORD_CHARS else [start]
-        if line_starts:
-            starts += [p for p in range(start, dot - 22) if p in line_starts and p not in starts]
-        found = next((p for p in starts if _is_discord_user_id(text[p:dot])), None)
-        if found is not None:
-            spans.append((found, m.end(), DISCORD_TOKEN))
-            last_end = m.end()
+        ids = [] if start > 0 and text[start - 1] in _DISCORD_CHARS else [start]
+        ids += [p for p in range(start, dot - 22) if p in line_starts and p not in ids]
+        found = next((p for p in ids if _is_discord_user_id(text[p:dot])), None)
+        if found is None:
+            continue
+        end = m.end()
+        if starts:
+            end = _discord_end(text, found, m.start(1), m.end(), starts)
+            if end < 0:
+                continue
+        spans.append((found, end, DISCORD_TOKEN))
+        last_end = end
     return spans
+
+
+def _discord_end(text: str, token: int, last: int, end: int, starts: Sequence[int]) -> int:
+    """Where a Discord token of the joined-lines view ends (-1: it does not): its last
+    part (from ``last``) is 27-45 characters long and ends at a line end after the
+    token's first break, or where its run of token characters ends."""
+    first = bisect_right(starts, token)  # the token's first break is inside it
+    at = bisect_left(starts, last + 27, lo=first + 1)
+    if at < len(starts) and starts[at] <= min(end, last + 45):
+        return starts[at]
+    run_end = _TOKEN_RUN_RE.match(text, end).end()  # type: ignore[union-attr]
+    return end if run_end == end else -1
 
 
 def _value_span(text: str, pos: int, yaml_style: bool) -> tuple[int, int] | None:
@@ -706,15 +734,18 @@ _BREAKABLE: Final = (
 
 
 def _broken_spans(
-    joined: str, line_starts: Set[int]
+    joined: str, starts: Sequence[int]
 ) -> list[tuple[int, int, str, re.Pattern[str] | None]]:
     """Tokens in the joined-lines view: (start, end, kind, the pattern that found it).
 
     A token may start where a word starts in the joined view, or where a line started
-    before the lines were joined (``line_starts``): ``done\nhf_...`` joins to
+    before the lines were joined (``starts``, in order): ``done\nhf_...`` joins to
     ``donehf_...``, whose token still starts a line of its own. Likewise it ends where
     its word ends or where a line ended: ``AKIA...\nINFO`` joins to ``AKIA...INFO``.
+    Each token's end is settled (:func:`_whole_end`) before overlaps are: a token that
+    seemed to run on into the next one would hide it.
     """
+    line_starts = frozenset(starts)
     spans: list[tuple[int, int, str, re.Pattern[str] | None]] = []
     for kind, patterns in _BREAKABLE:
         for pattern in patterns:
@@ -735,15 +766,43 @@ def _broken_spans(
             (start, end, JWT, _JWT_JOINED_RE)
             for start, end in _jwts_at_line_starts(joined, line_starts)
         )
-    spans.extend(
-        (start, end, kind, None) for start, end, kind in _discord_spans(joined, line_starts)
-    )
+    spans = [
+        (start, _whole_end(joined, start, end, pattern, starts), kind, pattern)
+        for start, end, kind, pattern in spans
+    ]
+    found = _discord_spans(joined, starts, line_starts)
+    spans.extend((start, end, kind, None) for start, end, kind in found)
     spans.sort(key=lambda span: (span[0], -span[1]))
     kept: list[tuple[int, int, str, re.Pattern[str] | None]] = []
     for span in spans:
         if not kept or span[0] >= kept[-1][1]:
             kept.append(span)
     return kept
+
+
+def _whole_end(
+    joined: str, start: int, end: int, pattern: re.Pattern[str], starts: Sequence[int]
+) -> int:
+    """Where the token found at ``start`` ends: at the first line end after its first
+    break at which it is whole already (the next line's first word, joined on, is not
+    in it), else at ``end``.
+
+    Being whole is monotone over the token's characters (each pattern is a prefix and
+    runs of one character class, which the match's characters all belong to), so the
+    line ends are searched by halves: a token broken over thousands of short lines
+    costs a few matches, not one per line.
+    """
+    low = bisect_right(starts, start) + 1  # the first break is inside the token
+    high = bisect_left(starts, end) - 1
+    if low > high or not pattern.fullmatch(joined, start, starts[high]):
+        return end
+    while low < high:
+        middle = (low + high) // 2
+        if pattern.fullmatch(joined, start, starts[middle]):
+            high = middle
+        else:
+            low = middle + 1
+    return starts[low]
 
 
 def _jwts_at_line_starts(joined: str, line_starts: Set[int]) -> list[tuple[int, int]]:
@@ -793,14 +852,14 @@ def _broken_pass(text: str) -> tuple[str, Counter[str]]:
     for b_start, b_end in breaks:
         starts.append(b_start - removed)
         removed += b_end - b_start
-    spans = _broken_spans(joined, set(starts))
+    spans = _broken_spans(joined, starts)
     if not spans:
         return text, counts
     out: list[str] = []
     pos = 0
     index = 0
     shift = 0
-    for j_start, j_end, kind, pattern in spans:
+    for j_start, j_end, kind, _ in spans:
         while index < len(starts) and starts[index] <= j_start:
             shift += breaks[index][1] - breaks[index][0]
             index += 1
@@ -808,9 +867,6 @@ def _broken_pass(text: str) -> tuple[str, Counter[str]]:
         inner = []
         for i in range(index, len(starts)):
             if starts[i] >= j_end:
-                break
-            if inner and pattern is not None and pattern.fullmatch(joined, j_start, starts[i]):
-                j_end = starts[i]  # the token ends at a line end: the next line is not in it
                 break
             inner.append(breaks[i])
         if not inner:

@@ -296,3 +296,38 @@ def test_a_token_broken_over_two_lines_after_a_line_ending_in_a_word(secret, kin
         assert secret not in _unmasked(result.text), at
         assert [r.kind for r in result.redactions] == [kind], at
         assert result.text.count("\n") == log.count("\n")
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [_jwt("0000", "0" * 43), _discord(123456789012345678, "abcdef", "A" * 30)],
+    ids=["jwt", "discord"],
+)
+@pytest.mark.parametrize("at", [1, 5, 20])
+def test_broken_tokens_one_after_another_are_each_redacted(secret, at):
+    # joined, the first token's last part runs on into the next token: its end is
+    # settled before overlaps are, or the next token would be hidden under it
+    log = "\n".join(f"{secret[:at]}\n{secret[at:]}" for _ in range(3)) + "\nINFO"
+    result = redact(log, "log")
+    assert secret[at:] not in result.text and secret not in _unmasked(result.text)
+    assert [(r.kind, r.count) for r in result.redactions] == [(result.redactions[0].kind, 3)]
+    assert result.text.endswith("\nINFO")
+
+
+@pytest.mark.parametrize("next_line", ["Z" * 20 + " rest", "INFO: 200 OK", "abc"])
+def test_a_broken_discord_token_ends_where_its_line_did(next_line):
+    # the last part may take 27-45 characters: joined to the next line's first word it
+    # ran past 45 (not found) or took the word in (redacted with it)
+    token = _discord(123456789012345678, "abcdef", "A" * 30)
+    log = f"ok: {token[:5]}\n{token[5:]}\n{next_line}"
+    result = redact(log, "log")
+    assert token not in _unmasked(result.text)
+    assert result.text.endswith("\n" + next_line)
+    assert [r.kind for r in result.redactions] == ["discord-token"]
+
+
+def test_a_jwt_broken_over_thousands_of_lines_is_one_redaction():
+    token = _jwt("0000", "0" * 43).split(".")[0] + ".eyJ" + "A" * 8000 + ".sig"
+    result = redact("\n".join(token), "log")  # one character a line
+    assert [(r.kind, r.count) for r in result.redactions] == [("jwt", 1)]
+    assert "A" not in result.text.replace("REDACTED", "")
