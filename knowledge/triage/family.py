@@ -9,10 +9,9 @@ page field. Everything is read from the catalogue and the pages' code blocks.
 
 from __future__ import annotations
 
+import functools
 import re
-import threading
-from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -112,12 +111,16 @@ class FamilyFinder:
     wiki: Wiki
     catalogue: Catalogue | None
     families: tuple[FamilyFacts, ...] = ()
-    #: query -> the catalogue's match, the newest ``_MATCHES_KEPT`` (the catalogue does
-    #: not change: a new wiki makes a new finder).
-    _matches: OrderedDict[str, FamilyMatch] = field(
-        default_factory=OrderedDict, compare=False, repr=False
+    #: ``catalogue.match``, its newest ``_MATCHES_KEPT`` answers remembered (the
+    #: catalogue does not change: a new wiki makes a new finder).
+    _match: Callable[[str], FamilyMatch] | None = field(
+        default=None, init=False, compare=False, repr=False
     )
-    _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.catalogue is not None:
+            remembered = functools.lru_cache(_MATCHES_KEPT)(self.catalogue.match)
+            object.__setattr__(self, "_match", remembered)
 
     @classmethod
     def build(cls, wiki: Wiki, catalogue: Catalogue | None) -> FamilyFinder:
@@ -185,6 +188,7 @@ class FamilyFinder:
         spelled = self._named_in(page_field, text)
         if spelled is not None:
             return self._info(spelled, "name", None)
+        assert self._match is not None  # made with the catalogue
         for query in (page_field, *(sorted(models, key=len, reverse=True)[:2])):
             query = query.strip()[:100]
             if not query:
@@ -193,21 +197,6 @@ class FamilyFinder:
             if match.family is not None and not match.ambiguous:
                 return self._info(match.family, "name", None)
         return None
-
-    def _match(self, query: str) -> FamilyMatch:
-        """``catalogue.match(query)``, remembered."""
-        assert self.catalogue is not None
-        with self._lock:
-            found = self._matches.get(query)
-            if found is not None:
-                self._matches.move_to_end(query)
-                return found
-        found = self.catalogue.match(query)
-        with self._lock:
-            self._matches[query] = found
-            while len(self._matches) > _MATCHES_KEPT:
-                self._matches.popitem(last=False)
-        return found
 
     def _named_in(self, page_field: str, text: str) -> Family | None:
         """The one family whose name the page field or the free text spells out (longest
