@@ -371,7 +371,11 @@ class SupportDesk:
     def check(self, draft_id: str, user: str) -> tuple[Draft, TriageResult]:
         """The triage of a draft, shown before filing (worded by
         :func:`knowledge.answers.support_check_reply`); kept for :meth:`file`."""
-        draft = self.draft(draft_id, user)
+        return self.check_draft(self.draft(draft_id, user))
+
+    def check_draft(self, draft: Draft) -> tuple[Draft, TriageResult]:
+        """:meth:`check` of a draft already read from the store (by :meth:`draft`, or
+        returned by :meth:`save`): not read again."""
         blocking = self.blocking(draft)
         if blocking:
             raise IntakeError("empty", "\n".join(blocking))

@@ -209,7 +209,7 @@ def test_each_slow_answer_replaces_its_private_thinking_message(discord_standin,
     """Step 1's save, the triage and the filing each held until the submit or press was
     acknowledged: a private "thinking..." first, then the answer edits it (one request,
     nothing deleted and resent)."""
-    gates = {name: Gate() for name in ("save", "check", "file")}
+    gates = {name: Gate() for name in ("save", "check_draft", "file")}
     for name, gate in gates.items():
         monkeypatch.setattr(SupportDesk, name, gate.hold(getattr(SupportDesk, name)))
 
@@ -223,7 +223,7 @@ def test_each_slow_answer_replaces_its_private_thinking_message(discord_standin,
             files = {"log__file": [ds.attachment("server.log", LOG.encode())]}
             answers = {"command": V3_LAUNCH, "layout": "8x RTX PRO 6000, TP8"}
             submitted = await submit_modal_with_files(ds, step2, answers, files=files)
-            gates["check"].open()
+            gates["check_draft"].open()
             check = (await submitted.answer()).shown
             filed = await ds.press(check, button_id(check, "File the ticket"))
             gates["file"].open()

@@ -305,7 +305,7 @@ class SupportCog(commands.Cog):
                 return desk, exc, None
             if step < desk.form.steps:
                 return desk, saved, None
-            return desk, saved, await self._check(desk, draft_id, user)
+            return desk, saved, await self._check(desk, saved.draft)
 
         desk, saved, checked = await in_time(interaction, saved_and_checked(), ephemeral=True)
         if not await answered(
@@ -349,11 +349,12 @@ class SupportCog(commands.Cog):
             fields=notes,
         )
 
-    async def _check(self, desk: SupportDesk, draft_id: str, user: str) -> Reply | IntakeError:
-        """The wiki's answer to a finished draft (or why it cannot be checked yet)."""
+    async def _check(self, desk: SupportDesk, draft: Draft) -> Reply | IntakeError:
+        """The wiki's answer to a finished draft, as just read or saved (or why it cannot
+        be checked yet)."""
 
         def check() -> Reply:  # the triage and its wording (redacting again): off the loop
-            draft, result = desk.check(draft_id, user)
+            _, result = desk.check_draft(draft)
             return support_check_reply(
                 result, draft.redactions, desk.context.templates, desk.t, draft_id=draft.id
             )
@@ -433,9 +434,7 @@ class SupportCog(commands.Cog):
             return
         if action in ("next", "edit", "resume"):
             if action == "resume" and draft.step >= desk.form.steps:
-                checked = await in_time(
-                    interaction, self._check(desk, draft_id, user), ephemeral=True
-                )
+                checked = await in_time(interaction, self._check(desk, draft), ephemeral=True)
                 await self._show_check(interaction, draft_id, checked)
                 return
             step = max(1, min(step, desk.form.steps))
