@@ -15,6 +15,7 @@ import time
 from typing import TYPE_CHECKING
 
 from knowledge.cli.eval import add_eval_command
+from knowledge.cli.lint import add_lint_command
 from knowledge.cli.options import (
     add_wiki_options,
     fetched_link_base,
@@ -142,3 +143,4 @@ def add_knowledge_commands(sub: argparse._SubParsersAction) -> None:
     add_tickets_command(sub)
     add_eval_command(sub)
     add_wiki_command(sub)
+    add_lint_command(sub)
