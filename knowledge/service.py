@@ -543,6 +543,15 @@ class KnowledgeBase:
     def status(self) -> Reply:
         return answers.status(self.state, self.t)
 
+    def lint(self, only: list[str] | None = None) -> Reply:
+        """``/wiki lint``: the lint's checks (all, or ``only``) on the wiki loaded now."""
+        from knowledge.lint import lint_wiki
+        from knowledge.lint.answer import lint_reply
+
+        state = self.state
+        report = lint_wiki(state.wiki, state.glossary, state.catalogue, only=only)
+        return lint_reply(report, load_templates("lint.yaml"))
+
     def help(self) -> Reply:
         return answers.help_reply(self.t)
 

@@ -25,7 +25,8 @@ def _lint(args: argparse.Namespace) -> int:
     only = [name.strip() for name in args.only.split(",") if name.strip()] if args.only else None
     bad = [name for name in only or () if name not in CHECKS]
     if bad:
-        print(t("command.bad_check", names=", ".join(bad), known=", ".join(CHECKS)), file=sys.stderr)
+        known = ", ".join(CHECKS)
+        print(t("command.bad_check", names=", ".join(bad), known=known), file=sys.stderr)
         return 2
     wiki_dir, data_dir = wiki_folders(args, load_templates())
     wiki, glossary, catalogue = load_for_lint(wiki_dir, data_dir)

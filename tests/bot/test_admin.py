@@ -150,3 +150,41 @@ def test_reindex_on_a_full_disk_says_so_and_keeps_serving(discord_standin, tmp_p
     assert "No space left on device" in embed["description"]
     assert embed_of(searched.response.message)["title"].startswith("DCP")
     kb.close()
+
+
+def test_wiki_lint_is_for_admins_and_attaches_every_finding(discord_standin, tmp_path):
+    kb = fresh_kb(tmp_path)
+    hub = kb.wiki_dir / "models" / "glm.md"
+    text = hub.read_text(encoding="utf-8")
+    hub.write_text(text.replace("(glm5_v3.md) | Historical", "(glm5_v9.md) | Historical"), "utf-8")
+    kb.reload()
+
+    async def scenario(standin):
+        refused = await standin.slash("wiki lint", user_id=DEFAULT_IDS.alice)
+        everything = await standin.slash("wiki lint", user_id=DEFAULT_IDS.mod)
+        hubs = await standin.slash("wiki lint", check="hubs", user_id=DEFAULT_IDS.owner)
+        return (
+            refused.response,
+            await everything.answer(),
+            await hubs.answer(),
+            standin.synced_command("wiki"),
+        )
+
+    refused, everything, hubs, synced = discord_standin.run(bot_factory(kb=kb), scenario)
+    assert refused.message["flags"] & EPHEMERAL
+    assert "Only server admins" in embed_of(refused.message)["description"]
+    for answer in (everything, hubs):
+        assert answer.shown["flags"] & EPHEMERAL
+        embed = embed_of(answer.shown)
+        assert embed["title"] == "What the wiki gets wrong"
+        fields = {f["name"]: f["value"] for f in embed["fields"]}
+        assert "`models/glm.md:" in fields["hubs (1)"] and "glm5_v9.md" in fields["hubs (1)"]
+        (sent,) = answer.files
+        listed = sent.data.decode()
+        assert sent.filename == "wiki-lint.txt"
+        assert " hub-missing-page [error] " in listed and "Fix: " in listed
+    assert set(fields) == {"hubs (1)"}, "check: hubs runs that check alone"
+    assert any(f["name"].startswith("orphans") for f in embed_of(everything.shown)["fields"])
+    lint = next(o for o in synced["options"] if o["name"] == "lint")
+    assert {c["value"] for c in lint["options"][0]["choices"]} >= {"hubs", "links", "orphans"}
+    kb.close()
