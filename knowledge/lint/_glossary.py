@@ -13,10 +13,12 @@ its singular; a word with digits is a part number or a composite). Left out as
 well, from how the wiki itself writes them: a word shouted in capitals (its
 small-letter form is a word of the wiki's prose at least as often), a unit (most
 of its uses follow a number: ``96 GB``), and a name (half of its uses sit beside
-a capitalised word or a number: ``RTX PRO 6000``). It is
+a capitalised word or a number: ``RTX PRO 6000``), and a table value (half of its
+uses fill a table cell alone: ``| OK |``). It is
 reported once it is used on ``LintOptions.acronym_pages`` pages or more, with
 the pages counted and, where some page spells it out (``Out Of Memory (OOM)``),
-that meaning as the row to add.
+that meaning as the row to add. Acronyms of general computing (:data:`COMMON_ACRONYMS`:
+GPU, JSON, URL ...) are never reported.
 """
 
 from __future__ import annotations
@@ -39,6 +41,18 @@ ROW_RULES = (DUPLICATE, EMPTY_MEANING)
 UNDEFINED = Rule("glossary-missing-acronym", "acronyms", Severity.INFO)
 ACRONYM_RULES = (UNDEFINED,)
 
+#: Acronyms of general computing that a field wiki's glossary need not spell out, as
+#: prose linters keep them (Vale's acronym rules carry such an exception list): never
+#: reported. Terms of the wiki's own field (KV, OOM, NUMA, ...) are not here.
+COMMON_ACRONYMS = frozenset(
+    {
+        "AI", "API", "ASCII", "BIOS", "CLI", "CPU", "CSV", "DNS", "DRAM", "FAQ", "GPU",
+        "GUI", "HTML", "HTTP", "HTTPS", "ID", "IP", "JSON", "NaN", "OK", "OS", "PDF",
+        "RAM", "SQL", "SSD", "SSH", "TCP", "TODO", "UDP", "URL", "USB", "UTC", "UTF",
+        "XML", "YAML",
+    }
+)  # fmt: skip
+
 _TERM_COLUMNS = ("acronym", "term", "abbreviation", "name")
 _MEANING_COLUMNS = ("meaning", "expansion", "definition", "stands for")
 _NAME_SPLIT = re.compile(r"\s+/\s+|,\s+")
@@ -55,6 +69,8 @@ _WORD = re.compile(
 )
 _NUMBER_BEFORE = re.compile(r"\d[\d.,]*\s?$")
 _NAME_NEIGHBOUR = re.compile(r"^[A-Z0-9][\w-]*$")
+_CELL_BEFORE = re.compile(r"\|\s*$")
+_CELL_AFTER = re.compile(r"\s*\|")
 
 
 def _glossary_tables(page: Page) -> Iterator[tuple[Table, int, int, int | None]]:
@@ -147,6 +163,7 @@ def check_acronyms(ctx: LintContext) -> Iterator[Finding]:
     count = Counter[str]()
     after_number = Counter[str]()
     in_names = Counter[str]()
+    alone_in_cells = Counter[str]()
     meanings: dict[str, str] = {}
     prose: list[str] = []
     for page in ctx.wiki.pages.values():
@@ -168,6 +185,8 @@ def check_acronyms(ctx: LintContext) -> Iterator[Finding]:
                 after_number[word] += 1
             if _name_like(line, text[match.end() : match.end() + 40]):
                 in_names[word] += 1
+            if _CELL_BEFORE.search(line) and _CELL_AFTER.match(text, match.end()):
+                alone_in_cells[word] += 1
             used[word].setdefault(page.path, lines[at][0])
             closes = text[match.end() : match.end() + 1] == ")"
             if word not in meanings and closes and line.endswith("("):
@@ -182,7 +201,11 @@ def check_acronyms(ctx: LintContext) -> Iterator[Finding]:
     gline = next((t.line for t, *_ in _glossary_tables(gpage)), 1)
     threshold = ctx.options.acronym_pages
     candidates = sorted(
-        (w for w, pages in used.items() if len(pages) >= threshold and not _defined(glossary, w)),
+        (
+            w
+            for w, pages in used.items()
+            if len(pages) >= threshold and w not in COMMON_ACRONYMS and not _defined(glossary, w)
+        ),
         key=lambda w: (-len(used[w]), w),
     )
     small = _small_uses(prose, candidates)
@@ -193,6 +216,8 @@ def check_acronyms(ctx: LintContext) -> Iterator[Finding]:
             continue  # a word shouted in capitals (NOT, FULL)
         if after_number[word] * 2 > uses or in_names[word] * 2 >= uses:
             continue  # a unit (96 GB), or part of product names (RTX PRO 6000)
+        if alone_in_cells[word] * 2 >= uses:
+            continue  # a value of result tables (| OK |, | FAIL |)
         examples = sorted(pages)[:3]
         yield ctx.finding(
             UNDEFINED,
