@@ -18,7 +18,8 @@ uses fill a table cell alone: ``| OK |``). It is
 reported once it is used on ``LintOptions.acronym_pages`` pages or more, with
 the pages counted and, where some page spells it out (``Out Of Memory (OOM)``),
 that meaning as the row to add. Acronyms of general computing (:data:`COMMON_ACRONYMS`:
-GPU, JSON, URL ...) are never reported.
+GPU, JSON, URL ...) and words of the model families' names (GLM in GLM-5.2) are never
+reported.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ ACRONYM_RULES = (UNDEFINED,)
 COMMON_ACRONYMS = frozenset(
     {
         "AI", "API", "ASCII", "BIOS", "CLI", "CPU", "CSV", "DNS", "DRAM", "FAQ", "GPU",
-        "GUI", "HTML", "HTTP", "HTTPS", "ID", "IP", "JSON", "NaN", "OK", "OS", "PDF",
+        "GUI", "HTML", "HTTP", "HTTPS", "ID", "IP", "JSON", "LLM", "ML", "NaN", "OK", "OS", "PDF",
         "RAM", "SQL", "SSD", "SSH", "TCP", "TODO", "UDP", "URL", "USB", "UTC", "UTF",
         "XML", "YAML",
     }
@@ -154,6 +155,16 @@ def _small_uses(prose: list[str], words: list[str]) -> Counter[str]:
     return Counter(found for text in prose for found in pattern.findall(text))
 
 
+def _family_words(ctx: LintContext) -> set[str]:
+    """Words of the model families' names (``GLM-5.2``, ``Xiaomi MiMo``): a model's name,
+    which the front page and hubs introduce, is no glossary gap."""
+    return {
+        word.casefold()
+        for family in ctx.catalogue.families
+        for word in re.findall(r"[A-Za-z]+", family.name)
+    }
+
+
 def check_acronyms(ctx: LintContext) -> Iterator[Finding]:
     glossary = ctx.glossary
     gpage = ctx.wiki.pages.get(glossary.page or "")
@@ -200,11 +211,15 @@ def check_acronyms(ctx: LintContext) -> Iterator[Finding]:
         count[word[:-1]] += count[word]
     gline = next((t.line for t, *_ in _glossary_tables(gpage)), 1)
     threshold = ctx.options.acronym_pages
+    names = _family_words(ctx)
     candidates = sorted(
         (
             w
             for w, pages in used.items()
-            if len(pages) >= threshold and w not in COMMON_ACRONYMS and not _defined(glossary, w)
+            if len(pages) >= threshold
+            and w not in COMMON_ACRONYMS
+            and w.casefold() not in names
+            and not _defined(glossary, w)
         ),
         key=lambda w: (-len(used[w]), w),
     )

@@ -1,7 +1,8 @@
 """Pages the wiki's navigation never reaches, and pages its full index lacks.
 
 Navigation starts at the front page, the family hubs and the folder indexes (a
-``README.md`` or ``index.md`` of a folder) and follows links from page to page.
+``README.md`` or ``index.md`` of a folder) and follows links from page to page (a
+path named in inline code, as a folder's README lists its files, counts too).
 A catalogue page (one linking at least half of all pages, in at least half of
 the top folders: a generated full index, not a folder's own index) is not
 followed: through it every page would count as reached. An orphan is a page the
@@ -11,6 +12,8 @@ wiki's maintenance notes regenerate it).
 
 from __future__ import annotations
 
+import posixpath
+import re
 from collections import deque
 from collections.abc import Iterator
 
@@ -28,6 +31,25 @@ RULES = (ORPHAN, NOT_INDEXED)
 _CATALOGUE_SHARE = 0.5
 _CATALOGUE_MIN = 20
 _INDEX_NAMES = frozenset(name.casefold() for name in FRONT_PAGE_NAMES)
+
+
+_CODE_PATH = re.compile(r"`([^`\s]+\.md)`")
+
+
+def _named(ctx: LintContext, path: str) -> set[str]:
+    """Pages a page names by their path in inline code (``results/report.md``), as a
+    folder's README lists what the folder holds: the reader is led there too."""
+    pages = ctx.wiki.pages
+    base = posixpath.dirname(path)
+    found = set()
+    for _, line in ctx.source(pages[path]).prose():
+        if ".md`" not in line:
+            continue
+        for name in _CODE_PATH.findall(line):
+            target = posixpath.normpath(posixpath.join(base, name))
+            if target in pages and target != path:
+                found.add(target)
+    return found
 
 
 def _top(path: str) -> str:
@@ -60,6 +82,7 @@ def check_orphans(ctx: LintContext) -> Iterator[Finding]:
         if path in catalogues:
             continue
         todo.extend(t for t in targets[path] if t not in reached)
+        todo.extend(t for t in _named(ctx, path) if t not in reached)
     for path in sorted(pages):
         if path not in reached and path not in catalogues:
             yield ctx.finding(ORPHAN, path, 1, title=pages[path].title)

@@ -148,13 +148,14 @@ def test_an_acronym_used_on_many_pages_that_the_glossary_lacks(wiki):
             # Spelled out once; shouted words, units and names beside it are not acronyms.
             out.write(
                 f"\nThe QZX path (Quick Zero Xfer (QZX)) is NOT used; it holds {number} GB"
-                " on an ACME Board 9.\n"
+                " on an ACME Board 9, not for GLM or JSON.\n"
             )
     report = lint(wiki, only=["acronyms"], options=LintOptions(acronym_pages=5))
     terms = {f.values["term"]: f for f in report.findings}
     assert "QZX" in terms and terms["QZX"].values["pages"] == 6
     assert "Quick Zero Xfer" in terms["QZX"].problem
-    assert not {"NOT", "GB", "ACME"} & set(terms)
+    # Shouted, a unit, a name, a word of a family's name (GLM-5), general computing (JSON).
+    assert not {"NOT", "GB", "ACME", "GLM", "JSON"} & set(terms)
     assert "QZX" not in {
         f.values["term"]
         for f in lint(wiki, only=["acronyms"], options=LintOptions(acronym_pages=7)).findings
@@ -221,12 +222,19 @@ def test_orphans_and_a_full_index_that_lacks_a_page(wiki):
     (wiki / "notes" / "lonely.md").write_text("# Lonely\n\nNobody links here.\n", encoding="utf-8")
     (wiki / "notes" / "reached.md").write_text("# Reached\n\nText.\n", encoding="utf-8")
     edit(wiki, "hardware/topology.md", "\n## ", "\nSee [reached](../notes/reached.md).\n\n## ")
+    (wiki / "notes" / "named.md").write_text("# Named\n\nText.\n", encoding="utf-8")
+    (wiki / "notes" / "README.md").write_text(
+        "# Notes\n\nRead `named.md` first.\n\n```text\nlonely.md\n```\n", encoding="utf-8"
+    )
     found = rules(lint(wiki, only=["orphans"]))
     assert ("notes/lonely.md", 1) in found["orphan-page"]
+    # Linked from a reached page, or named by its path in a folder index's inline code.
     assert ("notes/reached.md", 1) not in found["orphan-page"]
+    assert ("notes/named.md", 1) not in found["orphan-page"]
     # A generated index of every page (but the new one) is a catalogue: not followed, and stale.
     pages = sorted(p.relative_to(wiki).as_posix() for p in wiki.rglob("*.md"))
     listed = "".join(f"- [{p}]({p})\n" for p in pages if p != "notes/lonely.md")
+    assert len(pages) >= 20
     (wiki / "INDEX.md").write_text("# Index\n\n" + listed, encoding="utf-8")
     edit(
         wiki,
