@@ -48,9 +48,9 @@ ACRONYM_RULES = (UNDEFINED,)
 COMMON_ACRONYMS = frozenset(
     {
         "AI", "API", "ASCII", "BIOS", "CLI", "CPU", "CSV", "DNS", "DRAM", "FAQ", "GPU",
-        "GUI", "HTML", "HTTP", "HTTPS", "ID", "IP", "JSON", "LLM", "ML", "NaN", "OK", "OS", "PDF",
-        "RAM", "SQL", "SSD", "SSH", "TCP", "TODO", "UDP", "URL", "USB", "UTC", "UTF",
-        "XML", "YAML",
+        "GUI", "HDD", "HTML", "HTTP", "HTTPS", "ID", "IP", "JSON", "LLM", "ML", "NaN",
+        "NVMe", "OK", "OS", "PDF", "PSU", "RAM", "SQL", "SSD", "SSH", "TCP", "TODO", "UDP",
+        "URL", "USB", "UTC", "UTF", "XML", "YAML",
     }
 )  # fmt: skip
 
