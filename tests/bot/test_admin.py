@@ -188,3 +188,33 @@ def test_wiki_lint_is_for_admins_and_attaches_every_finding(discord_standin, tmp
     lint = next(o for o in synced["options"] if o["name"] == "lint")
     assert {c["value"] for c in lint["options"][0]["choices"]} >= {"hubs", "links", "orphans"}
     kb.close()
+
+
+def test_wiki_gaps_lists_what_members_asked_that_the_wiki_did_not_answer(discord_standin, tmp_path):
+    from knowledge.gaps import GapSettings
+
+    kb = fresh_kb(tmp_path)
+    kb.record_gaps(GapSettings())
+
+    async def scenario(standin):
+        await (
+            await standin.slash("search", query="Zorblax-9 frobnicator", user_id=DEFAULT_IDS.alice)
+        ).answer()
+        await (await standin.slash("runbook", model="zorblax", user_id=DEFAULT_IDS.alice)).answer()
+        await (await standin.slash("acronym", term="DCP", user_id=DEFAULT_IDS.alice)).answer()
+        refused = await standin.slash("wiki gaps", user_id=DEFAULT_IDS.alice)
+        shown = await standin.slash("wiki gaps", days=7, user_id=DEFAULT_IDS.mod)
+        return refused.response, await shown.answer()
+
+    refused, shown = discord_standin.run(bot_factory(kb=kb), scenario)
+    assert "Only server admins" in embed_of(refused.message)["description"]
+    assert shown.shown["flags"] & EPHEMERAL
+    embed = embed_of(shown.shown)
+    assert embed["title"] == "What people asked that the wiki did not answer"
+    assert embed["description"].startswith("2 request(s) in the last 7 days")
+    (group,) = embed["fields"]
+    assert group["name"].startswith("zorblax") and "(2)" in group["name"]
+    assert "Zorblax" in group["value"] and "DCP" not in group["value"]  # DCP was answered
+    kb.close()
+    stored = (tmp_path / "data" / "gaps.sqlite3").read_bytes()
+    assert str(DEFAULT_IDS.alice).encode() not in stored

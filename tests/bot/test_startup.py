@@ -51,6 +51,7 @@ def test_startup_syncs_the_command_schema_to_the_configured_guild(discord_standi
         "reindex": 1,
         "sync": 1,
         "lint": 1,
+        "gaps": 1,
     }
     # Contexts and installs declared on every command; no deprecated dm_permission.
     assert all("dm_permission" not in c for c in synced)

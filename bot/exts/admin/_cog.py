@@ -1,5 +1,4 @@
-"""/wiki status (anyone), /wiki reindex, /wiki lint and /wiki sync (admins; a global sync: the
-owner)."""
+"""/wiki status (anyone); /wiki reindex, lint, gaps and sync (admins; a global sync: the owner)."""
 
 from __future__ import annotations
 
@@ -191,6 +190,22 @@ class AdminCog(commands.Cog):
         """
         only = [check] if check else None
         work = self.bot.in_thread(self.bot.kb.lint, only)
+        reply = await in_time(interaction, work, ephemeral=True)
+        await send_reply(interaction, reply, self.bot.kb, private=True)
+
+    @wiki.command(name="gaps")
+    @app_commands.describe(days="Only the requests of the last this many days (default: all kept)")
+    @admin_only("admin.gaps_action")
+    @cooldown()
+    async def gaps(
+        self, interaction: discord.Interaction, days: app_commands.Range[int, 1, 3650] | None = None
+    ) -> None:
+        """What people asked that the wiki did not answer, grouped: pages worth writing (admins).
+
+        Reads the requests recorded in the data folder (never who asked) and groups them
+        in the knowledge threads; private to the admin.
+        """
+        work = self.bot.in_thread(self.bot.kb.gaps_report, days)
         reply = await in_time(interaction, work, ephemeral=True)
         await send_reply(interaction, reply, self.bot.kb, private=True)
 
