@@ -16,7 +16,7 @@ from knowledge.lint._context import LintContext
 from knowledge.lint._model import Finding, Rule, Severity
 from knowledge.lint._source import PageSource, section_end
 from knowledge.triage.known_errors import ERROR_LABELS, FIX_WORDS
-from knowledge.wiki import Labelled, Section
+from knowledge.wiki import Section
 
 __all__ = ["RULES", "check_troubleshooting"]
 
@@ -32,8 +32,8 @@ _ACTIONABLE = re.compile(r"`|\]\(|\]\[|https?://|<https?:")
 
 def _label_lines(source: PageSource, start: int, end: int) -> list[tuple[int, str]]:
     found = []
-    for number in range(start, end + 1):
-        if source.code[number - 1] if number - 1 < len(source.code) else True:
+    for number in range(start, min(end, len(source.code)) + 1):
+        if source.code[number - 1]:
             continue
         match = _LABEL_LINE.match(source.line(number))
         if match:
@@ -45,12 +45,11 @@ def _is_fix(label: str) -> bool:
     return any(word in label for word in FIX_WORDS)
 
 
-def _actionable(item: Labelled, source: PageSource, start: int, end: int) -> bool:
-    """The fix holds code or a link: in the model, or in its lines of the page."""
-    if item.code or item.quotes:
-        return True
+def _span_actionable(source: PageSource, start: int, end: int) -> bool:
+    """A code line, inline code or a link among the lines ``start..end`` of the page."""
     return any(
-        source.code[n - 1] or _ACTIONABLE.search(source.line(n)) for n in range(start, end + 1)
+        source.code[n - 1] or _ACTIONABLE.search(source.line(n))
+        for n in range(start, min(end, len(source.code)) + 1)
     )
 
 
@@ -75,16 +74,16 @@ def _entry(
             return  # "Status: not fixable yet, use ..." says what there is to do
         yield ctx.finding(NO_FIX, path, error_line, title=section.title)
         return
-    fix_lines = [i for i, (_, label) in enumerate(labels) if _is_fix(label)]
-    spans = []
-    for i in fix_lines:
-        start = labels[i][0]
-        stop = labels[i + 1][0] - 1 if i + 1 < len(labels) else end
-        spans.append((start, stop))
-    if not spans:  # the label is not at a line start (inside a list): trust the model only
-        if any(item.code or item.quotes for item in fixes):
-            return
+    if any(item.code or item.quotes for item in fixes):
+        return  # the model saw a command under a fix label
+    # The lines of each fix label up to the next label (its list and links are there).
+    spans = [
+        (labels[i][0], labels[i + 1][0] - 1 if i + 1 < len(labels) else end)
+        for i, (_, label) in enumerate(labels)
+        if _is_fix(label)
+    ]
+    if not spans:  # fix labels inside a list: their lines are the entry's
         spans = [(error_line, end)]
-    if any(_actionable(item, source, start, stop) for item in fixes for start, stop in spans):
+    if any(_span_actionable(source, start, stop) for start, stop in spans):
         return
     yield ctx.finding(VAGUE_FIX, path, spans[0][0], title=section.title)
