@@ -288,3 +288,24 @@ def test_every_finding_on_a_real_snapshot_names_a_line_of_its_file(snapshot):
         lines = (snapshot / finding.path).read_text(encoding="utf-8").splitlines()
         assert 1 <= finding.line <= max(len(lines), 1), finding
         assert finding.severity in Severity
+
+
+def test_the_example_workflow_runs_commands_the_cli_accepts():
+    """docs/wiki-lint-workflow.yml: valid YAML, and each `wikibot lint` line parses."""
+    import shlex
+
+    import yaml
+
+    from bot.cli import build_parser
+
+    workflow = yaml.safe_load((ROOT / "docs" / "wiki-lint-workflow.yml").read_text("utf-8"))
+    steps = workflow["jobs"]["lint"]["steps"]
+    script = "\n".join(step.get("run", "") for step in steps).replace("\\\n", " ")
+    commands = [
+        line.strip() for line in script.splitlines() if line.strip().startswith("wikibot lint")
+    ]
+    assert len(commands) >= 1
+    for command in commands:
+        words = shlex.split(command.split(">")[0])[1:]
+        args = build_parser().parse_args(words)
+        assert args.func.__name__ == "_lint" and args.fail_on == "error"
