@@ -29,6 +29,7 @@ AREAS = [
     ("benchmarks.discord_bench", "end to end through the Discord stand-in", True),
     ("benchmarks.support_bench", "/support: deflection and forum post at 20 in flight", True),
     ("benchmarks.fetch_bench", "fetching and following the wiki over loopback HTTP", True),
+    ("benchmarks.lint_bench", "wikibot lint on the whole wiki: cold, warm, checks alone", True),
 ]
 
 

@@ -35,6 +35,7 @@ from typing import Any, TypeVar
 import discord
 from discord.ext import commands
 
+from knowledge.gaps import GapSettings
 from knowledge.service import KnowledgeBase
 from knowledge.source import Follower, HttpSettings, SourceSettings
 from knowledge.templates import Templates, load_templates
@@ -215,6 +216,8 @@ class WikiBot(commands.Bot):
             link_base = config.link_base or live.link_base
             kb = KnowledgeBase.open(live.path, data_dir, link_base=link_base)
         _ = kb.state.ranker  # built now, before the heap is frozen, not on a first question
+        gaps = config.gaps
+        kb.record_gaps(GapSettings(enabled=gaps.enabled, keep_days=gaps.keep_days))
         return kb
 
     async def in_thread(self, func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:

@@ -48,6 +48,7 @@ __all__ = [
     "BotConfig",
     "ConfigError",
     "Cooldown",
+    "GapsConfig",
     "SupportConfig",
     "data_dir_of",
     "load_config",
@@ -65,6 +66,8 @@ MAX_REFRESH_MINUTES = 24 * 60
 DEFAULT_DRAFT_HOURS = 24.0
 #: Seconds an answer may take before the bot shows "thinking…" (see bot.respond.in_time).
 DEFAULT_THINKING_AFTER = 1.0
+#: Days an unanswered request is kept for the gaps report (``gaps.keep_days``).
+DEFAULT_GAPS_KEEP_DAYS = 90
 #: At most this much: the deferral must still reach Discord within its 3 seconds.
 MAX_THINKING_AFTER = 2.0
 MAX_DRAFT_HOURS = 30 * 24
@@ -101,6 +104,14 @@ class SupportConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class GapsConfig:
+    """``gaps:``: what people asked that the wiki did not answer (``/wiki gaps``)."""
+
+    enabled: bool = True
+    keep_days: int = DEFAULT_GAPS_KEEP_DAYS
+
+
+@dataclass(frozen=True, slots=True)
 class BotConfig:
     #: Guilds the commands are synced to at start-up (empty: no sync at start-up).
     guild_ids: tuple[int, ...]
@@ -130,6 +141,9 @@ class BotConfig:
     #: Seconds an answer may take before "thinking…" is shown (``discord.thinking_after``):
     #: answers ready sooner go out in the first response.
     thinking_after: float = DEFAULT_THINKING_AFTER
+    #: Record the requests the wiki did not answer (``gaps.enabled``), kept
+    #: ``gaps.keep_days`` days.
+    gaps: GapsConfig = GapsConfig()
 
 
 # --- the file's schema ------------------------------------------------------------------
@@ -350,12 +364,27 @@ class _Support(_Section):
     nudge: Annotated[bool, Field(default=False, strict=True, description="true or false")]
 
 
+class _Gaps(_Section):
+    enabled: Annotated[bool, Field(default=True, strict=True, description="true or false")]
+    keep_days: Annotated[
+        int,
+        Field(
+            default=DEFAULT_GAPS_KEEP_DAYS,
+            strict=True,
+            ge=1,
+            le=3650,
+            description="a whole number of days from 1 to 3650",
+        ),
+    ]
+
+
 class _File(_Section):
     discord: _Discord
     wiki: _Wiki
     cooldown: _Cooldown
     search: _Search
     support: _Support
+    gaps: _Gaps
 
 
 # --- errors ---------------------------------------------------------------------------
@@ -474,6 +503,7 @@ def parse_config(data: Any, *, name: str = "<config>", base: Path | None = None)
         caps=caps,
         http2=wiki.http2,
         thinking_after=file.discord.thinking_after,
+        gaps=GapsConfig(enabled=file.gaps.enabled, keep_days=file.gaps.keep_days),
     )
 
 

@@ -44,6 +44,7 @@ from knowledge.wiki.cache import CachedPages
 from knowledge.wiki.helper import HELPER_MIN_BYTES
 
 if TYPE_CHECKING:
+    from knowledge.gaps import GapRecorder, GapSettings
     from knowledge.search import SearchIndex
     from knowledge.search.pages import PageRanker
     from knowledge.triage.engine import TriageContext
@@ -140,6 +141,8 @@ class KnowledgeBase:
         self._triage_lock = threading.Lock()
         self._triage: tuple[WikiState, TriageContext] | None = None
         self._skipped_said: str | None = None
+        #: Where unanswered requests are noted (:meth:`record_gaps`); None: nowhere.
+        self.gaps: GapRecorder | None = None
 
     # --- loading ---------------------------------------------------------------
 
@@ -432,7 +435,24 @@ class KnowledgeBase:
         except OSError as exc:
             log.debug("cannot record the skipped files warned about: %s", exc)
 
+    def record_gaps(self, settings: GapSettings) -> None:
+        """Note from now on the requests the wiki does not answer in the data folder's
+        ``gaps.sqlite3`` (nothing when ``settings.enabled`` is false)."""
+        from knowledge.gaps import GapRecorder
+
+        if self.gaps is not None:
+            self.gaps.close()
+        self.gaps = GapRecorder.in_folder(self.data_dir, settings)
+
+    def _noted(self, command: str, query: str, reply: Reply) -> Reply:
+        """``reply``, after noting ``query`` if it went unanswered (a queue put)."""
+        if self.gaps is not None:
+            self.gaps.note(command, query, reply)
+        return reply
+
     def close(self) -> None:
+        if self.gaps is not None:
+            self.gaps.close()
         if self._index is not None:
             self._index.close()
         if self._cached is not None:
@@ -485,7 +505,7 @@ class KnowledgeBase:
         return self.links.url(path, anchor)
 
     def runbook(self, query: str) -> Reply:
-        return answers.runbook(self.state, self.t, query)
+        return self._noted("/runbook", query, answers.runbook(self.state, self.t, query))
 
     def versions(self, family_key: str) -> Reply:
         return answers.versions(self.state, self.t, family_key)
@@ -494,7 +514,7 @@ class KnowledgeBase:
         return answers.launch(self.state, self.t, family_key)
 
     def acronym(self, query: str) -> Reply:
-        return answers.acronym(self.state, self.t, query)
+        return self._noted("/acronym", query, answers.acronym(self.state, self.t, query))
 
     def search(
         self,
@@ -504,9 +524,11 @@ class KnowledgeBase:
         page: int = 1,
         per_page: int = answers.SEARCH_PAGE_SIZE,
     ) -> Reply:
-        return answers.search(
+        reply = answers.search(
             self.state, self.t, query, category=category, page=page, per_page=per_page
         )
+        # Once per search: turning its pages is not asking again.
+        return self._noted("/search", query, reply) if page == 1 else reply
 
     def search_at_hand(
         self,
@@ -521,9 +543,10 @@ class KnowledgeBase:
         state = self._state
         if state is None:
             return None
-        return answers.search_at_hand(
+        reply = answers.search_at_hand(
             state, self.t, query, category=category, page=page, per_page=per_page
         )
+        return self._noted("/search", query, reply) if reply is not None and page == 1 else reply
 
     def search_sections(
         self, query: str, *, limit: int = 5, offset: int = 0, category: str | None = None
@@ -542,6 +565,26 @@ class KnowledgeBase:
 
     def status(self) -> Reply:
         return answers.status(self.state, self.t)
+
+    def lint(self, only: list[str] | None = None) -> Reply:
+        """``/wiki lint``: the lint's checks (all, or ``only``) on the wiki loaded now."""
+        from knowledge.lint import lint_wiki
+        from knowledge.lint.answer import lint_reply
+
+        state = self.state
+        report = lint_wiki(state.wiki, state.glossary, state.catalogue, only=only)
+        return lint_reply(report, load_templates("lint.yaml"))
+
+    def gaps_report(self, since_days: int | None = None) -> Reply:
+        """``/wiki gaps``: the unanswered requests recorded in the data folder, grouped."""
+        from knowledge.gaps import GapStore, TermWeights, gaps_report
+        from knowledge.gaps.answer import gaps_reply
+
+        if self.gaps is not None:
+            self.gaps.flush()  # what was asked a moment ago counts too
+        records = GapStore.read(self.data_dir, since_days)
+        report = gaps_report(records, TermWeights.of(self.wiki), since_days=since_days)
+        return gaps_reply(report, load_templates("gaps.yaml"), recording=self.gaps is not None)
 
     def help(self) -> Reply:
         return answers.help_reply(self.t)

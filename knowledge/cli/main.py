@@ -15,6 +15,8 @@ import time
 from typing import TYPE_CHECKING
 
 from knowledge.cli.eval import add_eval_command
+from knowledge.cli.gaps import add_gaps_command
+from knowledge.cli.lint import add_lint_command
 from knowledge.cli.options import (
     add_wiki_options,
     fetched_link_base,
@@ -48,10 +50,15 @@ def _render_text(reply: Reply, t: Templates) -> str:
 
 def _console(args: argparse.Namespace) -> int:
     from knowledge.cli.console import run_console
+    from knowledge.service import data_dir_problem
 
     t = load_templates()
     with progress_bar(t("cli.indexing")) as progress:
         kb = open_knowledge(args, t, progress=progress)
+    if data_dir_problem(kb.data_dir) is None:  # what the wiki did not answer: `wikibot gaps`
+        from knowledge.gaps import GapSettings
+
+        kb.record_gaps(GapSettings())
     try:
         run_console(kb, str(kb.data_dir / "console_history"))
     finally:
@@ -142,3 +149,5 @@ def add_knowledge_commands(sub: argparse._SubParsersAction) -> None:
     add_tickets_command(sub)
     add_eval_command(sub)
     add_wiki_command(sub)
+    add_lint_command(sub)
+    add_gaps_command(sub)

@@ -34,8 +34,9 @@ if TYPE_CHECKING:
         Mention,
         find_glossary_page,
     )
-    from knowledge.wiki.load import MAX_PAGE_BYTES, WikiFolderError, load_wiki, read_page
+    from knowledge.wiki.load import WikiFolderError, load_wiki
     from knowledge.wiki.model import Cell, CodeBlock, Labelled, Link, Page, Section, Table, Wiki
+    from knowledge.wiki.pagefile import MAX_PAGE_BYTES, read_page
     from knowledge.wiki.parse import PARSER_VERSION, github_anchor, parse_page
     from knowledge.wiki.status import WEIGHTS, PageStatus, status_of, status_weight
 
@@ -87,8 +88,9 @@ _MODULES = {
         "version_series",
     ),
     "glossary": ("Glossary", "GlossaryEntry", "Lookup", "Mention", "find_glossary_page"),
-    "load": ("MAX_PAGE_BYTES", "WikiFolderError", "load_wiki", "read_page"),
+    "load": ("WikiFolderError", "load_wiki"),
     "model": ("Cell", "CodeBlock", "Labelled", "Link", "Page", "Section", "Table", "Wiki"),
+    "pagefile": ("MAX_PAGE_BYTES", "read_page"),
     "parse": ("PARSER_VERSION", "github_anchor", "parse_page"),
     "status": ("WEIGHTS", "PageStatus", "status_of", "status_weight"),
 }

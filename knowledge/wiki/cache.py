@@ -375,7 +375,7 @@ class CachedPages(Mapping[str, Page]):
 
     def _parse_again(self, page: StoredPage) -> Page | None:
         """``page`` parsed from its file (its row could not be read), or None."""
-        from knowledge.wiki.load import read_page  # the parser: only when a row is damaged
+        from knowledge.wiki.pagefile import read_page  # the parser: only when a row is damaged
 
         if self.root is None:
             log.warning("page %s: no wiki folder to parse it again from", page.path)

@@ -34,7 +34,10 @@ __all__ = [
     "FamilyMatch",
     "Runbook",
     "Version",
+    "clean_image_ref",
     "find_front_page",
+    "launch_block",
+    "speaks_of_the_past",
     "version_series",
 ]
 
@@ -734,3 +737,24 @@ def _launch(page: Page) -> tuple[CodeBlock | None, str | None]:
     if best is None:
         return None, None
     return best[1], best[2]
+
+
+# --- the catalogue's readings, for other readers of the wiki (the lint) ---------------
+
+
+def launch_block(page: Page) -> tuple[CodeBlock | None, str | None]:
+    """The code block a runbook page launches its server with, and its section's anchor:
+    what :attr:`Runbook.launch` is for a family's current page."""
+    return _launch(page)
+
+
+def clean_image_ref(text: str) -> str | None:
+    """``text`` as an image reference with a tag or digest (a ``${IMAGE:-x}`` default
+    read as ``x``), or None: how the catalogue reads an image line."""
+    return _clean_ref(text)
+
+
+def speaks_of_the_past(text: str) -> bool:
+    """True when ``text`` (a heading, the prose before a block) speaks of something as
+    past ("previous", "original", "kept for comparison") more than as current."""
+    return _speaks_of_the_past(text)

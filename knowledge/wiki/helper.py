@@ -28,8 +28,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 from knowledge.processes import package_env
-from knowledge.wiki.load import read_page
 from knowledge.wiki.model import Page
+from knowledge.wiki.pagefile import read_page
 
 __all__ = ["HELPER_MIN_BYTES", "Parsed", "helper_command", "main", "parse_files", "serve"]
 

@@ -7,31 +7,19 @@ same as a page parsed before is reused instead of parsed again.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import time
-import unicodedata
 from collections.abc import Iterable, Mapping
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from knowledge.files import FileTooLarge, NotRegularFile, read_regular_bytes
 from knowledge.wiki.model import FileStat, Page, Wiki
-from knowledge.wiki.parse import PageTooComplex, parse_page
+from knowledge.wiki.pagefile import content_sha, parse_bytes, read_bytes
 
-__all__ = [
-    "MAX_PAGE_BYTES",
-    "SKIP_DIRS",
-    "WikiFolderError",
-    "check_wiki_folder",
-    "load_wiki",
-    "read_page",
-]
+__all__ = ["SKIP_DIRS", "WikiFolderError", "check_wiki_folder", "load_wiki"]
 
 log = logging.getLogger(__name__)
 
-#: Pages above this size are skipped: the real wiki's largest page is ~150 kB.
-MAX_PAGE_BYTES = 2 * 1024 * 1024
 #: Folders never read: images and other non-page data, VCS and tool folders.
 SKIP_DIRS = frozenset({"images", "img", "assets", "data", "node_modules", "__pycache__"})
 
@@ -70,11 +58,6 @@ def check_wiki_folder(root: str | os.PathLike[str]) -> Path:
     return path.resolve()
 
 
-def _category(path: str) -> str:
-    parts = PurePosixPath(path).parts
-    return parts[0] if len(parts) > 1 else "general"
-
-
 def _iter_markdown(root: Path, skipped: list[tuple[str, str]]) -> Iterable[tuple[str, str]]:
     """``(wiki path, file name)`` of the Markdown files under ``root``, in a stable order
     (the names as strings: a status is taken of every one, at 10x the wiki in thousands);
@@ -98,74 +81,6 @@ def _iter_markdown(root: Path, skipped: list[tuple[str, str]]) -> Iterable[tuple
         for name in sorted(filenames):
             if name.lower().endswith(".md") and not name.startswith("."):
                 yield prefix + name, os.path.join(dirpath, name)
-
-
-def _read_bytes(file: Path) -> tuple[bytes | None, str | None]:
-    """The bytes of a page file, or None and why it is skipped."""
-    try:
-        if file.is_symlink():
-            return None, "symbolic link"
-        raw = read_regular_bytes(file, MAX_PAGE_BYTES)
-    except FileTooLarge as exc:
-        return None, f"too large ({exc.size} bytes > {MAX_PAGE_BYTES})"
-    except NotRegularFile:
-        return None, "not a regular file"
-    except OSError as exc:
-        return None, f"unreadable: {exc.strerror or exc}"
-    if b"\x00" in raw[:8192]:
-        return None, "binary content"
-    return raw, None
-
-
-def _sha(raw: bytes) -> str:
-    return hashlib.sha256(raw).hexdigest()[:16]
-
-
-def _parse_bytes(rel: str, raw: bytes) -> tuple[Page | None, str | None]:
-    """The page a file's bytes make, or None and why it is skipped."""
-    problems: list[str] = []
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        text = raw.decode("utf-8", errors="replace")
-        problems.append("invalid UTF-8 replaced")
-    text = unicodedata.normalize("NFC", text.lstrip("\ufeff"))
-    try:
-        title, sections, parse_problems = parse_page(rel, text)
-    except PageTooComplex as exc:
-        return None, str(exc)
-    except Exception as exc:  # a parser bug must not take the whole wiki down
-        log.warning("page %s could not be parsed: %r", rel, exc)
-        return None, f"parse error: {type(exc).__name__}"
-    problems.extend(parse_problems)
-    page = Page(
-        path=rel,
-        title=title,
-        category=_category(rel),
-        sections=tuple(sections),
-        sha=_sha(raw),
-        size=len(raw),
-        problems=tuple(problems),
-    )
-    return page, None
-
-
-def read_page(
-    root: Path, file: Path, cache: Mapping[str, Page] | None = None
-) -> tuple[Page | None, str | None]:
-    """One file -> (page, None) or (None, reason it was skipped).
-
-    ``cache`` maps paths to pages parsed before; a page whose bytes hash the
-    same is reused instead of parsed again.
-    """
-    rel = file.relative_to(root).as_posix()
-    raw, reason = _read_bytes(file)
-    if raw is None:
-        return None, reason
-    cached = cache.get(rel) if cache else None
-    if cached is not None and cached.sha == _sha(raw):
-        return cached, None
-    return _parse_bytes(rel, raw)
 
 
 def load_wiki(
@@ -211,11 +126,11 @@ def load_wiki(
             wiki.stats[rel] = known
             results.append((rel, cached, None))
             continue
-        raw, reason = _read_bytes(Path(file))
+        raw, reason = read_bytes(Path(file))
         if raw is None:
             results.append((rel, None, reason))
             continue
-        sha = _sha(raw)
+        sha = content_sha(raw)
         if info is not None:
             wiki.stats[rel] = FileStat.of(sha, info, started)
         if cached is not None and cached.sha == sha:
@@ -247,7 +162,7 @@ def _parse_all(
     raw = {file: data for _, file, data in todo}
 
     def here(file: Path) -> tuple[Page | None, str | None]:
-        return _parse_bytes(file.relative_to(root).as_posix(), raw[file])
+        return parse_bytes(file.relative_to(root).as_posix(), raw[file])
 
     files = [file for _, file, _ in todo]
     if helper_min_bytes is None or sum(map(len, raw.values())) < helper_min_bytes or not files:

@@ -150,3 +150,71 @@ def test_reindex_on_a_full_disk_says_so_and_keeps_serving(discord_standin, tmp_p
     assert "No space left on device" in embed["description"]
     assert embed_of(searched.response.message)["title"].startswith("DCP")
     kb.close()
+
+
+def test_wiki_lint_is_for_admins_and_attaches_every_finding(discord_standin, tmp_path):
+    kb = fresh_kb(tmp_path)
+    hub = kb.wiki_dir / "models" / "glm.md"
+    text = hub.read_text(encoding="utf-8")
+    hub.write_text(text.replace("(glm5_v3.md) | Historical", "(glm5_v9.md) | Historical"), "utf-8")
+    kb.reload()
+
+    async def scenario(standin):
+        refused = await standin.slash("wiki lint", user_id=DEFAULT_IDS.alice)
+        everything = await standin.slash("wiki lint", user_id=DEFAULT_IDS.mod)
+        hubs = await standin.slash("wiki lint", check="hubs", user_id=DEFAULT_IDS.owner)
+        return (
+            refused.response,
+            await everything.answer(),
+            await hubs.answer(),
+            standin.synced_command("wiki"),
+        )
+
+    refused, everything, hubs, synced = discord_standin.run(bot_factory(kb=kb), scenario)
+    assert refused.message["flags"] & EPHEMERAL
+    assert "Only server admins" in embed_of(refused.message)["description"]
+    for answer in (everything, hubs):
+        assert answer.shown["flags"] & EPHEMERAL
+        embed = embed_of(answer.shown)
+        assert embed["title"] == "What the wiki gets wrong"
+        fields = {f["name"]: f["value"] for f in embed["fields"]}
+        assert "`models/glm.md:" in fields["hubs (1)"] and "glm5_v9.md" in fields["hubs (1)"]
+        (sent,) = answer.files
+        listed = sent.data.decode()
+        assert sent.filename == "wiki-lint.txt"
+        assert " hub-missing-page [error] " in listed and "Fix: " in listed
+    assert set(fields) == {"hubs (1)"}, "check: hubs runs that check alone"
+    assert any(f["name"].startswith("orphans") for f in embed_of(everything.shown)["fields"])
+    lint = next(o for o in synced["options"] if o["name"] == "lint")
+    assert {c["value"] for c in lint["options"][0]["choices"]} >= {"hubs", "links", "orphans"}
+    kb.close()
+
+
+def test_wiki_gaps_lists_what_members_asked_that_the_wiki_did_not_answer(discord_standin, tmp_path):
+    from knowledge.gaps import GapSettings
+
+    kb = fresh_kb(tmp_path)
+    kb.record_gaps(GapSettings())
+
+    async def scenario(standin):
+        await (
+            await standin.slash("search", query="Zorblax-9 frobnicator", user_id=DEFAULT_IDS.alice)
+        ).answer()
+        await (await standin.slash("runbook", model="zorblax", user_id=DEFAULT_IDS.alice)).answer()
+        await (await standin.slash("acronym", term="DCP", user_id=DEFAULT_IDS.alice)).answer()
+        refused = await standin.slash("wiki gaps", user_id=DEFAULT_IDS.alice)
+        shown = await standin.slash("wiki gaps", days=7, user_id=DEFAULT_IDS.mod)
+        return refused.response, await shown.answer()
+
+    refused, shown = discord_standin.run(bot_factory(kb=kb), scenario)
+    assert "Only server admins" in embed_of(refused.message)["description"]
+    assert shown.shown["flags"] & EPHEMERAL
+    embed = embed_of(shown.shown)
+    assert embed["title"] == "What people asked that the wiki did not answer"
+    assert embed["description"].startswith("2 request(s) in the last 7 days")
+    (group,) = embed["fields"]
+    assert group["name"].startswith("zorblax") and "(2)" in group["name"]
+    assert "Zorblax" in group["value"] and "DCP" not in group["value"]  # DCP was answered
+    kb.close()
+    stored = (tmp_path / "data" / "gaps.sqlite3").read_bytes()
+    assert str(DEFAULT_IDS.alice).encode() not in stored

@@ -101,6 +101,9 @@ def test_the_example_config_is_valid(tmp_path):
         ("wiki: {path: wiki, refresh_minutes: .inf}\n", "wiki.refresh_minutes", "minutes"),
         ("wiki: {path: wiki}\ndiscord: {thinking_after: 3}\n", "discord.thinking_after", "0 to 2"),
         ("wiki: {path: wiki}\ndiscord: {thinking_after: -1}\n", "discord.thinking_after", "got -1"),
+        ("wiki: {path: wiki}\ngaps: {enabled: 'no'}\n", "gaps.enabled", "true or false"),
+        ("wiki: {path: wiki}\ngaps: {keep_days: 0}\n", "gaps.keep_days", "1 to 3650"),
+        ("wiki: {path: wiki}\ngaps: {keep_days: 1.5}\n", "gaps.keep_days", "whole number"),
         # A misspelt key is named, not the "required" key it leaves out.
         ("wiki: {pth: wiki}\n", "wiki.pth", "unknown key"),
     ],

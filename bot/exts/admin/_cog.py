@@ -1,4 +1,4 @@
-"""/wiki status (anyone), /wiki reindex and /wiki sync (admins; a global sync: the owner)."""
+"""/wiki status (anyone); /wiki reindex, lint, gaps and sync (admins; a global sync: the owner)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from bot.cooldowns import cooldown
 from bot.errors import Refused, describe
 from bot.exts.upkeep._announce import post_announcement
 from bot.respond import defer, in_time, send_reply
+from knowledge.lint import CHECKS
 from knowledge.reply import Field, Reply
 from knowledge.search import BuildStats, IndexBuildError
 from knowledge.source import ArchiveError, CheckFailed, FetchError, StoreBusy
@@ -175,6 +176,38 @@ class AdminCog(commands.Cog):
                 await interaction.edit_original_response(content=text)
             except discord.HTTPException as exc:
                 log.info("could not show reindex progress: %s", exc)
+
+    @wiki.command(name="lint")
+    @app_commands.describe(check="Run one check only (default: all of them)")
+    @app_commands.choices(check=[app_commands.Choice(name=name, value=name) for name in CHECKS])
+    @admin_only("admin.lint_action")
+    @cooldown()
+    async def lint(self, interaction: discord.Interaction, check: str | None = None) -> None:
+        """What the wiki gets wrong: broken links, stale hubs, glossary gaps (server admins only).
+
+        Runs on the wiki loaded now, in the knowledge threads (about a second on the
+        real wiki); the embed shows the first findings per check, the file all of them.
+        """
+        only = [check] if check else None
+        work = self.bot.in_thread(self.bot.kb.lint, only)
+        reply = await in_time(interaction, work, ephemeral=True)
+        await send_reply(interaction, reply, self.bot.kb, private=True)
+
+    @wiki.command(name="gaps")
+    @app_commands.describe(days="Only the requests of the last this many days (default: all kept)")
+    @admin_only("admin.gaps_action")
+    @cooldown()
+    async def gaps(
+        self, interaction: discord.Interaction, days: app_commands.Range[int, 1, 3650] | None = None
+    ) -> None:
+        """What people asked that the wiki did not answer, grouped: pages worth writing (admins).
+
+        Reads the requests recorded in the data folder (never who asked) and groups them
+        in the knowledge threads; private to the admin.
+        """
+        work = self.bot.in_thread(self.bot.kb.gaps_report, days)
+        reply = await in_time(interaction, work, ephemeral=True)
+        await send_reply(interaction, reply, self.bot.kb, private=True)
 
     @wiki.command(name="sync")
     @app_commands.describe(scope="This server only (admins), or every server (the bot's owner)")

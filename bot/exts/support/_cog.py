@@ -355,6 +355,9 @@ class SupportCog(commands.Cog):
 
         def check() -> Reply:  # the triage and its wording (redacting again): off the loop
             _, result = desk.check_draft(draft)
+            gaps = self.bot.kb.gaps
+            if gaps is not None:  # what the wiki did not answer, for /wiki gaps
+                gaps.note_triage("/support", draft.values.get("text", ""), result)
             return support_check_reply(
                 result, draft.redactions, desk.context.templates, desk.t, draft_id=draft.id
             )

@@ -194,7 +194,7 @@ def test_follow_updates_the_index_incrementally_and_finds_the_new_text(tmp_path,
 
 
 def test_follow_parses_a_changed_page_once_for_the_check_and_the_reload(tmp_path, gh, monkeypatch):
-    from knowledge.wiki import load as wiki_load
+    from knowledge.wiki import pagefile as wiki_load
 
     files = demo_files()
     gh.publish("owner", "wiki", "main", tarball(files))

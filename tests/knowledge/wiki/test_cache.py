@@ -238,13 +238,13 @@ class _Later:
 def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The page files read from now on (by their path)."""
     read: list[str] = []
-    real = load_module._read_bytes
+    real = load_module.read_bytes
 
     def reading(file: Path):
         read.append(file.name)
         return real(file)
 
-    monkeypatch.setattr(load_module, "_read_bytes", reading)
+    monkeypatch.setattr(load_module, "read_bytes", reading)
     return read
 
 
