@@ -194,12 +194,36 @@ _JWT_JOINED_RE: Final = re.compile(
     r"ey[A-Za-z0-9_-]{8,4096}\.ey[A-Za-z0-9_-]{8,65536}\.[A-Za-z0-9_-]{0,4096}"
 )
 _TOKEN_RUN_RE: Final = re.compile(r"[A-Za-z0-9_-]*")
-# A line break inside a token: a token character before it, another after optional
-# indentation. The literal ``\n`` comes first so the search runs at memchr speed.
-_TOKEN_BREAK_RE: Final = re.compile(r"\n(?<=[A-Za-z0-9_.-]\n)[ \t]{0,16}(?=[A-Za-z0-9_.-])")
-_TOKEN_BREAK_CRLF_RE: Final = re.compile(
-    r"(?:\r\n(?<=[A-Za-z0-9_.-]\r\n)|\n(?<=[A-Za-z0-9_.-]\n))[ \t]{0,16}(?=[A-Za-z0-9_.-])"
+# What a logger writes at the start of each line, element by element, each followed by
+# blanks: ``(APIServer pid=1)``, a level (``INFO``, ``WARNING:``), a date or time
+# (``12-01``, ``10:00:00``, ``2026-12-01T10:00:00.123Z``, ``... 10:00:00,123``), a
+# bracketed location or rank (``[api_server.py:123]``, ``[rank0]:``), the logger name of
+# Python's ``%(name)s - %(levelname)s -`` format and its dashes. A token a log breaks over
+# lines goes on after the next line's prefix, whatever the prefix is on that line.
+# (Colour codes are taken out before any pass: see ``_ANSI_RE``.)
+_LOG_PREFIX: Final = (
+    r"(?:(?:\((?:[A-Za-z0-9_]{1,40} )?pid=[0-9]{1,10}\)"
+    r"|\[[^\]\r\n]{1,80}\]:?"
+    r"|(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)(?![A-Za-z0-9_]):?"
+    r"|[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,9})?)?"
+    r"(?:Z|[+-][0-9]{2}:?[0-9]{2})?"
+    r"|[0-9]{2}[-/][0-9]{2}|[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,9})?"
+    r"|[A-Za-z_][A-Za-z0-9_.]{0,64}(?= - )|-"
+    r")[ \t]{1,8}){1,12}"
 )
+# A line break inside a token: a token character before it (right before the line end,
+# or before a trailing backslash that continues the line), and another after the next
+# line's log prefix or indentation. The literal ``\n`` comes first so the search runs at
+# memchr speed; the ``\r`` and ``\`` before it are added to the break afterwards
+# (``_breaks``).
+_TOKEN_BREAK_RE: Final = re.compile(
+    r"\n(?:(?<=[A-Za-z0-9_.-]\n)|(?<=[A-Za-z0-9_.-]\r\n)|(?<=[A-Za-z0-9_.-]\\\n)"
+    r"|(?<=[A-Za-z0-9_.-]\\\r\n))"
+    rf"(?:{_LOG_PREFIX})?[ \t]{{0,16}}(?=[A-Za-z0-9_.-])"
+)
+# ANSI colour and cursor codes (``ESC [ ... m``): terminals' logs carry them, around a
+# level or inside a highlighted token; they are taken out of the text first.
+_ANSI_RE: Final = re.compile(r"\x1b\[[0-9;?]{0,32}[A-Za-z]")
 # Base64 runs, in the standard or the URL-safe alphabet (never both), padded or not.
 _B64_RE: Final = re.compile(
     r"(?<![A-Za-z0-9+/_-])(?:[A-Za-z0-9+/]{24,65536}|[A-Za-z0-9_-]{24,65536})={0,2}"
@@ -409,13 +433,14 @@ def _is_discord_user_id(part: str) -> bool:
 
 def _discord_pass(text: str) -> tuple[str, int]:
     spans = _discord_spans(text)
-    return _apply(text, spans), len(spans)
+    return _apply(text, [(start, end, kind) for start, end, _, kind in spans]), len(spans)
 
 
 def _discord_spans(
     text: str, starts: Sequence[int] = (), line_starts: Set[int] | None = None
-) -> list[tuple[int, int, str]]:
-    """Discord tokens: the middle and last parts found, the user-id part walked back.
+) -> list[tuple[int, int, int, str]]:
+    """Discord tokens (start, end, where the match of the last part ended, kind): the
+    middle and last parts found, the user-id part walked back.
 
     In the joined-lines view (``starts``: where its lines started, in order) the user-id
     part may also start where a line started, the line before it ending in a token
@@ -425,7 +450,7 @@ def _discord_spans(
     """
     if line_starts is None:
         line_starts = frozenset(starts)
-    spans: list[tuple[int, int, str]] = []
+    spans: list[tuple[int, int, int, str]] = []
     last_end = 0
     for m in (_DISCORD_TAIL_JOINED_RE if starts else _DISCORD_TAIL_RE).finditer(text):
         dot = m.start()
@@ -444,7 +469,7 @@ def _discord_spans(
             end = _discord_end(text, found, m.start(1), m.end(), starts)
             if end < 0:
                 continue
-        spans.append((found, end, DISCORD_TOKEN))
+        spans.append((found, end, m.end(), DISCORD_TOKEN))
         last_end = end
     return spans
 
@@ -456,7 +481,7 @@ def _discord_end(text: str, token: int, last: int, end: int, starts: Sequence[in
     first = bisect_right(starts, token)  # the token's first break is inside it
     at = bisect_left(starts, last + 27, lo=first + 1)
     if at < len(starts) and starts[at] <= min(end, last + 45):
-        return starts[at]
+        return starts[at]  # long enough here (it may go on: ``_runs_on_end``)
     run_end = _TOKEN_RUN_RE.match(text, end).end()  # type: ignore[union-attr]
     return end if run_end == end else -1
 
@@ -711,7 +736,10 @@ def _hides_secret(run: str) -> bool:
 
 
 def _normalised(text: str) -> str:
-    """``text`` NFKC-normalised, without format characters (ASCII is returned as is)."""
+    """``text`` NFKC-normalised, without format characters and colour codes (ASCII
+    without colour codes is returned as is)."""
+    if "\x1b" in text:
+        text = _ANSI_RE.sub("", text)
     if text.isascii():
         return text
     if not unicodedata.is_normalized("NFKC", text):
@@ -766,25 +794,59 @@ def _broken_spans(
             (start, end, JWT, _JWT_JOINED_RE)
             for start, end in _jwts_at_line_starts(joined, line_starts)
         )
-    spans = [
-        (start, _whole_end(joined, start, end, pattern, starts), kind, pattern)
+    settled = [
+        (start, _whole_end(joined, start, end, pattern, starts), end, kind)
         for start, end, kind, pattern in spans
     ]
-    found = _discord_spans(joined, starts, line_starts)
-    spans.extend((start, end, kind, None) for start, end, kind in found)
-    spans.sort(key=lambda span: (span[0], -span[1]))
+    settled.extend(_discord_spans(joined, starts, line_starts))
+    settled.sort(key=lambda span: (span[0], -span[1]))
     kept: list[tuple[int, int, str, re.Pattern[str] | None]] = []
-    for span in spans:
-        if not kept or span[0] >= kept[-1][1]:
-            kept.append(span)
+    for i, (start, end, greedy, kind) in enumerate(settled):
+        following = (s for s, _, _, _ in settled[i + 1 :] if s > start)
+        end = _runs_on_end(joined, end, min(greedy, next(following, greedy)), starts)
+        if not kept or start >= kept[-1][1]:
+            kept.append((start, end, kind, None))
     return kept
+
+
+def _runs_on_end(joined: str, end: int, cap: int, starts: Sequence[int]) -> int:
+    """A token whole at ``end`` goes on over the next lines, up to ``cap`` (where its
+    match ran to, or where the next token starts), while their pieces look like parts of
+    a token (``_runs_on``): a JWT's signature has no fixed length, a Discord token's last
+    part takes 27 to 45 characters, and a token longer than its format's shortest must
+    not leave its last piece behind."""
+    at = bisect_left(starts, end)
+    while end < cap and at < len(starts) and starts[at] == end:
+        upto = min(starts[at + 1], cap) if at + 1 < len(starts) else cap
+        if not _runs_on(joined[end:upto]):
+            break
+        end = upto
+        at += 1
+    return end
+
+
+def _runs_on(piece: str) -> bool:
+    """True when ``piece``, the start of the line after part of a token, looks like the
+    token's next part rather than a word: long, or holding two of lower-case letters,
+    upper-case letters after its first, digits and ``_``/``-`` (``SsPw``, ``R8U``, but
+    not ``done``, ``Loading``, ``OK``)."""
+    if len(piece) >= 20:
+        return True
+    rest = piece[1:]
+    classes = (
+        any(c.islower() for c in piece),
+        any(c.isupper() for c in rest),
+        any(c.isdigit() for c in piece),
+        "_" in piece or "-" in piece,
+    )
+    return sum(classes) >= 2
 
 
 def _whole_end(
     joined: str, start: int, end: int, pattern: re.Pattern[str], starts: Sequence[int]
 ) -> int:
-    """Where the token found at ``start`` ends: at the first line end after its first
-    break at which it is whole already (the next line's first word, joined on, is not
+    """Where the token found at ``start`` ends: at the first line end after its start
+    at which it is whole already (the next line's first word, joined on, is not
     in it), else at ``end``.
 
     Being whole is monotone over the token's characters (each pattern is a prefix and
@@ -792,7 +854,7 @@ def _whole_end(
     line ends are searched by halves: a token broken over thousands of short lines
     costs a few matches, not one per line.
     """
-    low = bisect_right(starts, start) + 1  # the first break is inside the token
+    low = bisect_right(starts, start)  # the first line end after the token's start
     high = bisect_left(starts, end) - 1
     if low > high or not pattern.fullmatch(joined, start, starts[high]):
         return end
@@ -836,16 +898,38 @@ def _jwts_at_line_starts(joined: str, line_starts: Set[int]) -> list[tuple[int, 
     return found
 
 
+def _breaks(text: str) -> list[tuple[int, int]]:
+    """Spans of the line breaks inside tokens (``_TOKEN_BREAK_RE``), each from the
+    ``\\`` or ``\r`` before its ``\n`` (when there is one) to the next line's token
+    character."""
+    if "\r" not in text and "\\\n" not in text:
+        return [m.span() for m in _TOKEN_BREAK_RE.finditer(text)]
+    spans = []
+    for m in _TOKEN_BREAK_RE.finditer(text):
+        start = m.start()
+        if text[start - 1] == "\r":
+            start -= 1
+        if text[start - 1] == "\\":
+            start -= 1
+        spans.append((start, m.end()))
+    return spans
+
+
 def _broken_pass(text: str) -> tuple[str, Counter[str]]:
     """Tokens broken over lines: each piece replaced, the line breaks kept."""
     if "\n" not in text:
         return text, Counter()
     counts: Counter[str] = Counter()
-    breaker = _TOKEN_BREAK_CRLF_RE if "\r" in text else _TOKEN_BREAK_RE
-    joined = breaker.sub("", text)
-    if len(joined) == len(text):
+    breaks = _breaks(text)
+    if not breaks:
         return text, counts
-    breaks = [m.span() for m in breaker.finditer(text)]
+    pieces: list[str] = []
+    pos = 0
+    for b_start, b_end in breaks:
+        pieces.append(text[pos:b_start])
+        pos = b_end
+    pieces.append(text[pos:])
+    joined = "".join(pieces)
     # joined position -> original position: add the lengths of the breaks before it.
     starts: list[int] = []  # joined position at which each break was cut out
     removed = 0
@@ -915,6 +999,9 @@ def _redact_counts(text: str, *, nested: bool = False) -> tuple[str, Counter[str
     text = _normalised(text)
     if not _SECRET_HINT_RE.search(text) and not _may_hold_base64(text):
         return text, counts
+    if "\n" in text:  # first: a token whose first line holds a whole one goes on
+        text, broken = _broken_pass(text)
+        counts.update(broken)
     for kind, run in _SIMPLE_PASSES:
         needs = _PASS_NEEDS.get(kind)
         if needs is not None and not any(map(text.__contains__, needs)):
@@ -922,9 +1009,6 @@ def _redact_counts(text: str, *, nested: bool = False) -> tuple[str, Counter[str
         text, n = run(text)
         if n:
             counts[kind] += n
-    if "\n" in text:
-        text, broken = _broken_pass(text)
-        counts.update(broken)
     if not nested:  # base64 inside base64 is not looked into
         text, n = _encoded_pass(text)
         if n:
