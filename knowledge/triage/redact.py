@@ -58,9 +58,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import logging
 import re
 import unicodedata
+import urllib.parse
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence, Set
@@ -147,6 +149,8 @@ SECRET_FLAG_WORDS: Final = frozenset(
 MAX_VALUE_CHARS: Final = 4096
 #: Longest assignment or flag name considered.
 MAX_NAME_CHARS: Final = 128
+#: How many encodings (base64, hex, URL escapes) inside one another are undone at most.
+MAX_DECODE_DEPTH: Final = 3
 #: Depth beyond which ``redact_fields`` replaces nested containers wholesale.
 MAX_FIELD_DEPTH: Final = 32
 
@@ -230,6 +234,10 @@ _B64_RE: Final = re.compile(
     r"(?![A-Za-z0-9+/=_-])"
 )
 _ASCII_BYTES: Final = bytes(range(128))
+_HEX_RE: Final = re.compile(r"[0-9a-f]+|[0-9A-F]+")
+# A URL escape (``%3D``): the words holding one are what ``_percent_pass`` unescapes.
+_PERCENT_RE: Final = re.compile(r"%[0-9A-Fa-f]{2}")
+_SPACE_RE: Final = re.compile(r"\s")
 #: Shortest base64 run looked into (20 bytes, an AWS key id, encode to 28 characters).
 _B64_MIN_CHARS: Final = 24
 _WORD_CHARS: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
@@ -248,7 +256,7 @@ _KEYWORD_RE: Final = re.compile(
 # of a dozen passes: most fields and output strings are short.
 _SECRET_HINT_RE: Final = re.compile(
     r"PRIVATE KEY|uthorization|UTHORIZATION|://|hf_|api_org_|gh[pousr]_|github_pat_"
-    r"|A(?:KI|SI)A|\.[A-Za-z0-9_-]{6,7}\.|ey[A-Za-z0-9_-]{8}|\n"
+    r"|A(?:KI|SI)A|\.[A-Za-z0-9_-]{6,7}\.|ey[A-Za-z0-9_-]{8}|\n|%[0-9A-Fa-f]{2}"
     rf"|{_KEYWORD_RE.pattern}"
 )
 #: The keywords of ``_KEYWORD_RE``, each found in a lower-cased copy and then kept in its
@@ -689,25 +697,58 @@ def _jwt_pass(text: str) -> tuple[str, int]:
     return _JWT_RE.sub(replace, text), count
 
 
-def _encoded_pass(text: str) -> tuple[str, int]:
-    """Base64 runs whose decoded text holds a secret of another kind.
+def _encoded_pass(text: str, depth: int = 0) -> tuple[str, int]:
+    """Base64 and hex runs whose decoded text holds a secret of another kind (or, to
+    ``MAX_DECODE_DEPTH``, another encoded run that does: base64 inside base64).
 
     Nothing is looked for unless the text has ``_B64_MIN_CHARS`` characters of one
     alphabet in a row (the text marked byte by byte with ``bytes.translate``, the run
-    looked for with ``bytes.find``: a log of plain lines has none). Then runs are looked
-    for only in the long words (a ``split`` and a length test run at C speed; a regex
-    over the whole text would not: a pattern for the long words alone, tried, took 2-3x
-    as long), and each found run is replaced.
+    looked for with ``bytes.find``: a log of plain lines has none; hex digits belong to
+    both alphabets). Then runs are looked for only in the long words (a ``split`` and a
+    length test run at C speed; a regex over the whole text would not: a pattern for the
+    long words alone, tried, took 2-3x as long), and each found run is replaced.
     """
     if not _may_hold_base64(text):
         return text, 0
     words = " ".join(w for w in text.split() if len(w) >= _B64_MIN_CHARS)
-    hidden = {run for run in _B64_RE.findall(words) if _hides_secret(run)}
+    hidden = {run for run in _B64_RE.findall(words) if _hides_secret(run, depth)}
     count = 0
     for run in sorted(hidden, key=len, reverse=True):
         count += text.count(run)
         text = text.replace(run, placeholder(ENCODED_SECRET))
     return text, count
+
+
+def _percent_pass(text: str, depth: int) -> tuple[str, Counter[str]]:
+    """Words with URL escapes (``hf%5F...``, ``password%3D...``,
+    ``Authorization%3A%20Bearer%20...``) whose unescaped text holds a secret: each is
+    replaced by its unescaped text, redacted (line breaks in it escaped again, so the
+    lines stay those of the paste). The counts are those of the unescaped text's kinds."""
+    counts: Counter[str] = Counter()
+    out: list[str] = []
+    pos = 0
+    for m in _PERCENT_RE.finditer(text):
+        if m.start() < pos:
+            continue  # in the word before
+        start = m.start()
+        while start > pos and not text[start - 1].isspace():
+            start -= 1
+        end = _SPACE_RE.search(text, m.end())
+        stop = end.start() if end else len(text)
+        word = text[start:stop]
+        new, found = _redact_counts(urllib.parse.unquote(word), depth + 1)
+        if found:
+            counts.update(found)
+            out.append(text[pos:start])
+            out.append(new.replace("\r", "%0D").replace("\n", "%0A"))
+            pos = stop
+        else:
+            out.append(text[pos:stop])
+            pos = stop
+    if not counts:
+        return text, counts
+    out.append(text[pos:])
+    return "".join(out), counts
 
 
 def _may_hold_base64(text: str) -> bool:
@@ -720,19 +761,89 @@ def _may_hold_base64(text: str) -> bool:
     return run in view.translate(_B64_STD_MARKS) or run in view.translate(_B64_URL_MARKS)
 
 
-def _hides_secret(run: str) -> bool:
-    """True when ``run`` decodes to printable text in which a secret is found."""
+def _decoded(run: str) -> str | None:
+    """``run`` decoded as hex (an even run of hex digits) or else as base64, when that
+    gives printable ASCII text."""
     body = run.rstrip("=")
-    if len(body) % 4 == 1:  # not base64 of anything
-        return False
-    altchars = b"-_" if "-" in body or "_" in body else None
-    try:
-        raw = base64.b64decode(body + "=" * (-len(body) % 4), altchars=altchars)
-    except (binascii.Error, ValueError):
-        return False
+    raw: bytes | None = None
+    if body == run and len(body) % 2 == 0 and _HEX_RE.fullmatch(body):
+        raw = bytes.fromhex(body)
+        if not raw.isascii():
+            raw = None
+    if raw is None:
+        if len(body) % 4 == 1:  # not base64 of anything
+            return None
+        altchars = b"-_" if "-" in body or "_" in body else None
+        try:
+            raw = base64.b64decode(body + "=" * (-len(body) % 4), altchars=altchars)
+        except (binascii.Error, ValueError):
+            return None
     if not raw.isascii() or not raw.translate(None, b"\r\n\t").decode().isprintable():
-        return False
-    return _redact_counts(raw.decode("ascii"), nested=True)[1].total() > 0
+        return None
+    return raw.decode("ascii")
+
+
+def _hides_secret(run: str, depth: int = 0) -> bool:
+    """True when ``run`` decodes (:func:`_decoded`) to text in which a secret is found."""
+    decoded = _decoded(run)
+    return decoded is not None and _redact_counts(decoded, depth + 1)[1].total() > 0
+
+
+@functools.cache
+def _look_alikes() -> dict[str, str]:
+    """Each non-ASCII letter or digit that Unicode's confusables data (TR39) says looks
+    like an ASCII character, and that character: ``һ`` (Cyrillic shha) -> ``h``.
+
+    The data pairs a character with its prototype (the character its skeleton maps
+    to) and back; where the prototype stands for several ASCII characters that look
+    alike (``l``, ``I``, ``1``), the one of the same case as the letter is taken
+    (Cyrillic ``І`` -> ``I``, ``і`` -> ``i``). Hangul and CJK are left alone: their
+    compatibility letters look like strokes (``ㅣ``), not like the letters of a token.
+    """
+    from confusable_homoglyphs.confusables import confusables_data
+
+    table: dict[str, str] = {}
+    for char, glyphs in confusables_data.items():
+        if len(char) != 1 or char.isascii() or unicodedata.category(char)[0] not in "LN":
+            continue
+        if unicodedata.name(char, "").startswith(("HANGUL", "CJK")):
+            continue
+        direct = [g["c"] for g in glyphs if len(g["c"]) == 1 and g["c"].isascii()]
+        if not direct:
+            continue
+        alike = list(direct)
+        for target in direct:  # the other ASCII characters of the prototype's class
+            alike += [
+                g["c"]
+                for g in confusables_data.get(target, ())
+                if len(g["c"]) == 1 and g["c"].isascii() and g["c"] not in alike
+            ]
+        if char.isupper():
+            same = [c for c in alike if c.isupper()]
+        elif char.islower():
+            same = [c for c in alike if c.islower()]
+        else:
+            same = [c for c in alike if c.isdigit()]
+        table[char] = (same or direct)[0]
+    return table
+
+
+def _folded(text: str) -> str:
+    """``text`` (normalised, not ASCII) as the ASCII it passes for: decomposed (NFKD),
+    without combining marks (``Z\u0301`` -> ``Z``), look-alike letters folded to ASCII
+    (:func:`_look_alikes`), then composed again (NFKC)."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    others = decomposed.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES)
+    look_alikes = _look_alikes()
+    table: dict[int, str | None] = {}
+    for char in set(others.decode("utf-8", "surrogatepass")):
+        if unicodedata.category(char) in ("Mn", "Me", "Cf"):
+            table[ord(char)] = None
+        elif char in look_alikes:
+            table[ord(char)] = look_alikes[char]
+    if not table:
+        return text
+    return unicodedata.normalize("NFKC", decomposed.translate(table))
 
 
 def _normalised(text: str) -> str:
@@ -992,13 +1103,31 @@ _PASS_NEEDS: Final[Mapping[str, tuple[str, ...]]] = {
 }
 
 
-def _redact_counts(text: str, *, nested: bool = False) -> tuple[str, Counter[str]]:
+def _redact_counts(text: str, depth: int = 0) -> tuple[str, Counter[str]]:
     """``text`` redacted, and how many secrets of each kind were removed (kinds with
-    none are absent)."""
-    counts: Counter[str] = Counter()
+    none are absent). ``depth``: how many encodings deep ``text`` was found (see
+    ``MAX_DECODE_DEPTH``)."""
     text = _normalised(text)
+    if text.isascii():
+        return _redacted_counts(text, depth)
+    # Look-alike letters and combining marks: the secrets are looked for in the ASCII
+    # the text passes for. Only a text that held one is given back folded (its other
+    # letters look the same; accents are lost); any other keeps its own letters.
+    folded = _folded(text)
+    if folded == text:
+        return _redacted_counts(text, depth)
+    new, counts = _redacted_counts(folded, depth)
+    return (new, counts) if counts else (text, counts)
+
+
+def _redacted_counts(text: str, depth: int) -> tuple[str, Counter[str]]:
+    """``_redact_counts`` of a normalised (and folded) text."""
+    counts: Counter[str] = Counter()
     if not _SECRET_HINT_RE.search(text) and not _may_hold_base64(text):
         return text, counts
+    if "%" in text and depth < MAX_DECODE_DEPTH:
+        text, escaped = _percent_pass(text, depth)
+        counts.update(escaped)
     if "\n" in text:  # first: a token whose first line holds a whole one goes on
         text, broken = _broken_pass(text)
         counts.update(broken)
@@ -1009,8 +1138,8 @@ def _redact_counts(text: str, *, nested: bool = False) -> tuple[str, Counter[str
         text, n = run(text)
         if n:
             counts[kind] += n
-    if not nested:  # base64 inside base64 is not looked into
-        text, n = _encoded_pass(text)
+    if depth < MAX_DECODE_DEPTH:  # an encoding inside an encoding, to a bounded depth
+        text, n = _encoded_pass(text, depth)
         if n:
             counts[ENCODED_SECRET] += n
     text, cli, env, aws = _keyword_pass(text)
