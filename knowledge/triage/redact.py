@@ -147,6 +147,8 @@ SECRET_FLAG_WORDS: Final = frozenset(
 
 #: Longest value (characters) a single assignment or flag value is read to.
 MAX_VALUE_CHARS: Final = 4096
+#: Lines after its first that a value broken over lines is followed to at most.
+MAX_VALUE_LINES: Final = 16
 #: Longest assignment or flag name considered.
 MAX_NAME_CHARS: Final = 128
 #: How many encodings (base64, hex, URL escapes) inside one another are undone at most.
@@ -223,7 +225,11 @@ _LOG_PREFIX: Final = (
 _TOKEN_BREAK_RE: Final = re.compile(
     r"\n(?:(?<=[A-Za-z0-9_.-]\n)|(?<=[A-Za-z0-9_.-]\r\n)|(?<=[A-Za-z0-9_.-]\\\n)"
     r"|(?<=[A-Za-z0-9_.-]\\\r\n))"
-    rf"(?:{_LOG_PREFIX})?[ \t]{{0,16}}(?=[A-Za-z0-9_.-])"
+    rf"(?:{_LOG_PREFIX})?[ \t]{{0,16}}(?=[A-Za-z0-9_.@:/+=-])"
+)
+# The same break where a value ends (no lookbehind: the value's own end is the test).
+_BREAK_AT_RE: Final = re.compile(
+    rf"\\?\r?\n(?:{_LOG_PREFIX})?[ \t]{{0,16}}(?=[A-Za-z0-9_.+/-])"
 )
 # ANSI colour and cursor codes (``ESC [ ... m``): terminals' logs carry them, around a
 # level or inside a highlighted token; they are taken out of the text first.
@@ -392,18 +398,42 @@ def _pem_pass(text: str) -> tuple[str, int]:
 def _auth_pass(text: str) -> tuple[str, int]:
     if "uthorization" not in text and "UTHORIZATION" not in text:
         return text, 0  # the header name is in one of its three spellings
-    count = 0
-
-    def replace(m: re.Match[str]) -> str:
-        nonlocal count
+    spans = []
+    for m in _AUTH_RE.finditer(text):
         scheme, cred = m.group(2), m.group(3)
         if _is_placeholder(cred) or (scheme is None and len(cred) < 16):
-            return m.group(0)
-        count += 1
-        head = m.group(1) + (f"{scheme} " if scheme else "")
-        return head + placeholder(AUTHORIZATION)
+            continue
+        spans.append((m.start(3), m.end(3), AUTHORIZATION))
+    return _apply(text, _continued(text, spans)), len(spans)
 
-    return _AUTH_RE.sub(replace, text), count
+
+def _continued(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """``spans`` of values, and the pieces of each that go on over the next lines: a
+    value that ends its line, continued after a trailing backslash or after the next
+    line's log prefix (``_BREAK_AT_RE``) by a piece that looks like part of a token
+    (``_runs_on``: a word such as ``vllm`` starting the next line is not taken)."""
+    if "\n" not in text:
+        return spans
+    out: list[tuple[int, int, str]] = []
+    for start, end, kind in spans:
+        out.append((start, end, kind))
+        pieces = []
+        for _ in range(MAX_VALUE_LINES):
+            m = _BREAK_AT_RE.match(text, end)
+            if m is None:
+                break
+            word = _SHELL_VALUE_END.search(text, m.end(), m.end() + MAX_VALUE_CHARS)
+            stop = word.start() if word else min(len(text), m.end() + MAX_VALUE_CHARS)
+            if stop == m.end():
+                break
+            pieces.append((m.end(), stop, _runs_on(text[m.end() : stop])))
+            end = stop
+        # each piece that runs on, and a short one (``Q``) before one that does
+        for i, (piece_start, piece_end, runs_on) in enumerate(pieces):
+            if not runs_on and not (i + 1 < len(pieces) and pieces[i + 1][2]):
+                break
+            out.append((piece_start, piece_end, kind))
+    return out
 
 
 def _url_pass(text: str) -> tuple[str, int]:
@@ -596,7 +626,7 @@ def _keyword_pass(text: str) -> tuple[str, int, int, int]:
         return text, 0, 0, 0
     counts = Counter(kind for _, _, kind in spans)
     return (
-        _apply(text, spans),
+        _apply(text, _continued(text, spans)),
         counts[CLI_SECRET],
         counts[ENV_SECRET],
         counts[AWS_SECRET_KEY],
@@ -910,6 +940,12 @@ def _broken_spans(
         for start, end, kind, pattern in spans
     ]
     settled.extend(_discord_spans(joined, starts, line_starts))
+    if "://" in joined:  # a URL's password ends at its ``@``, wherever the lines broke
+        settled.extend(
+            (m.start(2), m.end(2), m.end(2), URL_PASSWORD)
+            for m in _URL_RE.finditer(joined)
+            if not _is_placeholder(m.group(2))
+        )
     settled.sort(key=lambda span: (span[0], -span[1]))
     kept: list[tuple[int, int, str, re.Pattern[str] | None]] = []
     for i, (start, end, greedy, kind) in enumerate(settled):
@@ -930,7 +966,10 @@ def _runs_on_end(joined: str, end: int, cap: int, starts: Sequence[int]) -> int:
     while end < cap and at < len(starts) and starts[at] == end:
         upto = min(starts[at + 1], cap) if at + 1 < len(starts) else cap
         if not _runs_on(joined[end:upto]):
-            break
+            # a short piece (``Q``) may still be one when the next goes on after it
+            after = min(starts[at + 2], cap) if at + 2 < len(starts) else cap
+            if upto == cap or upto != starts[at + 1] or not _runs_on(joined[upto:after]):
+                break
         end = upto
         at += 1
     return end
