@@ -59,7 +59,9 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
+import itertools
 import logging
+import math
 import re
 import unicodedata
 import urllib.parse
@@ -75,6 +77,8 @@ __all__ = [
     "Redacted",
     "Redaction",
     "is_secret_name",
+    "looks_like_credential",
+    "mask_credentials",
     "placeholder",
     "redact",
     "redact_fields",
@@ -94,6 +98,8 @@ JWT: Final = "jwt"
 ENCODED_SECRET: Final = "encoded-secret"
 CLI_SECRET: Final = "cli-secret"
 ENV_SECRET: Final = "env-secret"
+#: What :func:`mask_credentials` reports: a string masked by its looks alone.
+CREDENTIAL_LIKE: Final = "credential-like"
 
 #: Every kind ``redact`` can report, in the order the passes run.
 KINDS: Final[tuple[str, ...]] = (
@@ -1297,3 +1303,88 @@ def _redact_value(
         ]
         return type(value)(items) if isinstance(value, tuple) else items
     return value
+
+
+# ------------------------------------------------------------ the last line of defence
+
+#: Shortest run :func:`looks_like_credential` judges (a 128-bit key in base64 is 22).
+CREDENTIAL_MIN_CHARS: Final = 24
+#: Shannon entropy (bits per character) a run reaches at least to look random: random
+#: base64 of 24 characters has about 4.2, of 40 about 4.6; words and names rarely 3.9.
+CREDENTIAL_MIN_ENTROPY: Final = 3.9
+#: Share of neighbouring characters of different classes (lower, upper, digit) a random
+#: run has: about 0.6 for random letters and digits, 0.1-0.3 for names (``Instruct``,
+#: ``Qwen3``, ``FlashInferBackend``).
+CREDENTIAL_MIN_SWITCHES: Final = 0.4
+#: Longest part between separators (``/=_.-``) a run has at least: the parts of names
+#: are short (``NVFP4``, ``Instruct``, ``W4A4AsMXFP8``).
+CREDENTIAL_MIN_PART: Final = 16
+#: Share of a run at most in word-like runs of letters for it to look random (random
+#: letters and digits: about 0.1-0.2; ``Eagle3DeepseekV2ForCausalLM``: 0.7).
+CREDENTIAL_MAX_WORDS: Final = 0.4
+_CREDENTIAL_RUN_RE: Final = re.compile(rf"[A-Za-z0-9+/_=-]{{{CREDENTIAL_MIN_CHARS},65536}}")
+_DIGEST_BEFORE_RE: Final = re.compile(r"(?:sha(?:1|224|256|384|512)|md5|blake2b?)[:=-]$", re.I)
+_CREDENTIAL_SEPARATOR_RE: Final = re.compile(r"[/=_.-]")
+_WORD_RUN_RE: Final = re.compile(r"[A-Z]?[a-z]{3,}")
+
+
+def _entropy(text: str) -> float:
+    size = len(text)
+    return -sum(n / size * math.log2(n / size) for n in Counter(text).values())
+
+
+def _switches(text: str) -> float:
+    """Share of neighbouring letters and digits of different classes."""
+    classes = [0 if c.islower() else 1 if c.isupper() else 2 for c in text if c.isalnum()]
+    if len(classes) < 2:
+        return 0.0
+    return sum(a != b for a, b in itertools.pairwise(classes)) / (len(classes) - 1)
+
+
+def looks_like_credential(run: str) -> bool:
+    """True when ``run`` (letters, digits, ``+/_=-``) looks like a key or token in no
+    known format, as detect-secrets' entropy plugins judge strings: once its parts that
+    are hex are taken out (git commit hashes in ``NAME=<hash>`` or ``snapshots/<hash>``,
+    digests, UUIDs), it is long (``CREDENTIAL_MIN_CHARS``), holds lower- and upper-case
+    letters and digits, switches between them as random text does
+    (``CREDENTIAL_MIN_SWITCHES``), has the entropy of random text
+    (``CREDENTIAL_MIN_ENTROPY``), and is not mostly words (``Eagle3DeepseekV2For...``:
+    at most ``CREDENTIAL_MAX_WORDS`` of it in capitalised or lower-case runs of four
+    letters or more), and has a part of ``CREDENTIAL_MIN_PART`` characters between
+    separators. Names of models and images (``Qwen3-Coder-480B-A35B-Instruct``,
+    ``vllm:...-cu132-20260707``) fail one test or more."""
+    parts = _CREDENTIAL_SEPARATOR_RE.split(run)
+    kept = [p for p in parts if not (len(p) >= 7 and _HEX_RE.fullmatch(p))]
+    body = "".join(kept)
+    if len(body) < CREDENTIAL_MIN_CHARS or max(map(len, kept)) < CREDENTIAL_MIN_PART:
+        return False  # short: a name of words and numbers (``-MXFP4-Routed-W4A4``)
+    if not (
+        any(c.islower() for c in body)
+        and any(c.isupper() for c in body)
+        and any(c.isdigit() for c in body)
+    ):
+        return False
+    if _switches(body) < CREDENTIAL_MIN_SWITCHES or _entropy(body) < CREDENTIAL_MIN_ENTROPY:
+        return False
+    words = sum(len(w) for w in _WORD_RUN_RE.findall(body))
+    return words <= CREDENTIAL_MAX_WORDS * len(body)
+
+
+def mask_credentials(text: str, field: str = "text") -> Redacted:
+    """``text`` with every run that :func:`looks_like_credential` replaced by
+    ``[REDACTED:credential-like]``: the last line of defence for what is posted publicly,
+    after :func:`redact` (whose placeholders it leaves alone). A run right after
+    ``sha256:`` (an image digest) is kept."""
+    count = 0
+
+    def replace(m: re.Match[str]) -> str:
+        nonlocal count
+        run = m.group(0)
+        before = m.string[max(0, m.start() - 8) : m.start()]
+        if _DIGEST_BEFORE_RE.search(before) or not looks_like_credential(run):
+            return run
+        count += 1
+        return placeholder(CREDENTIAL_LIKE)
+
+    new = _CREDENTIAL_RUN_RE.sub(replace, text)
+    return Redacted(new, (Redaction(CREDENTIAL_LIKE, field, count),) if count else ())
