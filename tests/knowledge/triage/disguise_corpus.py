@@ -133,7 +133,9 @@ def _authorization(rng: random.Random) -> Token:
 
 def _env(rng: random.Random) -> Token:
     value = _random(rng, ALNUM, 32)
-    return Token(f"{rng.choice(['OPENAI_API_KEY', 'WANDB_TOKEN', 'DB_PASSWORD'])}={value}", (value,), False)
+    return Token(
+        f"{rng.choice(['OPENAI_API_KEY', 'WANDB_TOKEN', 'DB_PASSWORD'])}={value}", (value,), False
+    )
 
 
 def _cli(rng: random.Random) -> Token:
@@ -174,12 +176,18 @@ _FILES = ["api_server.py", "utils.py", "core.py", "gpu_model_runner.py", "launch
 
 
 def _stamp(rng: random.Random) -> str:
-    return f"{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d} {rng.randrange(24):02d}:{rng.randrange(60):02d}:{rng.randrange(60):02d}"
+    month, day = rng.randrange(1, 13), rng.randrange(1, 29)
+    hour, minute, second = rng.randrange(24), rng.randrange(60), rng.randrange(60)
+    return f"{month:02d}-{day:02d} {hour:02d}:{minute:02d}:{second:02d}"
 
 
 def _vllm(rng: random.Random) -> str:
-    who = rng.choice(["", "(APIServer pid=1) ", "(EngineCore_DP0 pid=310) ", "(Worker_TP3 pid=352) "])
-    return f"{who}{rng.choice(_LEVELS)} {_stamp(rng)} [{rng.choice(_FILES)}:{rng.randrange(1, 3000)}] "
+    who = rng.choice(
+        ["", "(APIServer pid=1) ", "(EngineCore_DP0 pid=310) ", "(Worker_TP3 pid=352) "]
+    )
+    return (
+        f"{who}{rng.choice(_LEVELS)} {_stamp(rng)} [{rng.choice(_FILES)}:{rng.randrange(1, 3000)}] "
+    )
 
 
 def _ansi(rng: random.Random) -> str:
@@ -357,7 +365,7 @@ _MESSAGES = [
     "Starting vLLM API server on http://0.0.0.0:8000",
     "Using FlashInfer backend for MLA attention",
     "Graph capturing finished in 14 secs, took 0.55 GiB",
-    'Route: /v1/chat/completions, Methods: POST',
+    "Route: /v1/chat/completions, Methods: POST",
 ]
 _LEADS = ["non-default args:", "env:", "request headers", "launching with", "got"]
 
@@ -396,7 +404,9 @@ def case(kind: str, disguise: str, context: str, newline: str, seed: int = 0) ->
     line = f"{prefix()}{rng.choice(_LEADS)} {shown.text}{tail}"
     log = nl.join([*before, line, *after])
     noise = tuple(shown.noise)
-    return Case(ident, kind, disguise, context, newline, log, token, shown.encoded, noise, shown.breaks)
+    return Case(
+        ident, kind, disguise, context, newline, log, token, shown.encoded, noise, shown.breaks
+    )
 
 
 def corpus(seeds: int = 1) -> Iterator[Case]:

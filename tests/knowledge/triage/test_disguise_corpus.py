@@ -102,9 +102,7 @@ def test_no_case_of_the_corpus_leaks_through_the_triage(kb, disguise, context):
 
 @pytest.mark.parametrize("newline", NEWLINES)
 @pytest.mark.parametrize("disguise", DISGUISES)
-def test_no_case_of_the_corpus_leaks_from_the_filed_ticket(
-    kb, tmp_path, capsys, disguise, newline
-):
+def test_no_case_of_the_corpus_leaks_from_the_filed_ticket(kb, tmp_path, capsys, disguise, newline):
     context = list(CONTEXTS)[list(DISGUISES).index(disguise) % len(CONTEXTS)]
     log, cases = combined(disguise, context, newline)
     store = SqliteTicketStore.in_folder(tmp_path)
