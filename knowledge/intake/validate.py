@@ -45,7 +45,7 @@ MAX_LOG_CHARS: Final = 200_000
 _SNIFF_BYTES: Final = 8192
 _CONTROL_RE: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 #: A terminal's colour or cursor code (``ESC [ 36 m``), removed whole.
-_ANSI_RE: Final = re.compile(r"\x1b\[[0-9;?]{0,32}[A-Za-z]")
+_ANSI_RE: Final = re.compile(r"\x1b\[[0-9;?]{0,32}[A-HJKSTfmsu]")
 #: Control characters that are not white space: counted one by one (``str.count``).
 _CONTROL_CHARS: Final = tuple(chr(c) for c in range(32) if chr(c) not in "\t\n\r")
 #: ``str.translate`` table deleting what ``_CONTROL_RE`` matches.

@@ -237,9 +237,10 @@ _TOKEN_BREAK_RE: Final = re.compile(
 _BREAK_AT_RE: Final = re.compile(
     rf"\\?\r?\n(?:{_LOG_PREFIX})?[ \t]{{0,16}}(?=[A-Za-z0-9_.+/-])"
 )
-# ANSI colour and cursor codes (``ESC [ ... m``): terminals' logs carry them, around a
+# ANSI colour and cursor codes (``ESC [ ... m``, ``K``, ``H``...; not ``R``, which would take
+# the start of a placeholder after a stray ESC): terminals' logs carry them, around a
 # level or inside a highlighted token; they are taken out of the text first.
-_ANSI_RE: Final = re.compile(r"\x1b\[[0-9;?]{0,32}[A-Za-z]")
+_ANSI_RE: Final = re.compile(r"\x1b\[[0-9;?]{0,32}[A-HJKSTfmsu]")
 # Base64 runs, in the standard or the URL-safe alphabet (never both), padded or not.
 _B64_RE: Final = re.compile(
     r"(?<![A-Za-z0-9+/_-])(?:[A-Za-z0-9+/]{24,65536}|[A-Za-z0-9_-]{24,65536})={0,2}"
