@@ -869,9 +869,17 @@ def _folded(text: str) -> str:
     """``text`` (normalised, not ASCII) as the ASCII it passes for: decomposed (NFKD),
     without combining marks (``Z\u0301`` -> ``Z``), look-alike letters folded to ASCII
     (:func:`_look_alikes`), then composed again (NFKC)."""
+    look_alikes = _look_alikes()
+    others = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES)
+    if not any(  # most logs' other characters are bars and dashes: nothing to fold
+        char in look_alikes
+        or unicodedata.decomposition(char)
+        or unicodedata.category(char) in ("Mn", "Me")
+        for char in set(others.decode("utf-8", "surrogatepass"))
+    ):
+        return text
     decomposed = unicodedata.normalize("NFKD", text)
     others = decomposed.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES)
-    look_alikes = _look_alikes()
     table: dict[int, str | None] = {}
     for char in set(others.decode("utf-8", "surrogatepass")):
         if unicodedata.category(char) in ("Mn", "Me", "Cf"):
