@@ -18,8 +18,9 @@ Kinds (the ``KINDS`` constant):
                     Discord user id (17-20 digits).
 ``jwt``             a JSON Web Token: ``eyJ...`` header and payload (base64url JSON
                     objects) and a signature, dot-separated.
-``encoded-secret``  a base64 (or base64url) run of at least 24 characters that decodes
-                    to printable text in which one of the other kinds is found.
+``encoded-secret``  a base64 (or base64url) run of at least 24 characters, or a hex run,
+                    that decodes to printable text in which one of the other kinds is
+                    found (or another such run, to ``MAX_DECODE_DEPTH``).
 ``cli-secret``      the value of a command-line flag named like a secret:
                     ``--api-key X``, ``--hf-token=X``, ``--password X`` ...
 ``env-secret``      the value of an assignment whose name looks secret (see
@@ -27,12 +28,23 @@ Kinds (the ``KINDS`` constant):
                     ``--env NAME=v``, YAML ``NAME: v``, JSON ``"NAME": "v"``,
                     Python ``'name': 'v'``.
 
-Disguises are undone before matching. Text that is not plain ASCII is NFKC-normalised
-(fullwidth ``ｈｆ＿`` reads ``hf_``) and loses its format characters (zero-width
-spaces and joiners, soft hyphens, bidi controls); the redacted text is that
-normalised text. A token broken over two lines (a line that ends in token characters,
-the next that goes on with them after optional indentation) is matched as if the lines
-were joined; each piece is replaced and the line break kept, so line numbers stay.
+Disguises are undone before matching. Terminal colour codes are taken out. Text that
+is not plain ASCII is NFKC-normalised (fullwidth ``ｈｆ＿`` reads ``hf_``) and loses its
+format characters (zero-width spaces and joiners, soft hyphens, bidi controls); the
+redacted text is that normalised text. Look-alike letters of other scripts (``һf_``,
+Cyrillic) are folded to the ASCII they pass for with Unicode's confusables data, and
+combining marks inside tokens are dropped: secrets are looked for in that folded
+text, which is what a text holding one is given back as (any other keeps its letters).
+A token broken over lines (a line that ends in token characters, or in a backslash
+after them, and the next that goes on with them after its log prefix or indentation)
+is matched as if the lines were joined; each piece is replaced and the line breaks
+kept, so line numbers stay. A secret value (``NAME=``, ``--flag``, ``Authorization``)
+that ends its line goes on over the next lines' pieces that look like parts of a
+token. Words with URL escapes are unescaped, and base64 and hex runs decoded, to
+``MAX_DECODE_DEPTH`` encodings deep, and looked into.
+
+:func:`mask_credentials` is the last line of defence for what is posted publicly: it
+masks long random-looking strings in no known format (``credential-like``).
 
 Values that are obviously not secrets are left alone: empty values, a value that is
 exactly one reference such as ``$VAR``, ``${VAR}`` or ``$(cmd)`` (so a password that
