@@ -779,9 +779,7 @@ def _percent_pass(text: str, depth: int) -> tuple[str, Counter[str]]:
     for m in _PERCENT_RE.finditer(text):
         if m.start() < pos:
             continue  # in the word before
-        start = m.start()
-        while start > pos and not text[start - 1].isspace():
-            start -= 1
+        start = max(pos, *(text.rfind(blank, pos, m.start()) + 1 for blank in " \t\n\r"))
         end = _SPACE_RE.search(text, m.end())
         stop = end.start() if end else len(text)
         word = text[start:stop]
@@ -945,12 +943,17 @@ def _broken_spans(
     spans: list[tuple[int, int, str, re.Pattern[str] | None]] = []
     for kind, patterns in _BREAKABLE:
         for pattern in patterns:
-            spans.extend(
-                (m.start(), m.end(), kind, pattern)
-                for m in pattern.finditer(joined)
-                if (m.start() in line_starts or _starts_word(joined, m.start()))
-                and (m.end() in line_starts or not joined[m.end() : m.end() + 1].isalnum())
-            )
+            pos = 0
+            while (m := pattern.search(joined, pos)) is not None:
+                if not (
+                    (m.start() in line_starts or _starts_word(joined, m.start()))
+                    and (m.end() in line_starts or not joined[m.end() : m.end() + 1].isalnum())
+                ):
+                    pos = m.start() + 1
+                    continue
+                spans.append((m.start(), m.end(), kind, pattern))
+                # the next token may start where this one is whole, inside its match
+                pos = max(m.start() + 1, _whole_end(joined, m.start(), m.end(), pattern, starts))
     if "ey" in joined:
         spans.extend(
             (m.start(), m.end(), JWT, _JWT_RE)
@@ -974,10 +977,14 @@ def _broken_spans(
             if not _is_placeholder(m.group(2))
         )
     settled.sort(key=lambda span: (span[0], -span[1]))
+    # where the next token starts after each one (the spans are in order of start)
+    following = [len(joined)] * len(settled)
+    for i in range(len(settled) - 2, -1, -1):
+        after = settled[i + 1][0]
+        following[i] = after if after > settled[i][0] else following[i + 1]
     kept: list[tuple[int, int, str, re.Pattern[str] | None]] = []
     for i, (start, end, greedy, kind) in enumerate(settled):
-        following = (s for s, _, _, _ in settled[i + 1 :] if s > start)
-        end = _runs_on_end(joined, end, min(greedy, next(following, greedy)), starts)
+        end = _runs_on_end(joined, end, min(greedy, following[i]), starts)
         if not kept or start >= kept[-1][1]:
             kept.append((start, end, kind, None))
     return kept

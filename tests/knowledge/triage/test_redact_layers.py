@@ -329,3 +329,24 @@ def test_nothing_in_the_wikis_code_blocks_is_masked_as_a_credential():
             if mask_credentials(block).redactions:
                 masked.append(path.relative_to(SNAPSHOT).as_posix())
     assert not masked
+
+
+@pytest.mark.parametrize(
+    ("make", "kind"),
+    [
+        (lambda: "hf_" + rand(34), "hf-token"),
+        (lambda: "ghp_" + rand(36), "github-token"),
+        (lambda: "AKIA" + rand(16, string.ascii_uppercase + string.digits), "aws-access-key"),
+    ],
+    ids=["hf", "github", "aws"],
+)
+def test_broken_tokens_on_consecutive_prefixed_lines_are_each_found(make, kind):
+    # joined, each token's match runs on into the next one's prefix letters (``...hf``):
+    # the next search starts where the token is whole, not where its match ended
+    prefix = "INFO 12-01 10:00:00 [api_server.py:123] "
+    tokens = [make() for _ in range(6)]
+    log = "\n".join(f"{prefix}{t[:9]}\n{prefix}{t[9:]}" for t in tokens) + f"\n{prefix}done"
+    result = redact(log, "log")
+    assert [(r.kind, r.count) for r in result.redactions] == [(kind, 6)]
+    for token in tokens:
+        assert_gone(result.text, token[9:])
