@@ -24,6 +24,7 @@ AREAS = [
     ("benchmarks.realistic_bench", "realistic queries: ratios to plain whoosh-ng, targets", True),
     ("benchmarks.knowledge_bench", "warm start, /runbook, /acronym, /search, RSS", True),
     ("benchmarks.triage_parts_bench", "redaction, log summary, launch parsing", False),
+    ("benchmarks.redaction_bench", "disguised-secret leaks, credential-like masks", False),
     ("benchmarks.triage_bench", "triage of requests and logs", True),
     ("benchmarks.pasted_bench", "/search and triage on pasted questions (300-1,000 chars)", True),
     ("benchmarks.discord_bench", "end to end through the Discord stand-in", True),

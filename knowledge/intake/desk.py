@@ -39,7 +39,7 @@ from knowledge.reply import Field, Reply
 from knowledge.templates import Templates, load_templates
 from knowledge.text import code_block, escape_markdown, truncate
 from knowledge.triage.engine import TriageContext, TriageResult
-from knowledge.triage.redact import redact
+from knowledge.triage.redact import mask_credentials, redact
 
 __all__ = [
     "CHECKED_KEPT",
@@ -512,9 +512,16 @@ class SupportDesk:
         return self.store.pending_count()
 
     def ticket_post(self, ticket: Ticket) -> TicketPost:
-        """The forum post for ``ticket``: a short text, an embed, attachments, tags."""
+        """The forum post for ``ticket``: a short text, an embed, attachments, tags.
+
+        The post is public: on top of the redaction every stored text had, each text in
+        it goes through :func:`~knowledge.triage.redact.mask_credentials`, which masks
+        long random-looking strings in no known format."""
         t = self.t
-        values = ticket.values
+        values = {
+            key: mask_credentials(value, key).text if isinstance(value, str) else value
+            for key, value in ticket.values.items()
+        }
         summary = ticket.triage
         story = []
         for spec in self.form.fields:
@@ -584,17 +591,20 @@ class SupportDesk:
                 {t("ticket.redaction", kind=k, field=f) for k, f, _ in ticket.redactions}
             )
             fields.append(Field(t("ticket.sections.redactions"), "\n".join(lines)))
+        public = tuple(
+            Field(f.name, mask_credentials(f.value, f.name).text, f.inline) for f in fields
+        )
         reply = Reply(
             "ticket",
-            ticket.title,
+            mask_credentials(ticket.title, "title").text,
             "",
-            fields=tuple(fields),
+            fields=public,
             footer=t("ticket.footer", id=ticket.id, key=ticket.draft_id),
             meta={"ticket": ticket.id},
         )
         tags = tuple(x for x in (ticket.family, ticket.status) if x)
         return TicketPost(
-            title=truncate(ticket.title, MAX_TITLE_CHARS),
+            title=truncate(mask_credentials(ticket.title, "title").text, MAX_TITLE_CHARS),
             content=content,
             reply=reply.fitted(),
             attachments=tuple(attachments),

@@ -44,6 +44,8 @@ MAX_LOG_CHARS: Final = 200_000
 #: Characters of an upload sniffed for binary content.
 _SNIFF_BYTES: Final = 8192
 _CONTROL_RE: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+#: A terminal's colour or cursor code (``ESC [ 36 m``), removed whole.
+_ANSI_RE: Final = re.compile(r"\x1b\[[0-9;?]{0,32}[A-HJKSTfmsu]")
 #: Control characters that are not white space: counted one by one (``str.count``).
 _CONTROL_CHARS: Final = tuple(chr(c) for c in range(32) if chr(c) not in "\t\n\r")
 #: ``str.translate`` table deleting what ``_CONTROL_RE`` matches.
@@ -100,6 +102,12 @@ def cut_tail(text: str, limit: int) -> str:
 
 def _normalise(raw: str) -> tuple[str, bool]:
     text = raw.replace("\r\n", "\n").replace("\r", "\n")
+    if "\x1b" in text:  # colour codes go whole: ``[36m`` left behind would split tokens
+        coloured = len(text)
+        text = _ANSI_RE.sub("", text)
+        if len(text) != coloured:
+            cleaned = text.translate(_NO_CONTROLS) if text.isascii() else _CONTROL_RE.sub("", text)
+            return cleaned, True
     # str.translate runs table lookups on ASCII text, several times faster than the
     # pattern; on other text it is far slower than the pattern.
     cleaned = text.translate(_NO_CONTROLS) if text.isascii() else _CONTROL_RE.sub("", text)

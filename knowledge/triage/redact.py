@@ -18,8 +18,9 @@ Kinds (the ``KINDS`` constant):
                     Discord user id (17-20 digits).
 ``jwt``             a JSON Web Token: ``eyJ...`` header and payload (base64url JSON
                     objects) and a signature, dot-separated.
-``encoded-secret``  a base64 (or base64url) run of at least 24 characters that decodes
-                    to printable text in which one of the other kinds is found.
+``encoded-secret``  a base64 (or base64url) run of at least 24 characters, or a hex run,
+                    that decodes to printable text in which one of the other kinds is
+                    found (or another such run, to ``MAX_DECODE_DEPTH``).
 ``cli-secret``      the value of a command-line flag named like a secret:
                     ``--api-key X``, ``--hf-token=X``, ``--password X`` ...
 ``env-secret``      the value of an assignment whose name looks secret (see
@@ -27,12 +28,23 @@ Kinds (the ``KINDS`` constant):
                     ``--env NAME=v``, YAML ``NAME: v``, JSON ``"NAME": "v"``,
                     Python ``'name': 'v'``.
 
-Disguises are undone before matching. Text that is not plain ASCII is NFKC-normalised
-(fullwidth ``ｈｆ＿`` reads ``hf_``) and loses its format characters (zero-width
-spaces and joiners, soft hyphens, bidi controls); the redacted text is that
-normalised text. A token broken over two lines (a line that ends in token characters,
-the next that goes on with them after optional indentation) is matched as if the lines
-were joined; each piece is replaced and the line break kept, so line numbers stay.
+Disguises are undone before matching. Terminal colour codes are taken out. Text that
+is not plain ASCII is NFKC-normalised (fullwidth ``ｈｆ＿`` reads ``hf_``) and loses its
+format characters (zero-width spaces and joiners, soft hyphens, bidi controls); the
+redacted text is that normalised text. Look-alike letters of other scripts (``һf_``,
+Cyrillic) are folded to the ASCII they pass for with Unicode's confusables data, and
+combining marks inside tokens are dropped: secrets are looked for in that folded
+text, which is what a text holding one is given back as (any other keeps its letters).
+A token broken over lines (a line that ends in token characters, or in a backslash
+after them, and the next that goes on with them after its log prefix or indentation)
+is matched as if the lines were joined; each piece is replaced and the line breaks
+kept, so line numbers stay. A secret value (``NAME=``, ``--flag``, ``Authorization``)
+that ends its line goes on over the next lines' pieces that look like parts of a
+token. Words with URL escapes are unescaped, and base64 and hex runs decoded, to
+``MAX_DECODE_DEPTH`` encodings deep, and looked into.
+
+:func:`mask_credentials` is the last line of defence for what is posted publicly: it
+masks long random-looking strings in no known format (``credential-like``).
 
 Values that are obviously not secrets are left alone: empty values, a value that is
 exactly one reference such as ``$VAR``, ``${VAR}`` or ``$(cmd)`` (so a password that
@@ -58,9 +70,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
+import itertools
 import logging
+import math
 import re
 import unicodedata
+import urllib.parse
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence, Set
@@ -73,6 +89,8 @@ __all__ = [
     "Redacted",
     "Redaction",
     "is_secret_name",
+    "looks_like_credential",
+    "mask_credentials",
     "placeholder",
     "redact",
     "redact_fields",
@@ -92,6 +110,8 @@ JWT: Final = "jwt"
 ENCODED_SECRET: Final = "encoded-secret"
 CLI_SECRET: Final = "cli-secret"
 ENV_SECRET: Final = "env-secret"
+#: What :func:`mask_credentials` reports: a string masked by its looks alone.
+CREDENTIAL_LIKE: Final = "credential-like"
 
 #: Every kind ``redact`` can report, in the order the passes run.
 KINDS: Final[tuple[str, ...]] = (
@@ -145,8 +165,12 @@ SECRET_FLAG_WORDS: Final = frozenset(
 
 #: Longest value (characters) a single assignment or flag value is read to.
 MAX_VALUE_CHARS: Final = 4096
+#: Lines after its first that a value broken over lines is followed to at most.
+MAX_VALUE_LINES: Final = 16
 #: Longest assignment or flag name considered.
 MAX_NAME_CHARS: Final = 128
+#: How many encodings (base64, hex, URL escapes) inside one another are undone at most.
+MAX_DECODE_DEPTH: Final = 3
 #: Depth beyond which ``redact_fields`` replaces nested containers wholesale.
 MAX_FIELD_DEPTH: Final = 32
 
@@ -194,18 +218,51 @@ _JWT_JOINED_RE: Final = re.compile(
     r"ey[A-Za-z0-9_-]{8,4096}\.ey[A-Za-z0-9_-]{8,65536}\.[A-Za-z0-9_-]{0,4096}"
 )
 _TOKEN_RUN_RE: Final = re.compile(r"[A-Za-z0-9_-]*")
-# A line break inside a token: a token character before it, another after optional
-# indentation. The literal ``\n`` comes first so the search runs at memchr speed.
-_TOKEN_BREAK_RE: Final = re.compile(r"\n(?<=[A-Za-z0-9_.-]\n)[ \t]{0,16}(?=[A-Za-z0-9_.-])")
-_TOKEN_BREAK_CRLF_RE: Final = re.compile(
-    r"(?:\r\n(?<=[A-Za-z0-9_.-]\r\n)|\n(?<=[A-Za-z0-9_.-]\n))[ \t]{0,16}(?=[A-Za-z0-9_.-])"
+# What a logger writes at the start of each line, element by element, each followed by
+# blanks: ``(APIServer pid=1)``, a level (``INFO``, ``WARNING:``), a date or time
+# (``12-01``, ``10:00:00``, ``2026-12-01T10:00:00.123Z``, ``... 10:00:00,123``), a
+# bracketed location or rank (``[api_server.py:123]``, ``[rank0]:``), the logger name of
+# Python's ``%(name)s - %(levelname)s -`` format and its dashes. A token a log breaks over
+# lines goes on after the next line's prefix, whatever the prefix is on that line.
+# (Colour codes are taken out before any pass: see ``_ANSI_RE``.)
+_LOG_PREFIX: Final = (
+    r"(?:(?:\((?:[A-Za-z0-9_]{1,40} )?pid=[0-9]{1,10}\)"
+    r"|\[[^\]\r\n]{1,80}\]:?"
+    r"|(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)(?![A-Za-z0-9_]):?"
+    r"|[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,9})?)?"
+    r"(?:Z|[+-][0-9]{2}:?[0-9]{2})?"
+    r"|[0-9]{2}[-/][0-9]{2}|[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,9})?"
+    r"|[A-Za-z_][A-Za-z0-9_.]{0,64}(?= - )|-"
+    r")[ \t]{1,8}){1,12}"
 )
+# A line break inside a token: a token character before it (right before the line end,
+# or before a trailing backslash that continues the line), and another after the next
+# line's log prefix or indentation. The literal ``\n`` comes first so the search runs at
+# memchr speed; the ``\r`` and ``\`` before it are added to the break afterwards
+# (``_breaks``).
+_TOKEN_BREAK_RE: Final = re.compile(
+    r"\n(?:(?<=[A-Za-z0-9_.-]\n)|(?<=[A-Za-z0-9_.-]\r\n)|(?<=[A-Za-z0-9_.-]\\\n)"
+    r"|(?<=[A-Za-z0-9_.-]\\\r\n))"
+    rf"(?:{_LOG_PREFIX})?[ \t]{{0,16}}(?=[A-Za-z0-9_.@:/+=-])"
+)
+# The same break where a value ends (no lookbehind: the value's own end is the test).
+_BREAK_AT_RE: Final = re.compile(
+    rf"\\?\r?\n(?:{_LOG_PREFIX})?[ \t]{{0,16}}(?=[A-Za-z0-9_.+/-])"
+)
+# ANSI colour and cursor codes (``ESC [ ... m``, ``K``, ``H``...; not ``R``, which would take
+# the start of a placeholder after a stray ESC): terminals' logs carry them, around a
+# level or inside a highlighted token; they are taken out of the text first.
+_ANSI_RE: Final = re.compile(r"\x1b\[[0-9;?]{0,32}[A-HJKSTfmsu]")
 # Base64 runs, in the standard or the URL-safe alphabet (never both), padded or not.
 _B64_RE: Final = re.compile(
     r"(?<![A-Za-z0-9+/_-])(?:[A-Za-z0-9+/]{24,65536}|[A-Za-z0-9_-]{24,65536})={0,2}"
     r"(?![A-Za-z0-9+/=_-])"
 )
 _ASCII_BYTES: Final = bytes(range(128))
+_HEX_RE: Final = re.compile(r"[0-9a-f]+|[0-9A-F]+")
+# A URL escape (``%3D``): the words holding one are what ``_percent_pass`` unescapes.
+_PERCENT_RE: Final = re.compile(r"%[0-9A-Fa-f]{2}")
+_SPACE_RE: Final = re.compile(r"\s")
 #: Shortest base64 run looked into (20 bytes, an AWS key id, encode to 28 characters).
 _B64_MIN_CHARS: Final = 24
 _WORD_CHARS: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
@@ -224,7 +281,7 @@ _KEYWORD_RE: Final = re.compile(
 # of a dozen passes: most fields and output strings are short.
 _SECRET_HINT_RE: Final = re.compile(
     r"PRIVATE KEY|uthorization|UTHORIZATION|://|hf_|api_org_|gh[pousr]_|github_pat_"
-    r"|A(?:KI|SI)A|\.[A-Za-z0-9_-]{6,7}\.|ey[A-Za-z0-9_-]{8}|\n"
+    r"|A(?:KI|SI)A|\.[A-Za-z0-9_-]{6,7}\.|ey[A-Za-z0-9_-]{8}|\n|%[0-9A-Fa-f]{2}"
     rf"|{_KEYWORD_RE.pattern}"
 )
 #: The keywords of ``_KEYWORD_RE``, each found in a lower-cased copy and then kept in its
@@ -360,18 +417,42 @@ def _pem_pass(text: str) -> tuple[str, int]:
 def _auth_pass(text: str) -> tuple[str, int]:
     if "uthorization" not in text and "UTHORIZATION" not in text:
         return text, 0  # the header name is in one of its three spellings
-    count = 0
-
-    def replace(m: re.Match[str]) -> str:
-        nonlocal count
+    spans = []
+    for m in _AUTH_RE.finditer(text):
         scheme, cred = m.group(2), m.group(3)
         if _is_placeholder(cred) or (scheme is None and len(cred) < 16):
-            return m.group(0)
-        count += 1
-        head = m.group(1) + (f"{scheme} " if scheme else "")
-        return head + placeholder(AUTHORIZATION)
+            continue
+        spans.append((m.start(3), m.end(3), AUTHORIZATION))
+    return _apply(text, _continued(text, spans)), len(spans)
 
-    return _AUTH_RE.sub(replace, text), count
+
+def _continued(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """``spans`` of values, and the pieces of each that go on over the next lines: a
+    value that ends its line, continued after a trailing backslash or after the next
+    line's log prefix (``_BREAK_AT_RE``) by a piece that looks like part of a token
+    (``_runs_on``: a word such as ``vllm`` starting the next line is not taken)."""
+    if "\n" not in text:
+        return spans
+    out: list[tuple[int, int, str]] = []
+    for start, end, kind in spans:
+        out.append((start, end, kind))
+        pieces = []
+        for _ in range(MAX_VALUE_LINES):
+            m = _BREAK_AT_RE.match(text, end)
+            if m is None:
+                break
+            word = _SHELL_VALUE_END.search(text, m.end(), m.end() + MAX_VALUE_CHARS)
+            stop = word.start() if word else min(len(text), m.end() + MAX_VALUE_CHARS)
+            if stop == m.end():
+                break
+            pieces.append((m.end(), stop, _runs_on(text[m.end() : stop])))
+            end = stop
+        # each piece that runs on, and a short one (``Q``) before one that does
+        for i, (piece_start, piece_end, runs_on) in enumerate(pieces):
+            if not runs_on and not (i + 1 < len(pieces) and pieces[i + 1][2]):
+                break
+            out.append((piece_start, piece_end, kind))
+    return out
 
 
 def _url_pass(text: str) -> tuple[str, int]:
@@ -409,13 +490,14 @@ def _is_discord_user_id(part: str) -> bool:
 
 def _discord_pass(text: str) -> tuple[str, int]:
     spans = _discord_spans(text)
-    return _apply(text, spans), len(spans)
+    return _apply(text, [(start, end, kind) for start, end, _, kind in spans]), len(spans)
 
 
 def _discord_spans(
     text: str, starts: Sequence[int] = (), line_starts: Set[int] | None = None
-) -> list[tuple[int, int, str]]:
-    """Discord tokens: the middle and last parts found, the user-id part walked back.
+) -> list[tuple[int, int, int, str]]:
+    """Discord tokens (start, end, where the match of the last part ended, kind): the
+    middle and last parts found, the user-id part walked back.
 
     In the joined-lines view (``starts``: where its lines started, in order) the user-id
     part may also start where a line started, the line before it ending in a token
@@ -425,7 +507,7 @@ def _discord_spans(
     """
     if line_starts is None:
         line_starts = frozenset(starts)
-    spans: list[tuple[int, int, str]] = []
+    spans: list[tuple[int, int, int, str]] = []
     last_end = 0
     for m in (_DISCORD_TAIL_JOINED_RE if starts else _DISCORD_TAIL_RE).finditer(text):
         dot = m.start()
@@ -444,7 +526,7 @@ def _discord_spans(
             end = _discord_end(text, found, m.start(1), m.end(), starts)
             if end < 0:
                 continue
-        spans.append((found, end, DISCORD_TOKEN))
+        spans.append((found, end, m.end(), DISCORD_TOKEN))
         last_end = end
     return spans
 
@@ -456,7 +538,7 @@ def _discord_end(text: str, token: int, last: int, end: int, starts: Sequence[in
     first = bisect_right(starts, token)  # the token's first break is inside it
     at = bisect_left(starts, last + 27, lo=first + 1)
     if at < len(starts) and starts[at] <= min(end, last + 45):
-        return starts[at]
+        return starts[at]  # long enough here (it may go on: ``_runs_on_end``)
     run_end = _TOKEN_RUN_RE.match(text, end).end()  # type: ignore[union-attr]
     return end if run_end == end else -1
 
@@ -563,7 +645,7 @@ def _keyword_pass(text: str) -> tuple[str, int, int, int]:
         return text, 0, 0, 0
     counts = Counter(kind for _, _, kind in spans)
     return (
-        _apply(text, spans),
+        _apply(text, _continued(text, spans)),
         counts[CLI_SECRET],
         counts[ENV_SECRET],
         counts[AWS_SECRET_KEY],
@@ -664,25 +746,56 @@ def _jwt_pass(text: str) -> tuple[str, int]:
     return _JWT_RE.sub(replace, text), count
 
 
-def _encoded_pass(text: str) -> tuple[str, int]:
-    """Base64 runs whose decoded text holds a secret of another kind.
+def _encoded_pass(text: str, depth: int = 0) -> tuple[str, int]:
+    """Base64 and hex runs whose decoded text holds a secret of another kind (or, to
+    ``MAX_DECODE_DEPTH``, another encoded run that does: base64 inside base64).
 
     Nothing is looked for unless the text has ``_B64_MIN_CHARS`` characters of one
     alphabet in a row (the text marked byte by byte with ``bytes.translate``, the run
-    looked for with ``bytes.find``: a log of plain lines has none). Then runs are looked
-    for only in the long words (a ``split`` and a length test run at C speed; a regex
-    over the whole text would not: a pattern for the long words alone, tried, took 2-3x
-    as long), and each found run is replaced.
+    looked for with ``bytes.find``: a log of plain lines has none; hex digits belong to
+    both alphabets). Then runs are looked for only in the long words (a ``split`` and a
+    length test run at C speed; a regex over the whole text would not: a pattern for the
+    long words alone, tried, took 2-3x as long), and each found run is replaced.
     """
     if not _may_hold_base64(text):
         return text, 0
     words = " ".join(w for w in text.split() if len(w) >= _B64_MIN_CHARS)
-    hidden = {run for run in _B64_RE.findall(words) if _hides_secret(run)}
+    hidden = {run for run in _B64_RE.findall(words) if _hides_secret(run, depth)}
     count = 0
     for run in sorted(hidden, key=len, reverse=True):
         count += text.count(run)
         text = text.replace(run, placeholder(ENCODED_SECRET))
     return text, count
+
+
+def _percent_pass(text: str, depth: int) -> tuple[str, Counter[str]]:
+    """Words with URL escapes (``hf%5F...``, ``password%3D...``,
+    ``Authorization%3A%20Bearer%20...``) whose unescaped text holds a secret: each is
+    replaced by its unescaped text, redacted (line breaks in it escaped again, so the
+    lines stay those of the paste). The counts are those of the unescaped text's kinds."""
+    counts: Counter[str] = Counter()
+    out: list[str] = []
+    pos = 0
+    for m in _PERCENT_RE.finditer(text):
+        if m.start() < pos:
+            continue  # in the word before
+        start = max(pos, *(text.rfind(blank, pos, m.start()) + 1 for blank in " \t\n\r"))
+        end = _SPACE_RE.search(text, m.end())
+        stop = end.start() if end else len(text)
+        word = text[start:stop]
+        new, found = _redact_counts(urllib.parse.unquote(word), depth + 1)
+        if found:
+            counts.update(found)
+            out.append(text[pos:start])
+            out.append(new.replace("\r", "%0D").replace("\n", "%0A"))
+            pos = stop
+        else:
+            out.append(text[pos:stop])
+            pos = stop
+    if not counts:
+        return text, counts
+    out.append(text[pos:])
+    return "".join(out), counts
 
 
 def _may_hold_base64(text: str) -> bool:
@@ -695,23 +808,104 @@ def _may_hold_base64(text: str) -> bool:
     return run in view.translate(_B64_STD_MARKS) or run in view.translate(_B64_URL_MARKS)
 
 
-def _hides_secret(run: str) -> bool:
-    """True when ``run`` decodes to printable text in which a secret is found."""
+def _decoded(run: str) -> str | None:
+    """``run`` decoded as hex (an even run of hex digits) or else as base64, when that
+    gives printable ASCII text."""
     body = run.rstrip("=")
-    if len(body) % 4 == 1:  # not base64 of anything
-        return False
-    altchars = b"-_" if "-" in body or "_" in body else None
-    try:
-        raw = base64.b64decode(body + "=" * (-len(body) % 4), altchars=altchars)
-    except (binascii.Error, ValueError):
-        return False
+    raw: bytes | None = None
+    if body == run and len(body) % 2 == 0 and _HEX_RE.fullmatch(body):
+        raw = bytes.fromhex(body)
+        if not raw.isascii():
+            raw = None
+    if raw is None:
+        if len(body) % 4 == 1:  # not base64 of anything
+            return None
+        altchars = b"-_" if "-" in body or "_" in body else None
+        try:
+            raw = base64.b64decode(body + "=" * (-len(body) % 4), altchars=altchars)
+        except (binascii.Error, ValueError):
+            return None
     if not raw.isascii() or not raw.translate(None, b"\r\n\t").decode().isprintable():
-        return False
-    return _redact_counts(raw.decode("ascii"), nested=True)[1].total() > 0
+        return None
+    return raw.decode("ascii")
+
+
+def _hides_secret(run: str, depth: int = 0) -> bool:
+    """True when ``run`` decodes (:func:`_decoded`) to text in which a secret is found."""
+    decoded = _decoded(run)
+    return decoded is not None and _redact_counts(decoded, depth + 1)[1].total() > 0
+
+
+@functools.cache
+def _look_alikes() -> dict[str, str]:
+    """Each non-ASCII letter or digit that Unicode's confusables data (TR39) says looks
+    like an ASCII character, and that character: ``һ`` (Cyrillic shha) -> ``h``.
+
+    The data pairs a character with its prototype (the character its skeleton maps
+    to) and back; where the prototype stands for several ASCII characters that look
+    alike (``l``, ``I``, ``1``), the one of the same case as the letter is taken
+    (Cyrillic ``І`` -> ``I``, ``і`` -> ``i``). Hangul and CJK are left alone: their
+    compatibility letters look like strokes (``ㅣ``), not like the letters of a token.
+    """
+    from confusable_homoglyphs.confusables import confusables_data
+
+    table: dict[str, str] = {}
+    for char, glyphs in confusables_data.items():
+        if len(char) != 1 or char.isascii() or unicodedata.category(char)[0] not in "LN":
+            continue
+        if unicodedata.name(char, "").startswith(("HANGUL", "CJK")):
+            continue
+        direct = [g["c"] for g in glyphs if len(g["c"]) == 1 and g["c"].isascii()]
+        if not direct:
+            continue
+        alike = list(direct)
+        for target in direct:  # the other ASCII characters of the prototype's class
+            alike += [
+                g["c"]
+                for g in confusables_data.get(target, ())
+                if len(g["c"]) == 1 and g["c"].isascii() and g["c"] not in alike
+            ]
+        if char.isupper():
+            same = [c for c in alike if c.isupper()]
+        elif char.islower():
+            same = [c for c in alike if c.islower()]
+        else:
+            same = [c for c in alike if c.isdigit()]
+        table[char] = (same or direct)[0]
+    return table
+
+
+def _folded(text: str) -> str:
+    """``text`` (normalised, not ASCII) as the ASCII it passes for: decomposed (NFKD),
+    without combining marks (``Z\u0301`` -> ``Z``), look-alike letters folded to ASCII
+    (:func:`_look_alikes`), then composed again (NFKC)."""
+    look_alikes = _look_alikes()
+    others = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES)
+    if not any(  # most logs' other characters are bars and dashes: nothing to fold
+        char in look_alikes
+        or unicodedata.decomposition(char)
+        or unicodedata.category(char) in ("Mn", "Me")
+        for char in set(others.decode("utf-8", "surrogatepass"))
+    ):
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    others = decomposed.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES)
+    table: dict[int, str | None] = {}
+    for char in set(others.decode("utf-8", "surrogatepass")):
+        if unicodedata.category(char) in ("Mn", "Me", "Cf"):
+            table[ord(char)] = None
+        elif char in look_alikes:
+            table[ord(char)] = look_alikes[char]
+    if not table:
+        return text
+    return unicodedata.normalize("NFKC", decomposed.translate(table))
 
 
 def _normalised(text: str) -> str:
-    """``text`` NFKC-normalised, without format characters (ASCII is returned as is)."""
+    """``text`` NFKC-normalised, without format characters and colour codes (ASCII
+    without colour codes is returned as is)."""
+    if "\x1b" in text:
+        text = _ANSI_RE.sub("", text)
     if text.isascii():
         return text
     if not unicodedata.is_normalized("NFKC", text):
@@ -749,12 +943,17 @@ def _broken_spans(
     spans: list[tuple[int, int, str, re.Pattern[str] | None]] = []
     for kind, patterns in _BREAKABLE:
         for pattern in patterns:
-            spans.extend(
-                (m.start(), m.end(), kind, pattern)
-                for m in pattern.finditer(joined)
-                if (m.start() in line_starts or _starts_word(joined, m.start()))
-                and (m.end() in line_starts or not joined[m.end() : m.end() + 1].isalnum())
-            )
+            pos = 0
+            while (m := pattern.search(joined, pos)) is not None:
+                if not (
+                    (m.start() in line_starts or _starts_word(joined, m.start()))
+                    and (m.end() in line_starts or not joined[m.end() : m.end() + 1].isalnum())
+                ):
+                    pos = m.start() + 1
+                    continue
+                spans.append((m.start(), m.end(), kind, pattern))
+                # the next token may start where this one is whole, inside its match
+                pos = max(m.start() + 1, _whole_end(joined, m.start(), m.end(), pattern, starts))
     if "ey" in joined:
         spans.extend(
             (m.start(), m.end(), JWT, _JWT_RE)
@@ -766,25 +965,72 @@ def _broken_spans(
             (start, end, JWT, _JWT_JOINED_RE)
             for start, end in _jwts_at_line_starts(joined, line_starts)
         )
-    spans = [
-        (start, _whole_end(joined, start, end, pattern, starts), kind, pattern)
+    settled = [
+        (start, _whole_end(joined, start, end, pattern, starts), end, kind)
         for start, end, kind, pattern in spans
     ]
-    found = _discord_spans(joined, starts, line_starts)
-    spans.extend((start, end, kind, None) for start, end, kind in found)
-    spans.sort(key=lambda span: (span[0], -span[1]))
+    settled.extend(_discord_spans(joined, starts, line_starts))
+    if "://" in joined:  # a URL's password ends at its ``@``, wherever the lines broke
+        settled.extend(
+            (m.start(2), m.end(2), m.end(2), URL_PASSWORD)
+            for m in _URL_RE.finditer(joined)
+            if not _is_placeholder(m.group(2))
+        )
+    settled.sort(key=lambda span: (span[0], -span[1]))
+    # where the next token starts after each one (the spans are in order of start)
+    following = [len(joined)] * len(settled)
+    for i in range(len(settled) - 2, -1, -1):
+        after = settled[i + 1][0]
+        following[i] = after if after > settled[i][0] else following[i + 1]
     kept: list[tuple[int, int, str, re.Pattern[str] | None]] = []
-    for span in spans:
-        if not kept or span[0] >= kept[-1][1]:
-            kept.append(span)
+    for i, (start, end, greedy, kind) in enumerate(settled):
+        end = _runs_on_end(joined, end, min(greedy, following[i]), starts)
+        if not kept or start >= kept[-1][1]:
+            kept.append((start, end, kind, None))
     return kept
+
+
+def _runs_on_end(joined: str, end: int, cap: int, starts: Sequence[int]) -> int:
+    """A token whole at ``end`` goes on over the next lines, up to ``cap`` (where its
+    match ran to, or where the next token starts), while their pieces look like parts of
+    a token (``_runs_on``): a JWT's signature has no fixed length, a Discord token's last
+    part takes 27 to 45 characters, and a token longer than its format's shortest must
+    not leave its last piece behind."""
+    at = bisect_left(starts, end)
+    while end < cap and at < len(starts) and starts[at] == end:
+        upto = min(starts[at + 1], cap) if at + 1 < len(starts) else cap
+        if not _runs_on(joined[end:upto]):
+            # a short piece (``Q``) may still be one when the next goes on after it
+            after = min(starts[at + 2], cap) if at + 2 < len(starts) else cap
+            if upto == cap or upto != starts[at + 1] or not _runs_on(joined[upto:after]):
+                break
+        end = upto
+        at += 1
+    return end
+
+
+def _runs_on(piece: str) -> bool:
+    """True when ``piece``, the start of the line after part of a token, looks like the
+    token's next part rather than a word: long, or holding two of lower-case letters,
+    upper-case letters after its first, digits and ``_``/``-`` (``SsPw``, ``R8U``, but
+    not ``done``, ``Loading``, ``OK``)."""
+    if len(piece) >= 20:
+        return True
+    rest = piece[1:]
+    classes = (
+        any(c.islower() for c in piece),
+        any(c.isupper() for c in rest),
+        any(c.isdigit() for c in piece),
+        "_" in piece or "-" in piece,
+    )
+    return sum(classes) >= 2
 
 
 def _whole_end(
     joined: str, start: int, end: int, pattern: re.Pattern[str], starts: Sequence[int]
 ) -> int:
-    """Where the token found at ``start`` ends: at the first line end after its first
-    break at which it is whole already (the next line's first word, joined on, is not
+    """Where the token found at ``start`` ends: at the first line end after its start
+    at which it is whole already (the next line's first word, joined on, is not
     in it), else at ``end``.
 
     Being whole is monotone over the token's characters (each pattern is a prefix and
@@ -792,7 +1038,7 @@ def _whole_end(
     line ends are searched by halves: a token broken over thousands of short lines
     costs a few matches, not one per line.
     """
-    low = bisect_right(starts, start) + 1  # the first break is inside the token
+    low = bisect_right(starts, start)  # the first line end after the token's start
     high = bisect_left(starts, end) - 1
     if low > high or not pattern.fullmatch(joined, start, starts[high]):
         return end
@@ -836,16 +1082,38 @@ def _jwts_at_line_starts(joined: str, line_starts: Set[int]) -> list[tuple[int, 
     return found
 
 
+def _breaks(text: str) -> list[tuple[int, int]]:
+    """Spans of the line breaks inside tokens (``_TOKEN_BREAK_RE``), each from the
+    ``\\`` or ``\r`` before its ``\n`` (when there is one) to the next line's token
+    character."""
+    if "\r" not in text and "\\\n" not in text:
+        return [m.span() for m in _TOKEN_BREAK_RE.finditer(text)]
+    spans = []
+    for m in _TOKEN_BREAK_RE.finditer(text):
+        start = m.start()
+        if text[start - 1] == "\r":
+            start -= 1
+        if text[start - 1] == "\\":
+            start -= 1
+        spans.append((start, m.end()))
+    return spans
+
+
 def _broken_pass(text: str) -> tuple[str, Counter[str]]:
     """Tokens broken over lines: each piece replaced, the line breaks kept."""
     if "\n" not in text:
         return text, Counter()
     counts: Counter[str] = Counter()
-    breaker = _TOKEN_BREAK_CRLF_RE if "\r" in text else _TOKEN_BREAK_RE
-    joined = breaker.sub("", text)
-    if len(joined) == len(text):
+    breaks = _breaks(text)
+    if not breaks:
         return text, counts
-    breaks = [m.span() for m in breaker.finditer(text)]
+    pieces: list[str] = []
+    pos = 0
+    for b_start, b_end in breaks:
+        pieces.append(text[pos:b_start])
+        pos = b_end
+    pieces.append(text[pos:])
+    joined = "".join(pieces)
     # joined position -> original position: add the lengths of the breaks before it.
     starts: list[int] = []  # joined position at which each break was cut out
     removed = 0
@@ -908,13 +1176,34 @@ _PASS_NEEDS: Final[Mapping[str, tuple[str, ...]]] = {
 }
 
 
-def _redact_counts(text: str, *, nested: bool = False) -> tuple[str, Counter[str]]:
+def _redact_counts(text: str, depth: int = 0) -> tuple[str, Counter[str]]:
     """``text`` redacted, and how many secrets of each kind were removed (kinds with
-    none are absent)."""
-    counts: Counter[str] = Counter()
+    none are absent). ``depth``: how many encodings deep ``text`` was found (see
+    ``MAX_DECODE_DEPTH``)."""
     text = _normalised(text)
+    if text.isascii():
+        return _redacted_counts(text, depth)
+    # Look-alike letters and combining marks: the secrets are looked for in the ASCII
+    # the text passes for. Only a text that held one is given back folded (its other
+    # letters look the same; accents are lost); any other keeps its own letters.
+    folded = _folded(text)
+    if folded == text:
+        return _redacted_counts(text, depth)
+    new, counts = _redacted_counts(folded, depth)
+    return (new, counts) if counts else (text, counts)
+
+
+def _redacted_counts(text: str, depth: int) -> tuple[str, Counter[str]]:
+    """``_redact_counts`` of a normalised (and folded) text."""
+    counts: Counter[str] = Counter()
     if not _SECRET_HINT_RE.search(text) and not _may_hold_base64(text):
         return text, counts
+    if "%" in text and depth < MAX_DECODE_DEPTH:
+        text, escaped = _percent_pass(text, depth)
+        counts.update(escaped)
+    if "\n" in text:  # first: a token whose first line holds a whole one goes on
+        text, broken = _broken_pass(text)
+        counts.update(broken)
     for kind, run in _SIMPLE_PASSES:
         needs = _PASS_NEEDS.get(kind)
         if needs is not None and not any(map(text.__contains__, needs)):
@@ -922,11 +1211,8 @@ def _redact_counts(text: str, *, nested: bool = False) -> tuple[str, Counter[str
         text, n = run(text)
         if n:
             counts[kind] += n
-    if "\n" in text:
-        text, broken = _broken_pass(text)
-        counts.update(broken)
-    if not nested:  # base64 inside base64 is not looked into
-        text, n = _encoded_pass(text)
+    if depth < MAX_DECODE_DEPTH:  # an encoding inside an encoding, to a bounded depth
+        text, n = _encoded_pass(text, depth)
         if n:
             counts[ENCODED_SECRET] += n
     text, cli, env, aws = _keyword_pass(text)
@@ -1045,3 +1331,88 @@ def _redact_value(
         ]
         return type(value)(items) if isinstance(value, tuple) else items
     return value
+
+
+# ------------------------------------------------------------ the last line of defence
+
+#: Shortest run :func:`looks_like_credential` judges (a 128-bit key in base64 is 22).
+CREDENTIAL_MIN_CHARS: Final = 24
+#: Shannon entropy (bits per character) a run reaches at least to look random: random
+#: base64 of 24 characters has about 4.2, of 40 about 4.6; words and names rarely 3.9.
+CREDENTIAL_MIN_ENTROPY: Final = 3.9
+#: Share of neighbouring characters of different classes (lower, upper, digit) a random
+#: run has: about 0.6 for random letters and digits, 0.1-0.3 for names (``Instruct``,
+#: ``Qwen3``, ``FlashInferBackend``).
+CREDENTIAL_MIN_SWITCHES: Final = 0.4
+#: Longest part between separators (``/=_.-``) a run has at least: the parts of names
+#: are short (``NVFP4``, ``Instruct``, ``W4A4AsMXFP8``).
+CREDENTIAL_MIN_PART: Final = 16
+#: Share of a run at most in word-like runs of letters for it to look random (random
+#: letters and digits: about 0.1-0.2; ``Eagle3DeepseekV2ForCausalLM``: 0.7).
+CREDENTIAL_MAX_WORDS: Final = 0.4
+_CREDENTIAL_RUN_RE: Final = re.compile(rf"[A-Za-z0-9+/_=-]{{{CREDENTIAL_MIN_CHARS},65536}}")
+_DIGEST_BEFORE_RE: Final = re.compile(r"(?:sha(?:1|224|256|384|512)|md5|blake2b?)[:=-]$", re.I)
+_CREDENTIAL_SEPARATOR_RE: Final = re.compile(r"[/=_.-]")
+_WORD_RUN_RE: Final = re.compile(r"[A-Z]?[a-z]{3,}")
+
+
+def _entropy(text: str) -> float:
+    size = len(text)
+    return -sum(n / size * math.log2(n / size) for n in Counter(text).values())
+
+
+def _switches(text: str) -> float:
+    """Share of neighbouring letters and digits of different classes."""
+    classes = [0 if c.islower() else 1 if c.isupper() else 2 for c in text if c.isalnum()]
+    if len(classes) < 2:
+        return 0.0
+    return sum(a != b for a, b in itertools.pairwise(classes)) / (len(classes) - 1)
+
+
+def looks_like_credential(run: str) -> bool:
+    """True when ``run`` (letters, digits, ``+/_=-``) looks like a key or token in no
+    known format, as detect-secrets' entropy plugins judge strings: once its parts that
+    are hex are taken out (git commit hashes in ``NAME=<hash>`` or ``snapshots/<hash>``,
+    digests, UUIDs), it is long (``CREDENTIAL_MIN_CHARS``), holds lower- and upper-case
+    letters and digits, switches between them as random text does
+    (``CREDENTIAL_MIN_SWITCHES``), has the entropy of random text
+    (``CREDENTIAL_MIN_ENTROPY``), and is not mostly words (``Eagle3DeepseekV2For...``:
+    at most ``CREDENTIAL_MAX_WORDS`` of it in capitalised or lower-case runs of four
+    letters or more), and has a part of ``CREDENTIAL_MIN_PART`` characters between
+    separators. Names of models and images (``Qwen3-Coder-480B-A35B-Instruct``,
+    ``vllm:...-cu132-20260707``) fail one test or more."""
+    parts = _CREDENTIAL_SEPARATOR_RE.split(run)
+    kept = [p for p in parts if not (len(p) >= 7 and _HEX_RE.fullmatch(p))]
+    body = "".join(kept)
+    if len(body) < CREDENTIAL_MIN_CHARS or max(map(len, kept)) < CREDENTIAL_MIN_PART:
+        return False  # short: a name of words and numbers (``-MXFP4-Routed-W4A4``)
+    if not (
+        any(c.islower() for c in body)
+        and any(c.isupper() for c in body)
+        and any(c.isdigit() for c in body)
+    ):
+        return False
+    if _switches(body) < CREDENTIAL_MIN_SWITCHES or _entropy(body) < CREDENTIAL_MIN_ENTROPY:
+        return False
+    words = sum(len(w) for w in _WORD_RUN_RE.findall(body))
+    return words <= CREDENTIAL_MAX_WORDS * len(body)
+
+
+def mask_credentials(text: str, field: str = "text") -> Redacted:
+    """``text`` with every run that :func:`looks_like_credential` replaced by
+    ``[REDACTED:credential-like]``: the last line of defence for what is posted publicly,
+    after :func:`redact` (whose placeholders it leaves alone). A run right after
+    ``sha256:`` (an image digest) is kept."""
+    count = 0
+
+    def replace(m: re.Match[str]) -> str:
+        nonlocal count
+        run = m.group(0)
+        before = m.string[max(0, m.start() - 8) : m.start()]
+        if _DIGEST_BEFORE_RE.search(before) or not looks_like_credential(run):
+            return run
+        count += 1
+        return placeholder(CREDENTIAL_LIKE)
+
+    new = _CREDENTIAL_RUN_RE.sub(replace, text)
+    return Redacted(new, (Redaction(CREDENTIAL_LIKE, field, count),) if count else ())

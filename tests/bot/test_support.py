@@ -959,15 +959,16 @@ def test_a_form_submitted_after_its_draft_expired_says_to_start_again(discord_st
 # --- posts made without /support ----------------------------------------------------------
 
 
-async def _forum_post(ds, text: str) -> int:
-    """A post alice makes in the help forum by hand: the thread, its starter message."""
+async def _forum_post(ds, text: str, owner: int = DEFAULT_IDS.alice) -> int:
+    """A post alice (or ``owner``) makes in the help forum by hand: the thread, its
+    starter message."""
     thread_id = ds.ids.next()
     thread = {
         "id": str(thread_id),
         "type": 11,
         "guild_id": str(DEFAULT_IDS.guild),
         "parent_id": str(DEFAULT_IDS.forum),
-        "owner_id": str(DEFAULT_IDS.alice),
+        "owner_id": str(owner),
         "name": "vllm will not start",
         "last_message_id": str(thread_id),
         "message_count": 1,
@@ -1020,3 +1021,19 @@ def test_the_nudge_answers_with_missing_items_and_opens_support_prefilled(discor
     assert "Docker image" in fields["Still missing"] or "image" in fields["Still missing"]
     assert request.json["allowed_mentions"]["parse"] == []
     assert "hangs after NCCL init" in inputs(modal)["text"]["value"]
+
+
+def test_the_nudge_leaves_the_bots_own_posts_alone(discord_standin, data):
+    # the bot's ticket posts are forum posts too: answering them would nudge itself
+    async def scenario(ds):
+        own = await _forum_post(ds, "Ticket #1 · open · glm-5", owner=DEFAULT_IDS.bot)
+        theirs = await _forum_post(ds, "my GLM-5 server hangs after NCCL init, TP8")
+        await ds.wait_for_request(
+            lambda r: r.route == "channel_message" and r.path == f"/channels/{theirs}/messages"
+        )
+        await ds.settle()
+        return own
+
+    own = discord_standin.run(factory(data, nudge=True), scenario)
+    sent = [r.path for r in discord_standin.last.requests if r.route == "channel_message"]
+    assert f"/channels/{own}/messages" not in sent

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import knowledge.triage.redact as redact_module
-from knowledge.intake.scrub import ENTRY_CHARS, Scrubber
+from knowledge.intake.scrub import Scrubber
 from knowledge.triage.redact import redact_fields
 
 HF = "hf_" + "Zq7" * 12
@@ -36,9 +36,9 @@ def test_a_clean_log_is_scanned_once_however_often_it_is_written(monkeypatch):
     scanned = []
     real = redact_module._redact_counts
 
-    def counting(text, **kwargs):
+    def counting(text, *args, **kwargs):
         scanned.append(text)
-        return real(text, **kwargs)
+        return real(text, *args, **kwargs)
 
     monkeypatch.setattr(redact_module, "_redact_counts", counting)
     scrubber = Scrubber()
@@ -67,17 +67,46 @@ def test_a_remembered_text_under_a_secret_name_is_still_replaced_whole():
 
 
 def test_memory_is_bounded_and_the_oldest_texts_go_first():
-    scrubber = Scrubber(kept_chars=2 * (40 + ENTRY_CHARS) + 20)
-    for word in ("a" * 40, "b" * 40, "c" * 40):
+    # sizes in round figures, not computed from the module's constants: with its own
+    # per-text cost a memo of 1,000 characters holds two texts of 300, not three
+    scrubber = Scrubber(kept_chars=1_000)
+    for word in ("a" * 300, "b" * 300, "c" * 300):
         scrubber.text(word)
-    assert not scrubber.known_clean("a" * 40)
-    assert scrubber.known_clean("b" * 40) and scrubber.known_clean("c" * 40)
-    scrubber.text("d" * 500)  # larger than all it may keep: not kept, nothing evicted
-    assert not scrubber.known_clean("d" * 500) and scrubber.known_clean("c" * 40)
+    assert not scrubber.known_clean("a" * 300)
+    assert scrubber.known_clean("b" * 300) and scrubber.known_clean("c" * 300)
+    scrubber.text("d" * 5_000)  # larger than all it may keep: not kept, nothing evicted
+    assert not scrubber.known_clean("d" * 5_000) and scrubber.known_clean("c" * 300)
+
+
+def test_one_long_text_evicts_as_many_old_ones_as_it_needs():
+    scrubber = Scrubber(kept_chars=2_000)
+    small = [str(n) * 100 for n in range(8)]  # eight texts of 100 characters
+    for text in small:
+        scrubber.text(text)
+    scrubber.text("z" * 1_500)
+    kept = [t for t in [*small, "z" * 1_500] if scrubber.known_clean(t)]
+    assert "z" * 1_500 in kept
+    assert sum(map(len, kept)) <= 2_000, "the bound holds after the insert, not one step later"
+    assert len(kept) <= 4
 
 
 def test_many_short_texts_are_bounded_by_their_count_too():
-    scrubber = Scrubber(kept_chars=10 * (1 + ENTRY_CHARS))
-    scrubber.mapping({"words": [str(n) for n in range(10)] + ["a", "b"]})
-    kept = [w for w in "0123456789ab" if scrubber.known_clean(w)]
-    assert kept == list("23456789ab")  # ten of one character each, the newest
+    # each remembered text costs its entry's overhead as well as its characters: a memo
+    # of 1,000 characters cannot hold fifty texts of one character
+    scrubber = Scrubber(kept_chars=1_000)
+    words = [chr(ord("A") + n) for n in range(50)]
+    scrubber.mapping({"words": words})
+    kept = [w for w in words if scrubber.known_clean(w)]
+    assert 1 <= len(kept) <= 10
+    assert kept == words[-len(kept) :], "the newest are the ones kept"
+
+
+def test_a_text_read_again_is_kept_over_older_ones():
+    scrubber = Scrubber(kept_chars=1_000)
+    a, b, c = "a" * 300, "b" * 300, "c" * 300
+    scrubber.text(a)
+    scrubber.text(b)
+    assert scrubber.known_clean(a)  # a is used again: now the newest
+    scrubber.text(c)
+    assert scrubber.known_clean(a) and scrubber.known_clean(c)
+    assert not scrubber.known_clean(b), "the least recently used goes first"

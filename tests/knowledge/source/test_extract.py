@@ -275,3 +275,77 @@ def test_an_archive_without_pages_is_refused(tmp_path):
 def test_the_download_cap_applies_to_the_file(tmp_path):
     data = tarball(PAGES)
     assert "over the cap" in refused(tmp_path, data, Caps(download_bytes=len(data) - 1))
+
+
+# --- each layer of the extraction on its own: removing one fails its test, even where
+# --- another layer would still refuse the member
+
+
+def test_a_member_of_another_type_is_refused_by_its_type_before_the_data_filter(tmp_path):
+    # a GNU volume label: neither a file nor a folder, a link or a device; tarfile's data
+    # filter would refuse it too, but as a "special file": the type check answers first
+    odd = member("top/label.md", type=b"V")
+    data = gzip.compress(
+        raw_tar([member("top/", type=tarfile.DIRTYPE), member("top/a.md"), odd], tarfile.GNU_FORMAT)
+    )
+    said = refused(tmp_path, data)
+    assert "unsupported member type" in said and "data filter" not in said
+
+
+def test_every_member_is_shown_to_tarfiles_data_filter(tmp_path, monkeypatch):
+    # the data filter is a second opinion on every member: one it refuses stops the
+    # extraction, whatever the checks before it said
+    real = tarfile.data_filter
+    shown = []
+
+    def fussy(member_info, dest_path):
+        shown.append(member_info.name)
+        if member_info.name.endswith("b.md"):
+            raise tarfile.FilterError("refused for the test")
+        return real(member_info, dest_path)
+
+    monkeypatch.setattr(tarfile, "data_filter", fussy)
+    data = gzip.compress(
+        raw_tar([member("top/", type=tarfile.DIRTYPE), member("top/a.md"), member("top/b.md")])
+    )
+    assert "data filter" in refused(tmp_path, data)
+    assert shown == ["top", "top/a.md", "top/b.md"]
+
+
+def test_hidden_files_and_folders_are_never_written(tmp_path):
+    data = gzip.compress(
+        raw_tar(
+            [
+                member("top/", type=tarfile.DIRTYPE),
+                member("top/a.md"),
+                member("top/.hidden.md"),
+                member("top/.git/", type=tarfile.DIRTYPE),
+                member("top/.git/notes.md"),
+                member("top/models/.draft.md"),
+            ]
+        )
+    )
+    got = extract_tarball(write(tmp_path, data), tmp_path / "out", Caps())
+    written = sorted(
+        p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*.md")
+    )
+    assert written == ["a.md"]
+    assert (got.files, got.skipped) == (1, 3)
+
+
+def test_each_file_is_created_new_without_following_a_link(tmp_path, monkeypatch):
+    import knowledge.source.extract as extract_module
+
+    flags_seen = []
+    real_open = os.open
+
+    def watching(path, flags, *args, **kwargs):
+        flags_seen.append(flags)
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(extract_module.os, "open", watching)
+    extract_tarball(write(tmp_path, tarball(PAGES)), tmp_path / "out", Caps())
+    assert len(flags_seen) == len(PAGES)
+    for flags in flags_seen:
+        assert flags & os.O_NOFOLLOW, "a link planted at the path is not followed"
+        assert flags & os.O_EXCL and flags & os.O_CREAT, "a file there already is not reused"
