@@ -1,0 +1,218 @@
+"""Faults that must end in one line naming the problem, exit code 1 or 2, no traceback
+and nothing half-written; each injected for real through the command line.
+
+As root (CI), file modes do not stop writes: a read-only folder is a read-only tmpfs
+(skipped where it cannot be mounted), a full disk is a small tmpfs filled up, a lock is
+held by a second SQLite connection in another process, and damaged databases are real
+files with their bytes changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import resource
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from knowledge.intake.sqlite import FILE_NAME, SqliteTicketStore
+from knowledge.intake.store import StoreUnavailable
+from knowledge.safe_yaml import load_yaml
+from knowledge.triage.known_errors import _lower_same_length
+from knowledge.triage.request import MAX_REQUEST_BYTES
+from tests.support import ROOT
+from tests.test_storage_faults import fill, lines, tmpfs, wikibot
+
+__all__ = ["tmpfs"]  # the fixture, imported to be used here
+
+REQUEST = "text: NCCL error calloc failed while loading GLM\n"
+
+
+def one_line(run: subprocess.CompletedProcess, *, code: int, prefix: str) -> str:
+    """The one line ``run`` said on stderr (after asserting it is the only one)."""
+    assert run.returncode == code, (run.returncode, run.stderr)
+    assert "Traceback" not in run.stderr, run.stderr
+    said = lines(run.stderr)
+    assert len(said) == 1, run.stderr
+    assert said[0].startswith(prefix), said[0]
+    return said[0]
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def filed_db(tmp_path_factory) -> Path:
+    """A ticket database holding one ticket, filed through the command line."""
+    data = tmp_path_factory.mktemp("filed")
+    request = data / "request.yaml"
+    request.write_text(REQUEST)
+    run = wikibot("tickets", "file", "--data", str(data), str(request))
+    assert run.returncode == 0, run.stderr
+    db = data / FILE_NAME
+    with sqlite3.connect(db) as conn:  # everything in the main file, as a copy would be
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return db
+
+
+# --- a damaged ticket database ---------------------------------------------------------
+
+
+def _truncated(good: bytes) -> bytes:
+    return good[:3000]
+
+
+def _random(good: bytes) -> bytes:
+    return os.urandom(len(good))
+
+
+def _bad_header(good: bytes) -> bytes:
+    return b"definitely not!!" + good[16:]
+
+
+@pytest.mark.parametrize("damage", [_truncated, _random, _bad_header])
+def test_a_damaged_ticket_database_is_one_line_and_left_as_it_was(tmp_path, filed_db, damage):
+    db = tmp_path / FILE_NAME
+    db.write_bytes(damage(filed_db.read_bytes()))
+    before = digest(db)
+    request = tmp_path / "request.yaml"
+    request.write_text(REQUEST)
+    for args in (("list",), ("show", "1"), ("file", str(request))):
+        run = wikibot("tickets", *args, "--data", str(tmp_path))
+        said = one_line(run, code=2, prefix="wikibot tickets:")
+        assert str(db) in said and "damaged" in said, said
+    assert digest(db) == before  # nothing written into it
+
+
+# --- a read-only data folder -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("with_db", [False, True], ids=["no-database", "with-database"])
+def test_tickets_with_a_read_only_data_folder_name_it_and_stop(tmp_path, tmpfs, filed_db, with_db):
+    data = tmpfs("4m")
+    if with_db:
+        (data / FILE_NAME).write_bytes(filed_db.read_bytes())
+    subprocess.run(["mount", "-o", "remount,ro", str(data)], check=True)
+    request = tmp_path / "request.yaml"
+    request.write_text(REQUEST)
+    for args in (("list",), ("show", "1"), ("file", str(request))):
+        run = wikibot("tickets", *args, "--data", str(data))
+        said = one_line(run, code=2, prefix="wikibot tickets:")
+        assert f"{data} is read-only" in said, said
+    assert sorted(p.name for p in data.iterdir()) == ([FILE_NAME] if with_db else [])
+
+
+# --- a full disk while filing ----------------------------------------------------------
+
+
+def test_disk_full_while_filing_is_one_line_and_the_database_stays_whole(tmp_path, tmpfs):
+    disk = tmpfs("4m")
+    data = disk / "data"
+    request = tmp_path / "request.yaml"
+    request.write_text(REQUEST)
+    assert wikibot("tickets", "file", "--data", str(data), str(request)).stdout.strip() == "1"
+    filler = fill(disk)
+    run = wikibot("tickets", "file", "--data", str(data), str(request))
+    said = one_line(run, code=2, prefix="wikibot tickets:")
+    assert "full" in said and str(data) in said, said
+    filler.unlink()
+    with sqlite3.connect(data / FILE_NAME) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert [r[0] for r in conn.execute("SELECT id FROM tickets")] == [1]
+    assert wikibot("tickets", "file", "--data", str(data), str(request)).stdout.strip() == "2"
+
+
+# --- another process holds the lock ----------------------------------------------------
+
+HOLDER = textwrap.dedent(
+    """
+    import sqlite3, sys, time
+    db = sqlite3.connect(sys.argv[1], isolation_level=None)
+    db.execute("PRAGMA locking_mode=EXCLUSIVE")
+    db.execute("BEGIN EXCLUSIVE")
+    db.execute("UPDATE tickets SET title = title")
+    print("held", flush=True)
+    time.sleep(float(sys.argv[2]))
+    db.execute("ROLLBACK")
+    """
+)
+
+
+def test_a_writer_holding_the_lock_means_a_bounded_wait_then_one_line(tmp_path, filed_db):
+    db = tmp_path / FILE_NAME
+    db.write_bytes(filed_db.read_bytes())
+    request = tmp_path / "request.yaml"
+    request.write_text(REQUEST)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(db), "60"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        base = {k: v for k, v in os.environ.items() if k != "WIKIBOT_DATA"}
+        runs = [  # both wait at once: the wait is the store's own bound, not the holder's
+            subprocess.Popen(
+                [sys.executable, "-m", "bot.cli", "tickets", *args, "--data", str(tmp_path)],
+                cwd=ROOT,
+                env=base,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for args in (("list",), ("file", str(request)))
+        ]
+        for proc in runs:
+            out, err = proc.communicate(timeout=120)
+            run = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+            said = one_line(run, code=2, prefix="wikibot tickets:")
+            assert "busy" in said and str(db) in said, said
+        assert holder.poll() is None, "the holder let go before the commands gave up"
+    finally:
+        holder.kill()
+        holder.wait()
+    with sqlite3.connect(db) as conn:
+        assert [r[0] for r in conn.execute("SELECT id FROM tickets")] == [1]
+
+
+def test_the_store_says_which_problem_it_met(tmp_path, filed_db):
+    db = tmp_path / FILE_NAME
+    db.write_bytes(_bad_header(filed_db.read_bytes()))
+    with pytest.raises(StoreUnavailable) as failure:
+        SqliteTicketStore(db)
+    assert (failure.value.problem, failure.value.path) == ("damaged", str(db))
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where the folder should be")
+    with pytest.raises(StoreUnavailable) as failure:
+        SqliteTicketStore(blocker / "data" / FILE_NAME)
+    assert failure.value.problem == "io" and "Not a directory" in failure.value.reason
+
+
+# --- hostile arguments -----------------------------------------------------------------
+
+
+def test_show_of_an_id_past_what_sqlite_holds_is_no_such_ticket(tmp_path, filed_db):
+    (tmp_path / FILE_NAME).write_bytes(filed_db.read_bytes())
+    run = wikibot("tickets", "show", "--data", str(tmp_path), "99999999999999999999999")
+    said = one_line(run, code=1, prefix="wikibot tickets:")
+    assert "no ticket 99999999999999999999999" in said
+    store = SqliteTicketStore(tmp_path / FILE_NAME)
+    try:
+        assert store.get_ticket(-(2**70)) is None and store.ticket_for_thread(2**64) is None
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("limit", ["-1", "0", "many"])
+def test_list_refuses_a_limit_below_one(tmp_path, filed_db, limit):
+    (tmp_path / FILE_NAME).write_bytes(filed_db.read_bytes())
+    run = wikibot("tickets", "list", "--data", str(tmp_path), "--limit", limit)
+    assert run.returncode == 2 and "Traceback" not in run.stderr and run.stdout == ""
+    last = lines(run.stderr)[-1]
+    assert "--limit" in last and limit in last, last
