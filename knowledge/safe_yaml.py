@@ -121,13 +121,48 @@ class _Measure:
             raise YamlTooLarge(f"expands to more than {self.limits.chars:,} characters")
 
 
+#: A UTF-16 surrogate pair written as two JSON escapes (``\uD83D\uDE00``, what
+#: ``json.dumps`` writes for an emoji), after an even number of backslashes.
+_SURROGATE_PAIR = re.compile(
+    r"(?<!\\)((?:\\\\)*)\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})", re.IGNORECASE
+)
+
+
+def _joined_pairs(text: str) -> str:
+    """JSON text with each escaped surrogate pair written as the one character it stands
+    for. YAML reads ``\\u`` escapes as code points, so it refuses a pair that JSON
+    accepts; in a JSON document every escape is inside a double-quoted string, where
+    the character means the same."""
+
+    def join(m: re.Match[str]) -> str:
+        high, low = int(m.group(2), 16), int(m.group(3), 16)
+        return m.group(1) + chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+
+    return _SURROGATE_PAIR.sub(join, text)
+
+
 def load_yaml(text: str | bytes, limits: YamlLimits | None = None) -> Any:
     """Plain data from one YAML (or JSON) document, as ``yaml.safe_load`` gives it.
 
     Raises ``yaml.YAMLError`` for text that is not YAML and :class:`YamlTooLarge`
     (a subclass, with a message saying which cap) before building anything when the
-    document is over ``limits``.
+    document is over ``limits``. A JSON document's escaped surrogate pairs are read
+    as JSON reads them.
     """
+    try:
+        return _load(text, limits)
+    except YamlTooLarge:
+        raise
+    except yaml.YAMLError:
+        if not isinstance(text, str) or text.lstrip("\ufeff \t\r\n")[:1] not in ("{", "["):
+            raise
+        joined = _joined_pairs(text)
+        if joined == text:
+            raise
+    return _load(joined, limits)
+
+
+def _load(text: str | bytes, limits: YamlLimits | None) -> Any:
     limits = limits or YamlLimits()
     loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     loader = loader_class(text)

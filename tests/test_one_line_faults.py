@@ -216,3 +216,123 @@ def test_list_refuses_a_limit_below_one(tmp_path, filed_db, limit):
     assert run.returncode == 2 and "Traceback" not in run.stderr and run.stdout == ""
     last = lines(run.stderr)[-1]
     assert "--limit" in last and limit in last, last
+
+
+# --- a full disk on the first index build ----------------------------------------------
+
+
+def test_a_full_disk_in_the_index_build_process_is_one_line_without_its_traceback(
+    tmp_path, tmpfs, caplog
+):
+    from knowledge.search import IndexBuildError, SearchIndex
+    from knowledge.wiki import load_wiki
+    from tests.knowledge.search.helpers import PAGES, write_wiki
+
+    wiki = write_wiki(tmp_path / "wiki", PAGES)
+    data = tmpfs("64k") / "data"
+    caplog.set_level("DEBUG", logger="knowledge.search")
+    with pytest.raises(IndexBuildError) as failure:
+        SearchIndex.open(load_wiki(wiki), data, build_in_child=True)
+    assert "No space left on device" in str(failure.value)
+    said = [r for r in caplog.records if r.levelname in ("WARNING", "ERROR")]
+    assert said == [], [r.getMessage() for r in said]  # the caller says it, once
+
+
+@pytest.mark.skipif(not (ROOT.parent / "shared" / "wiki-snapshot").is_dir(), reason="no snapshot")
+def test_index_and_ask_on_a_full_disk_end_in_one_line(tmpfs):
+    """The real wiki is built in a child process (the demo wiki is too small for one)."""
+    wiki = str(ROOT.parent / "shared" / "wiki-snapshot")
+    data = tmpfs("1m") / "data"
+    run = wikibot("index", "--wiki", wiki, "--data", str(data))
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    assert "No space left on device" in lines(run.stderr)[-1]
+    for command in ("/search nccl", "/acronym TP"):
+        run = wikibot("ask", "--wiki", wiki, "--data", str(data), command)
+        assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+        last = lines(run.stderr)[-1]
+        assert "No space left on device" in last or "disk is full" in last, last
+
+
+# --- request files ---------------------------------------------------------------------
+
+EMOJI_TEXTS = ("server died 😀 help", "a\\\\uD83D\\uDE00 literal", "😀" * 3 + "\\ud83d x", "é ñ")
+
+
+@pytest.mark.parametrize("text", EMOJI_TEXTS)
+def test_json_with_escaped_surrogate_pairs_loads_as_json_does(text):
+    document = json.dumps({"text": text, "list": [text, {"k": text}]})
+    assert "\\ud83d" in document or "😀" not in text
+    assert load_yaml(document) == json.loads(document)
+
+
+def test_a_lone_surrogate_or_yaml_that_is_not_json_is_still_refused():
+    import yaml
+
+    with pytest.raises(yaml.YAMLError):
+        load_yaml('{"text": "\\ud83d alone"}')
+    with pytest.raises(yaml.YAMLError):
+        load_yaml('text: "\\uD83D\\uDE00"')  # YAML, not JSON: its own escape rules
+
+
+def test_triage_takes_a_json_request_written_by_json_dumps(tmp_path):
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps({"text": "vLLM dies at start 😀", "log": "NCCL error 😀"}))
+    run = wikibot("triage", "--json", str(request), env={"WIKIBOT_DATA": str(tmp_path / "d")})
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    assert json.loads(run.stdout)["reply"]
+
+
+def test_a_request_over_the_cap_is_too_large_not_a_syntax_error(tmp_path):
+    request = tmp_path / "request.json"
+    with open(request, "w") as out:
+        out.write('{"text": "help", "log": "')
+        out.write("x" * (MAX_REQUEST_BYTES + 1024))
+        out.write('"}')
+    env = {"WIKIBOT_DATA": str(tmp_path / "d")}
+    run = wikibot("triage", str(request), env=env)
+    said = one_line(run, code=2, prefix="wikibot triage:")
+    assert "too large" in said and f"{request.stat().st_size:,} bytes" in said, said
+    run = wikibot("triage", "-", env=env, stdin=request.read_text())
+    said = one_line(run, code=2, prefix="wikibot triage:")
+    assert "standard input is too large" in said, said
+    run = wikibot("tickets", "file", "--data", str(tmp_path / "d"), str(request))
+    assert "too large" in one_line(run, code=2, prefix="wikibot tickets:")
+    assert not (tmp_path / "d" / FILE_NAME).exists()
+
+
+# --- memory for a binary log -----------------------------------------------------------
+
+
+def test_lowering_keeps_offsets_where_a_character_grows():
+    text = "İstanbul ERROR İ x" * 3 + "ǅ" + os.urandom(3000).decode("utf-8", "replace")
+    lowered = _lower_same_length(text)
+    assert len(lowered) == len(text)
+    assert lowered == "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+
+
+def test_a_binary_log_is_triaged_within_300_mb(tmp_path):
+    """5 MB of random bytes took 540 MB (a list of one-character strings)."""
+    log = tmp_path / "random.bin"
+    log.write_bytes(os.urandom(5 * 1024 * 1024))
+    script = textwrap.dedent(
+        """
+        import resource, subprocess, sys
+        run = subprocess.run(sys.argv[1:], capture_output=True)
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+        print(run.returncode, peak)
+        """
+    )
+    command = [sys.executable, "-m", "bot.cli", "triage", "--text", "server dies"]
+    command += ["--log", str(log)]
+    run = subprocess.run(
+        [sys.executable, "-c", script, *command],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "WIKIBOT_DATA": str(tmp_path / "d")},
+    )
+    code, peak_mb = map(int, run.stdout.split())
+    assert code == 0, run.stderr
+    assert peak_mb <= 300, f"peak RSS {peak_mb} MB"
+    assert resource  # imported for the figure above in the child
