@@ -60,7 +60,9 @@ def fetch_once(
     with store.locked():
         store.clean()
         try:
-            outcome = _fetch(store, source, http, caps, check, clock)
+            # One deadline for the commit lookup and the download, whatever the server does.
+            with http.time_limit():
+                outcome = _fetch(store, source, http, caps, check, clock)
         except (FetchError, ArchiveError, CheckFailed, OSError) as exc:
             state = store.state()
             retry_at = clock() + exc.wait if isinstance(exc, RateLimited) else 0.0
