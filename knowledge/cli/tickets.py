@@ -217,11 +217,16 @@ def _ticket_text(ticket: Ticket, t: Callable[..., str]) -> str:
             thread=ticket.thread_id or "-",
         )
     )
+    from knowledge.intake.desk import log_cut_line
+
     for key, value in ticket.values.items():
         out.append("")
         out.append(f"{key}:")
         lines = value.splitlines()
         shown = lines if key != "log" else lines[-20:]
+        said = log_cut_line(ticket.triage, t) if key == "log" else ""
+        if said:
+            out.append("  " + said)
         out.extend("  " + line for line in shown)
     summary = ticket.triage
     for section, rows in (
