@@ -336,3 +336,14 @@ def test_a_binary_log_is_triaged_within_300_mb(tmp_path):
     assert code == 0, run.stderr
     assert peak_mb <= 300, f"peak RSS {peak_mb} MB"
     assert resource  # imported for the figure above in the child
+
+
+def test_the_consoles_support_on_a_damaged_database_says_one_line_and_goes_on(
+    tmp_path, filed_db
+):
+    db = tmp_path / FILE_NAME
+    db.write_bytes(_bad_header(filed_db.read_bytes()))
+    run = wikibot("console", "--data", str(tmp_path), stdin="/support\n/acronym DCP\n/quit\n")
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    assert f"the ticket database {db} is damaged" in run.stdout
+    assert "Decode Context Parallelism" in run.stdout  # the console went on

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 # The intake and triage packages are imported by the functions that use them, so
 # the other ``wikibot`` commands (``ask`` above all) do not load them.
 
-__all__ = ["add_tickets_command", "local_user", "open_desk", "support_flow"]
+__all__ = ["add_tickets_command", "local_user", "open_desk", "store_problem", "support_flow"]
 
 
 def local_user() -> str:
@@ -69,20 +69,23 @@ def _fail(message: str, code: int = 2) -> int:
     return code
 
 
-def _store_failed(exc: Exception) -> int:
-    """One line for a store that cannot be opened or used (exit 2): the file, the folder
-    and the problem, worded in ``templates/intake.yaml``."""
+def store_problem(exc: Exception) -> str:
+    """One line for a store that cannot be opened or used: the file, the folder and the
+    problem, worded in ``templates/intake.yaml``."""
     from knowledge.intake.store import StoreTooNew, StoreUnavailable
 
     t = load_templates("intake.yaml")
     if isinstance(exc, StoreUnavailable):
         path = Path(exc.path)
-        return _fail(
-            t(f"errors.store.{exc.problem}", path=path, folder=path.parent, reason=exc.reason)
-        )
+        return t(f"errors.store.{exc.problem}", path=path, folder=path.parent, reason=exc.reason)
     if isinstance(exc, StoreTooNew):
-        return _fail(t("errors.store_newer", path=exc.path, found=exc.found, known=exc.known))
-    return _fail(str(exc))
+        return t("errors.store_newer", path=exc.path, found=exc.found, known=exc.known)
+    return str(exc)
+
+
+def _store_failed(exc: Exception) -> int:
+    """:func:`store_problem` said on standard error; exit code 2."""
+    return _fail(store_problem(exc))
 
 
 def _positive(text: str) -> int:
