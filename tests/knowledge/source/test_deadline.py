@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -17,9 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from bot.cli import main as wikibot_main
 from knowledge.source import FetchError, Follower, HttpSettings, SourceSettings, parse_source
-from tests.support import hang_guard
+from tests.support import ROOT, hang_guard
 
 #: Seconds between two bytes of a trickle.
 PACE = 0.5
@@ -125,35 +126,44 @@ def test_a_trickling_server_ends_the_fetch_at_its_deadline(tmp_path, trickle, so
     assert [p.name for p in (tmp_path / "data" / "fetched").iterdir() if p.is_dir()] == []
 
 
-def test_wiki_fetch_says_so_in_one_line(tmp_path, monkeypatch, capsys):
+def test_wiki_fetch_says_so_in_one_line(tmp_path):
+    """``wikibot wiki fetch`` as a user runs it, its deadline shortened in the process."""
     server = Trickle("body")
+    script = (
+        "import sys\n"
+        "from knowledge.source.http import HttpSettings\n"
+        "init = HttpSettings.__init__\n"
+        "def short(self, *args, **kwargs):\n"
+        f"    kwargs['download_seconds'] = {DEADLINE}\n"
+        "    init(self, *args, **kwargs)\n"
+        "HttpSettings.__init__ = short\n"
+        "from bot.cli import main\n"
+        "raise SystemExit(main(sys.argv[1:]))\n"
+    )
+    source = f"{server.url}/files/w.tar.gz"
     try:
-        monkeypatch.setattr(HttpSettings, "__init__", _short_deadline(HttpSettings.__init__))
-        with hang_guard(HANG_GUARD, "wikibot wiki fetch"):
-            code = wikibot_main(
-                [
-                    "wiki",
-                    "fetch",
-                    "--source",
-                    f"{server.url}/files/w.tar.gz",
-                    "--data",
-                    str(tmp_path),
-                ]
-            )
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                script,
+                "wiki",
+                "fetch",
+                "--source",
+                source,
+                "--data",
+                str(tmp_path),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=HANG_GUARD,
+        )
     finally:
         server.close()
-    err = capsys.readouterr().err
-    assert code == 1 and "Traceback" not in err
-    assert [line for line in err.splitlines() if line.strip()] == [err.strip()]
-    assert "took longer than" in err
-
-
-def _short_deadline(init):
-    def patched(self, *args, **kwargs):
-        kwargs["download_seconds"] = DEADLINE
-        init(self, *args, **kwargs)
-
-    return patched
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    said = [line for line in run.stderr.splitlines() if line.strip()]
+    assert len(said) == 1 and f"took longer than {DEADLINE:.0f} s" in said[0], said
 
 
 def test_the_watchdog_ends_a_read_blocked_in_another_thread():
