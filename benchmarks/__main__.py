@@ -31,6 +31,7 @@ AREAS = [
     ("benchmarks.support_bench", "/support: deflection and forum post at 20 in flight", True),
     ("benchmarks.fetch_bench", "fetching and following the wiki over loopback HTTP", True),
     ("benchmarks.lint_bench", "wikibot lint on the whole wiki: cold, warm, checks alone", True),
+    ("benchmarks.fault_bench", "fetch deadline vs a trickle; triage RSS on binary logs", False),
 ]
 
 

@@ -38,7 +38,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from knowledge.files import read_regular_bytes
-from knowledge.safe_yaml import YamlTooLarge, load_yaml
+from knowledge.safe_yaml import YamlDuplicateKey, YamlTooLarge, load_yaml
 from knowledge.source import Caps, Source, SourceError, check_api_url, parse_source
 from knowledge.source.spec import DEFAULT_API_URL
 
@@ -520,9 +520,14 @@ def load_config(path: str | Path) -> BotConfig:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the config file: {exc}") from None
     try:
-        data = load_yaml(text)
+        data = load_yaml(text, unique_keys=True)
     except YamlTooLarge as exc:
         raise ConfigError(f"{path}: refused: {exc}") from None
+    except YamlDuplicateKey as exc:  # YAML would keep the last one silently
+        first, second = exc.lines
+        raise ConfigError(
+            f"{path}: {exc.key}: given twice (lines {first} and {second}); keep one"
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""

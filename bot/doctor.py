@@ -158,15 +158,23 @@ def command_differences(
 # --- the checks ----------------------------------------------------------------------
 
 
+def _log_limit(t: Templates) -> str:
+    """What the support intake keeps of an uploaded log (a fact, always true)."""
+    from knowledge.intake.validate import MAX_LOG_CHARS, MAX_UPLOAD_BYTES, human_size
+
+    return t("doctor.log_limit", upload=human_size(MAX_UPLOAD_BYTES), chars=MAX_LOG_CHARS)
+
+
 def _wiki_checks(config: BotConfig, t: Templates) -> list[Check]:
     from knowledge.service import data_dir_problem
 
     data = data_dir_of(config)
     problem = data_dir_problem(data)  # the bot keeps its index, tickets and heartbeat there
+    # What the support intake keeps of a log goes there too: said with the folder's line.
     if problem is None:
-        checks = [Check(t("doctor.data_ok", path=data), True)]
+        checks = [Check(t("doctor.data_ok", path=data) + _log_limit(t), True)]
     else:
-        text = t("doctor.data_fail", path=data, reason=problem)
+        text = t("doctor.data_fail", path=data, reason=problem) + _log_limit(t)
         checks = [Check(text, False, t("doctor.data_fix", config=config.source))]
     wiki = config.wiki_dir
     index_fix = "doctor.index_fix"

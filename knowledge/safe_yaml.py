@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-__all__ = ["YamlLimits", "YamlTooLarge", "load_yaml"]
+__all__ = ["YamlDuplicateKey", "YamlLimits", "YamlTooLarge", "load_yaml"]
 
 _INT_TAG = "tag:yaml.org,2002:int"
 _FLOAT_TAG = "tag:yaml.org,2002:float"
@@ -38,6 +38,16 @@ class YamlTooLarge(yaml.YAMLError):
         super().__init__(problem)
         #: As on PyYAML's own errors, for handlers that print ``exc.problem``.
         self.problem = problem
+
+
+class YamlDuplicateKey(yaml.YAMLError):
+    """A mapping gives one key twice (YAML keeps the last silently); ``key`` is its
+    dotted path (``wiki.path``), ``lines`` where the two are (1-based)."""
+
+    def __init__(self, key: str, lines: tuple[int, int]) -> None:
+        super().__init__(f"{key} is given twice (lines {lines[0]} and {lines[1]})")
+        self.key, self.lines = key, lines
+        self.problem = str(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,13 +131,75 @@ class _Measure:
             raise YamlTooLarge(f"expands to more than {self.limits.chars:,} characters")
 
 
-def load_yaml(text: str | bytes, limits: YamlLimits | None = None) -> Any:
+#: A UTF-16 surrogate pair written as two JSON escapes (``\uD83D\uDE00``, what
+#: ``json.dumps`` writes for an emoji), after an even number of backslashes.
+_SURROGATE_PAIR = re.compile(
+    r"(?<!\\)((?:\\\\)*)\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})", re.IGNORECASE
+)
+
+
+def _joined_pairs(text: str) -> str:
+    """JSON text with each escaped surrogate pair written as the one character it stands
+    for. YAML reads ``\\u`` escapes as code points, so it refuses a pair that JSON
+    accepts; in a JSON document every escape is inside a double-quoted string, where
+    the character means the same."""
+
+    def join(m: re.Match[str]) -> str:
+        high, low = int(m.group(2), 16), int(m.group(3), 16)
+        return m.group(1) + chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+
+    return _SURROGATE_PAIR.sub(join, text)
+
+
+def load_yaml(
+    text: str | bytes, limits: YamlLimits | None = None, *, unique_keys: bool = False
+) -> Any:
     """Plain data from one YAML (or JSON) document, as ``yaml.safe_load`` gives it.
 
     Raises ``yaml.YAMLError`` for text that is not YAML and :class:`YamlTooLarge`
     (a subclass, with a message saying which cap) before building anything when the
-    document is over ``limits``.
+    document is over ``limits``. A JSON document's escaped surrogate pairs are read
+    as JSON reads them. With ``unique_keys``, a key given twice in one mapping is
+    :class:`YamlDuplicateKey` (a subclass too) instead of the last one winning.
     """
+    try:
+        return _load(text, limits, unique_keys)
+    except (YamlTooLarge, YamlDuplicateKey):
+        raise
+    except yaml.YAMLError:
+        if not isinstance(text, str) or text.lstrip("\ufeff \t\r\n")[:1] not in ("{", "["):
+            raise
+        joined = _joined_pairs(text)
+        if joined == text:
+            raise
+    return _load(joined, limits, unique_keys)
+
+
+def _check_unique_keys(root: Node) -> None:
+    """:class:`YamlDuplicateKey` for the first mapping that names a scalar key twice."""
+    stack: list[tuple[Node, str]] = [(root, "")]
+    seen: set[int] = set()
+    while stack:
+        node, path = stack.pop()
+        if id(node) in seen:  # an alias: checked where it was defined
+            continue
+        seen.add(id(node))
+        if isinstance(node, SequenceNode):
+            stack.extend((child, f"{path}[{i}]") for i, child in enumerate(node.value))
+        elif isinstance(node, MappingNode):
+            first: dict[str, int] = {}
+            for key, value in node.value:
+                name = key.value if isinstance(key, ScalarNode) else None
+                dotted = f"{path}.{name}" if path else str(name)
+                if name is not None and key.tag != "tag:yaml.org,2002:merge":
+                    line = key.start_mark.line + 1
+                    if name in first:
+                        raise YamlDuplicateKey(dotted[:200], (first[name], line))
+                    first[name] = line
+                stack.append((value, dotted))
+
+
+def _load(text: str | bytes, limits: YamlLimits | None, unique_keys: bool = False) -> Any:
     limits = limits or YamlLimits()
     loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     loader = loader_class(text)
@@ -139,6 +211,8 @@ def load_yaml(text: str | bytes, limits: YamlLimits | None = None) -> Any:
         if node is None:
             return None
         _Measure(limits).size(node, 0)
+        if unique_keys:
+            _check_unique_keys(node)
         return loader.construct_document(node)
     finally:
         loader.dispose()

@@ -165,9 +165,13 @@ def run_console(kb: KnowledgeBase, history: str) -> None:
                 break
             try:
                 if line.lstrip("/").split()[0].casefold() == "support":
-                    from knowledge.cli.tickets import support_flow  # asks item by item
+                    from knowledge.cli.tickets import store_problem, support_flow
+                    from knowledge.intake.store import StoreTooNew, StoreUnavailable
 
-                    support_flow(kb, render=lambda reply: render_text(reply, t))
+                    try:  # asks item by item
+                        support_flow(kb, render=lambda reply: render_text(reply, t))
+                    except (StoreUnavailable, StoreTooNew) as exc:  # one line, the console lives
+                        print(store_problem(exc))
                     continue
                 print(render_text(dispatch(kb, line), t))
             except Exception:  # keep the console alive whatever one command does

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 # The intake and triage packages are imported by the functions that use them, so
 # the other ``wikibot`` commands (``ask`` above all) do not load them.
 
-__all__ = ["add_tickets_command", "local_user", "open_desk", "support_flow"]
+__all__ = ["add_tickets_command", "local_user", "open_desk", "store_problem", "support_flow"]
 
 
 def local_user() -> str:
@@ -69,9 +69,39 @@ def _fail(message: str, code: int = 2) -> int:
     return code
 
 
+def store_problem(exc: Exception) -> str:
+    """One line for a store that cannot be opened or used: the file, the folder and the
+    problem, worded in ``templates/intake.yaml``."""
+    from knowledge.intake.store import StoreTooNew, StoreUnavailable
+
+    t = load_templates("intake.yaml")
+    if isinstance(exc, StoreUnavailable):
+        path = Path(exc.path)
+        return t(f"errors.store.{exc.problem}", path=path, folder=path.parent, reason=exc.reason)
+    if isinstance(exc, StoreTooNew):
+        return t("errors.store_newer", path=exc.path, found=exc.found, known=exc.known)
+    return str(exc)
+
+
+def _store_failed(exc: Exception) -> int:
+    """:func:`store_problem` said on standard error; exit code 2."""
+    return _fail(store_problem(exc))
+
+
+def _positive(text: str) -> int:
+    """An argparse type: a whole number from 1 up."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
 def _file(args: argparse.Namespace) -> int:
     from knowledge.intake.desk import IntakeError
-    from knowledge.intake.store import StoreTooNew
+    from knowledge.intake.store import StoreTooNew, StoreUnavailable
     from knowledge.triage.request import RequestError, TriageRequest
 
     try:
@@ -79,12 +109,20 @@ def _file(args: argparse.Namespace) -> int:
     except RequestError as exc:
         return _fail(str(exc))
     request, _ = TriageRequest.from_mapping(data)
-    kb = open_knowledge(args, load_templates())
+    # The store first: a folder that cannot hold tickets stops here, in one line,
+    # before the wiki is loaded or an index built.
     try:
-        desk = open_desk(kb)
-    except (StoreTooNew, OSError) as exc:  # OSError: no usable data folder
-        kb.close()
-        return _fail(str(exc))
+        store = _store(args)
+    except (StoreTooNew, StoreUnavailable) as exc:  # no usable data folder or database
+        return _store_failed(exc)
+    try:
+        kb = open_knowledge(args, load_templates())
+    except BaseException:
+        store.close()
+        raise
+    from knowledge.intake.desk import SupportDesk
+
+    desk = SupportDesk(kb.triage_context, store)
     try:
         user = local_user()
         draft = desk.new_draft(user).draft
@@ -95,8 +133,10 @@ def _file(args: argparse.Namespace) -> int:
         filed = desk.file(draft.id, user, post=False)
     except IntakeError as exc:
         return _fail(str(exc), 1)
+    except StoreUnavailable as exc:  # the disk filled up, or another process holds the lock
+        return _store_failed(exc)
     finally:
-        desk.store.close()
+        store.close()
         kb.close()
     print(filed.ticket.id)
     return 0
@@ -108,10 +148,12 @@ def _list(args: argparse.Namespace) -> int:
 
     try:
         store = _store(args)
-    except (StoreError, OSError) as exc:
-        return _fail(str(exc))
+    except StoreError as exc:
+        return _store_failed(exc)
     try:
         tickets = store.list_tickets(status=args.status, family=args.family, limit=args.limit)
+    except StoreError as exc:
+        return _store_failed(exc)
     finally:
         store.close()
     if args.json:
@@ -138,10 +180,12 @@ def _show(args: argparse.Namespace) -> int:
 
     try:
         store = _store(args)
-    except (StoreError, OSError) as exc:
-        return _fail(str(exc))
+    except StoreError as exc:
+        return _store_failed(exc)
     try:
         ticket = store.get_ticket(args.id)
+    except StoreError as exc:
+        return _store_failed(exc)
     finally:
         store.close()
     t = load_templates("intake.yaml")
@@ -176,11 +220,16 @@ def _ticket_text(ticket: Ticket, t: Callable[..., str]) -> str:
             thread=ticket.thread_id or "-",
         )
     )
+    from knowledge.intake.desk import log_cut_line
+
     for key, value in ticket.values.items():
         out.append("")
         out.append(f"{key}:")
         lines = value.splitlines()
         shown = lines if key != "log" else lines[-20:]
+        said = log_cut_line(ticket.triage, t) if key == "log" else ""
+        if said:
+            out.append("  " + said)
         out.extend("  " + line for line in shown)
     summary = ticket.triage
     for section, rows in (
@@ -321,7 +370,9 @@ def add_tickets_command(sub: argparse._SubParsersAction) -> None:
     list_.add_argument("--json", action="store_true", help="print JSON")
     list_.add_argument("--status", choices=("open", "solved", "closed"))
     list_.add_argument("--family", help="family key")
-    list_.add_argument("--limit", type=int, default=50)
+    list_.add_argument(
+        "--limit", type=_positive, default=50, help="at most this many (1 or more; default 50)"
+    )
     list_.set_defaults(func=_list)
 
     show = inner.add_parser("show", help="show one ticket")

@@ -40,6 +40,7 @@ from knowledge.templates import Templates, load_templates
 from knowledge.text import code_block, escape_markdown, truncate
 from knowledge.triage.engine import TriageContext, TriageResult
 from knowledge.triage.redact import mask_credentials, redact
+from knowledge.triage.request import LogPart
 
 __all__ = [
     "CHECKED_KEPT",
@@ -52,6 +53,7 @@ __all__ = [
     "SupportDesk",
     "TicketPost",
     "Upload",
+    "log_cut_line",
     "summarise",
 ]
 
@@ -130,6 +132,22 @@ class TicketPost:
     #: The ticket's idempotency key (its draft id), shown in the embed's footer: a post
     #: made but never recorded (the bot killed in between) is found again by it.
     key: str = ""
+
+
+#: ``Draft.origin`` key holding which part of a cut log the draft keeps.
+_LOG_PART: Final = "log_part"
+#: The numbers kept about a cut log, in the order ``Draft.origin`` holds them.
+_LOG_PART_KEYS: Final = ("first", "lines", "skipped", "total")
+
+
+def _log_part(draft: Draft) -> dict[str, int] | None:
+    """Which part of its log the draft keeps (``first`` line of ``lines``; ``skipped`` of
+    ``total`` characters), when the intake cut the log; None when it holds it whole."""
+    raw = draft.origin.get(_LOG_PART, "")
+    numbers = raw.split(",")
+    if len(numbers) != len(_LOG_PART_KEYS) or not all(n.isdigit() for n in numbers):
+        return None
+    return dict(zip(_LOG_PART_KEYS, map(int, numbers), strict=True))
 
 
 def _merge_redactions(
@@ -288,6 +306,7 @@ class SupportDesk:
                 )
             else:  # refused, nothing pasted now: what the draft held stands
                 codes.extend(cleaned.problems)
+        origin = dict(draft.origin)
         for key, cleaned in results.items():
             touched.add(key)
             if cleaned.value:
@@ -295,6 +314,13 @@ class SupportDesk:
             else:
                 merged.pop(key, None)
             codes.extend(cleaned.problems)
+            spec = self.form.field(key)
+            if spec is not None and spec.is_log:  # a new log: cut (say where) or whole
+                cut = next((p for p in cleaned.problems if p.code == "log_cut"), None)
+                if cut is not None and cleaned.value:
+                    origin[_LOG_PART] = ",".join(str(cut.values[k]) for k in _LOG_PART_KEYS)
+                else:
+                    origin.pop(_LOG_PART, None)
             new_redactions.extend((r.kind, r.field, r.count) for r in cleaned.redactions)
         if "model_page" in results and merged.get("model_page"):
             key, problem = self.resolve_model(merged["model_page"])
@@ -311,6 +337,7 @@ class SupportDesk:
             step=step if step is not None else done,
             redactions=_merge_redactions(draft.redactions, touched, new_redactions),
             notes=worded,
+            origin=origin,
             updated_at=self.clock(),
         )
         return Saved(self.store.save_draft(draft), worded, tuple(codes))
@@ -330,9 +357,11 @@ class SupportDesk:
 
     # ----------------------------------------------------------------- checking
 
-    def request(self, draft: Draft) -> dict[str, str]:
-        """The draft as a triage request (extra checklist answers folded into the text)."""
-        request: dict[str, str] = {}
+    def request(self, draft: Draft) -> dict[str, Any]:
+        """The draft as a triage request (extra checklist answers folded into the text);
+        a log the intake cut comes with its ``LogPart``, so the reply says which part was
+        kept and numbers its lines as in the log given."""
+        request: dict[str, Any] = {}
         extra: list[str] = []
         for spec in self.form.fields:
             value = draft.values.get(spec.key, "")
@@ -348,6 +377,11 @@ class SupportDesk:
                 request[spec.key] = value
         if extra:
             request["text"] = "\n".join([request.get("text", ""), *extra]).strip()
+        part = _log_part(draft)
+        if part is not None and request.get("log"):
+            request["log_part"] = LogPart(
+                part["first"], part["skipped"], part["total"], "characters"
+            )
         return request
 
     def values_from_request(self, request: Mapping[str, str]) -> dict[str, str]:
@@ -423,6 +457,9 @@ class SupportDesk:
         if blocking:
             raise IntakeError("empty", "\n".join(blocking))
         summary = self._summary(draft)
+        part = _log_part(draft)
+        if part is not None:
+            summary = {**summary, "log_part": part}
         family = summary.get("family") or ""
         if not family:
             key, _ = self.resolve_model(draft.values.get("model_page", ""))
@@ -550,12 +587,14 @@ class SupportDesk:
                 name = f"ticket-{ticket.id}-log-tail.txt"
                 attachments.append((name, "\n".join(lines) + "\n"))
                 tail = cut_tail("\n".join(lines), 700)
+                said = log_cut_line(summary, t)
                 fields.append(
                     Field(
                         spec.label,
-                        t("ticket.attachment_log", lines=len(lines), name=name)
+                        (said + "\n" if said else "")
+                        + t("ticket.attachment_log", lines=len(lines), name=name)
                         + "\n"
-                        + code_block(tail, "text", limit=900),
+                        + code_block(tail, "text", limit=900 - len(said)),
                     )
                 )
             else:
@@ -611,6 +650,18 @@ class SupportDesk:
             tags=tags,
             key=ticket.draft_id,
         )
+
+
+def log_cut_line(summary: Mapping[str, Any], t: Callable[..., str]) -> str:
+    """The sentence saying which part of a cut log a ticket holds ("" when whole)."""
+    part = summary.get("log_part")
+    if not isinstance(part, Mapping):
+        return ""
+    try:
+        first, lines, skipped, total = (int(part[k]) for k in _LOG_PART_KEYS)
+    except (KeyError, TypeError, ValueError):
+        return ""
+    return t("ticket.log_cut", first=first, lines=lines, kept=total - skipped, total=total)
 
 
 def _duration(seconds: float) -> str:

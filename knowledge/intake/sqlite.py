@@ -27,8 +27,10 @@ steps of twenty users at once no longer wait on the disk one after the other.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
+import shutil
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -39,13 +41,25 @@ import orjson
 
 from knowledge.intake.records import Draft, Ticket, TicketEvent
 from knowledge.intake.scrub import Scrubber
-from knowledge.intake.store import NotFound, RateLimit, RateLimited, StoreTooNew
+from knowledge.intake.store import (
+    NotFound,
+    RateLimit,
+    RateLimited,
+    StoreTooNew,
+    StoreUnavailable,
+)
 
-__all__ = ["FILE_NAME", "MIGRATIONS", "SqliteTicketStore"]
+__all__ = ["BUSY_SECONDS", "FILE_NAME", "MAX_ID", "MIGRATIONS", "SqliteTicketStore", "unavailable"]
 
 log = logging.getLogger(__name__)
 
 FILE_NAME: Final = "tickets.sqlite3"
+#: Seconds a statement waits for another process's lock before giving up.
+BUSY_SECONDS: Final = 15.0
+#: Largest id SQLite can store (a signed 64-bit integer); larger ids name no ticket.
+MAX_ID: Final = 2**63 - 1
+#: Free bytes under which a failed write is put down to a full disk.
+_NEARLY_FULL: Final = 1024 * 1024
 
 #: MIGRATIONS[n] takes a database from version n to n + 1.
 MIGRATIONS: Final[tuple[str, ...]] = (
@@ -114,25 +128,104 @@ def _redactions(raw: object) -> tuple[tuple[str, str, int], ...]:
     return tuple(out)
 
 
+def _nearly_full(folder: Path) -> bool:
+    try:
+        return shutil.disk_usage(folder).free < _NEARLY_FULL
+    except OSError:
+        return False
+
+
+def _problem(path: Path, exc: BaseException) -> str | None:
+    """What ``exc`` says about the database at ``path`` (see :class:`StoreUnavailable`),
+    or None when it is not about the file or its folder (a mistake in the code)."""
+    folder = path.parent
+    if isinstance(exc, OSError):
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return "full"
+        if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            return "read_only"
+        return "io"
+    name = str(getattr(exc, "sqlite_errorname", "") or "")
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        return "locked"
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+        return "damaged"
+    if name.startswith("SQLITE_FULL"):
+        return "full"
+    if name.startswith("SQLITE_READONLY"):
+        return "read_only"
+    if name.startswith(("SQLITE_CANTOPEN", "SQLITE_IOERR")):
+        if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+            return "read_only"
+        return "full" if _nearly_full(folder) else "io"
+    return None
+
+
+def unavailable(path: Path, exc: BaseException) -> StoreUnavailable | None:
+    """:class:`StoreUnavailable` for a failure of the database at ``path``, or None when
+    ``exc`` is not about the file or its folder."""
+    problem = _problem(path, exc)
+    if problem is None:
+        return None
+    if isinstance(exc, OSError):
+        reason = exc.strerror or type(exc).__name__
+    elif problem == "locked":
+        reason = f"another process held it for more than {BUSY_SECONDS:.0f} s"
+    else:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+    return StoreUnavailable(problem, str(path), reason)
+
+
+@contextlib.contextmanager
+def _translated(path: Path) -> Iterator[None]:
+    """Failures of the file or its folder raised as :class:`StoreUnavailable`."""
+    try:
+        yield
+    except (sqlite3.Error, OSError) as exc:
+        error = unavailable(path, exc)
+        if error is None:
+            raise
+        raise error from exc
+
+
+def _fits(ticket_id: int) -> bool:
+    """Whether SQLite can hold ``ticket_id`` (an id past it names no ticket)."""
+    return -MAX_ID - 1 <= ticket_id <= MAX_ID
+
+
 class SqliteTicketStore:
-    """:class:`~knowledge.intake.store.TicketStore` in ``<data>/tickets.sqlite3``."""
+    """:class:`~knowledge.intake.store.TicketStore` in ``<data>/tickets.sqlite3``.
+
+    A file or folder that cannot be used (damaged, locked past :data:`BUSY_SECONDS`,
+    a full disk, read-only) raises
+    :class:`~knowledge.intake.store.StoreUnavailable`, on opening or on any
+    operation; a write that fails leaves the database as it was (one transaction).
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if not self.path.exists():  # private from the first byte: it holds user reports
-            with contextlib.suppress(FileExistsError):
-                os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
         self._lock = threading.RLock()
         self.scrubber = Scrubber()
-        self._db = sqlite3.connect(
-            self.path, isolation_level=None, check_same_thread=False, timeout=15.0
-        )
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        self._migrate()
+        db: sqlite3.Connection | None = None
+        try:
+            with _translated(self.path):
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                if not self.path.exists():  # private from the first byte: it holds user reports
+                    with contextlib.suppress(FileExistsError):
+                        os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+                db = sqlite3.connect(
+                    self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_SECONDS
+                )
+                self._db = db
+                db.row_factory = sqlite3.Row
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=FULL")
+                db.execute("PRAGMA foreign_keys=ON")
+                self._migrate()
+        except BaseException:
+            if db is not None:
+                db.close()
+            raise
 
     @classmethod
     def in_folder(cls, data_dir: Path) -> SqliteTicketStore:
@@ -142,7 +235,8 @@ class SqliteTicketStore:
 
     @property
     def version(self) -> int:
-        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+        with _translated(self.path):
+            return int(self._db.execute("PRAGMA user_version").fetchone()[0])
 
     def _migrate(self) -> None:
         with self._lock:
@@ -164,23 +258,26 @@ class SqliteTicketStore:
     def _write(self, *, flush: bool = True) -> Iterator[sqlite3.Connection]:
         """One write transaction; ``flush=False`` commits without flushing the log to
         disk (it survives a crash of the process, not a power loss)."""
-        with self._lock:
+        with self._lock, _translated(self.path):
             if not flush:
                 self._db.execute("PRAGMA synchronous=NORMAL")
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
                     yield self._db
+                    self._db.execute("COMMIT")
                 except BaseException:
-                    self._db.execute("ROLLBACK")
+                    # SQLite may have rolled back itself (a full disk): then there is none.
+                    if self._db.in_transaction:
+                        with contextlib.suppress(sqlite3.Error):
+                            self._db.execute("ROLLBACK")
                     raise
-                self._db.execute("COMMIT")
             finally:
                 if not flush:
                     self._db.execute("PRAGMA synchronous=FULL")
 
     def _read(self, sql: str, args: Sequence[object] = ()) -> list[sqlite3.Row]:
-        with self._lock:
+        with self._lock, _translated(self.path):
             return self._db.execute(sql, args).fetchall()
 
     def close(self) -> None:
@@ -382,10 +479,14 @@ class SqliteTicketStore:
         return ticket, created
 
     def get_ticket(self, ticket_id: int) -> Ticket | None:
+        if not _fits(ticket_id):
+            return None
         rows = self._read(f"SELECT {_TICKET_COLUMNS} FROM tickets WHERE id = ?", (ticket_id,))
         return self._ticket(rows[0]) if rows else None
 
     def ticket_for_thread(self, thread_id: int) -> Ticket | None:
+        if not _fits(thread_id):
+            return None
         rows = self._read(
             f"SELECT {_TICKET_COLUMNS} FROM tickets WHERE thread_id = ?", (thread_id,)
         )
@@ -424,6 +525,8 @@ class SqliteTicketStore:
     def set_status(
         self, ticket_id: int, status: str, *, actor: str, at: float, event: str
     ) -> Ticket:
+        if not _fits(ticket_id):
+            raise NotFound(str(ticket_id))
         with self._write() as db:
             cur = db.execute(
                 "UPDATE tickets SET status = ?, updated_at = ? WHERE id = ?",

@@ -28,6 +28,7 @@ __all__ = [
     "RateLimited",
     "StoreError",
     "StoreTooNew",
+    "StoreUnavailable",
     "TicketStore",
 ]
 
@@ -46,6 +47,20 @@ class StoreTooNew(StoreError):
     def __init__(self, path: str, found: int, known: int) -> None:
         super().__init__(f"{path}: schema {found} is newer than {known}")
         self.path, self.found, self.known = path, found, known
+
+
+class StoreUnavailable(StoreError):
+    """The store cannot be opened or written: ``problem`` says why, in one word.
+
+    ``damaged`` (not a database, or a malformed one), ``locked`` (another process
+    held the lock past the wait), ``full`` (no space left), ``read_only`` (the folder
+    or the file cannot be written), ``io`` (another input/output error). ``path`` is
+    the database file, ``reason`` the system's own words. Nothing was written.
+    """
+
+    def __init__(self, problem: str, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {problem.replace('_', '-')} ({reason})")
+        self.problem, self.path, self.reason = problem, path, reason
 
 
 @dataclass(frozen=True, slots=True)

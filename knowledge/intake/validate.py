@@ -39,7 +39,8 @@ __all__ = [
 
 #: Largest uploaded log read at all; bigger files are refused before download.
 MAX_UPLOAD_BYTES: Final = 8 * 1024 * 1024
-#: Most characters of a log kept (its end): about 1,000 long lines.
+#: Most characters of a log kept (its end): about 1,000 long lines. A log cut to it says
+#: which lines were kept, in the check's reply, the forum post and ``tickets show``.
 MAX_LOG_CHARS: Final = 200_000
 #: Characters of an upload sniffed for binary content.
 _SNIFF_BYTES: Final = 8192
@@ -131,14 +132,31 @@ def clean_value(spec: FormField, raw: str, redactor: Redactor = redact) -> Clean
     limit = MAX_LOG_CHARS if spec.is_log else spec.max_chars
     if len(text) > limit:
         if spec.is_log:
-            text = cut_tail(text, limit).strip()
-            problems.append(Problem(spec.key, "log_cut", {"field": spec.label, "limit": limit}))
+            tail = cut_tail(text, limit)
+            kept = tail.strip()
+            start = len(text) - len(tail) + (len(tail) - len(tail.lstrip()))
+            problems.append(Problem(spec.key, "log_cut", _part_kept(spec, text, start, limit)))
+            text = kept
         else:
             text = cut_head(text, limit).strip()
             problems.append(Problem(spec.key, "cut", {"field": spec.label, "limit": limit}))
     if not text and spec.required:
         problems.append(Problem(spec.key, "empty", {"field": spec.label}))
     return Cleaned(text, redacted.redactions, tuple(problems))
+
+
+def _part_kept(spec: FormField, text: str, start: int, limit: int) -> dict[str, object]:
+    """Which part of the log ``text`` was kept, from ``start`` on: the values of the
+    ``log_cut`` problem, and what the ticket says about it (see ``LogCut``)."""
+    first = text.count("\n", 0, start) + 1
+    return {
+        "field": spec.label,
+        "limit": limit,
+        "first": first,
+        "lines": text.count("\n") + 1,
+        "skipped": start,
+        "total": len(text),
+    }
 
 
 def looks_binary(data: bytes) -> bool:

@@ -12,7 +12,7 @@ Messages, pickled over the socket: the parent sends ("engine", engine), then
 ("page", page) for each page as :meth:`Engine.preparer` made it (analysed here
 while the child adds the pages before), then ("write", None); the child adds each
 page as it arrives, commits after "write" and sends ("done", count), or
-("error", message, traceback) when anything fails. It says ("progress", done)
+("error", message, traceback, is_oserror) when anything fails. It says ("progress", done)
 only when it has caught up with what the parent sent (nothing left to read), and
 the parent reads what the child said after each page it sends: so at most a
 couple of progress messages wait at a time, and neither side can fill the
@@ -84,7 +84,10 @@ def write_in_child(
             return None
         if kind == "done":
             return int(message[1])
-        log.error("search index build process failed:\n%s", message[2])
+        environment = len(message) > 3 and bool(message[3])
+        (log.debug if environment else log.error)(
+            "search index build process failed:\n%s", message[2]
+        )
         raise IndexBuildError(f"search index build process failed: {message[1]}")
 
     def died() -> IndexBuildError:
@@ -211,7 +214,16 @@ def serve(conn: Connection, gen_dir: str) -> int:
         return 1  # the parent gave up on us
     except BaseException as exc:
         with contextlib.suppress(Exception):
-            conn.send(("error", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
+            # An OSError (a full disk, a read-only folder) is the machine's, not a bug:
+            # the parent says it in one line, without the traceback.
+            conn.send(
+                (
+                    "error",
+                    f"{type(exc).__name__}: {exc}",
+                    traceback.format_exc(),
+                    isinstance(exc, OSError),
+                )
+            )
         return 1
     finally:
         conn.close()

@@ -31,6 +31,9 @@ __all__ = ["ArchiveError", "Caps", "Extracted", "extract_tarball"]
 MIB = 1024 * 1024
 #: Bytes read from a member at a time.
 CHUNK = MIB
+#: Bytes after the archive's end allowed past ``Caps.unpacked_bytes``: the end-of-archive
+#: blocks and the padding of the last record (tar's default record is 10 KiB).
+TAIL_SLACK = 64 * 1024
 #: Kinds of file kept: the pages and the images they show.
 WANTED_SUFFIXES = (".md", ".png", ".jpg", ".jpeg", ".gif", ".webp")
 
@@ -83,8 +86,16 @@ def extract_tarball(archive: Path, dest: Path, caps: Caps) -> Extracted:
             with tarfile.open(fileobj=unzipped, mode="r|") as tar:
                 for member in tar:
                     state.take(tar, member)
-            while unzipped.read(CHUNK):
-                pass
+            # What follows the archive's end counts against the unpacked cap too: a
+            # small gzip can hold gigabytes of zeros after a valid archive.
+            tail = 0
+            while chunk := unzipped.read(CHUNK):
+                tail += len(chunk)
+                if state.declared + tail > caps.unpacked_bytes + TAIL_SLACK:
+                    raise ArchiveError(
+                        f"the archive unpacks to more than {caps.unpacked_bytes} bytes"
+                        f" ({tail} or more of them after its end)"
+                    )
     except ArchiveError:
         raise
     except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as exc:

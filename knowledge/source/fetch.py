@@ -14,7 +14,7 @@ import logging
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .extract import ArchiveError, Caps, Extracted, extract_tarball
@@ -60,7 +60,9 @@ def fetch_once(
     with store.locked():
         store.clean()
         try:
-            outcome = _fetch(store, source, http, caps, check, clock)
+            # One deadline for the commit lookup and the download, whatever the server does.
+            with http.time_limit():
+                outcome = _fetch(store, source, http, caps, check, clock)
         except (FetchError, ArchiveError, CheckFailed, OSError) as exc:
             state = store.state()
             retry_at = clock() + exc.wait if isinstance(exc, RateLimited) else 0.0
@@ -92,8 +94,9 @@ def _fetch(
     # An ETag only says "unchanged" about the generation it was stored with.
     etag = state.etag if live_for_source is not None and state.source == source.text else None
 
-    def unchanged(new_etag: str | None) -> FetchOutcome:
-        assert live_for_source is not None
+    def unchanged(new_etag: str | None, serving: Generation | None = None) -> FetchOutcome:
+        serving = serving or live_for_source
+        assert serving is not None
         store.update_state(
             source=source.text,
             etag=new_etag,
@@ -102,7 +105,21 @@ def _fetch(
             retry_at=0.0,
             failures=0,
         )
-        return FetchOutcome(live_for_source, changed=False, previous=None)
+        return FetchOutcome(serving, changed=False, previous=None)
+
+    def same_tree(commit: str, new_etag: str | None) -> FetchOutcome:
+        """The live generation holds this content already, fetched under another source
+        string (``@main`` pinned to its commit, a fork at the same commit, the same
+        tarball at another URL): serve it, now named after this source."""
+        assert live is not None
+        relabelled = replace(
+            live,
+            source=source.text,
+            link_base=source.page_base(http.settings.api_url, commit) if commit else None,
+            commit_url=source.commit_url(http.settings.api_url, commit) if commit else None,
+        )
+        log.info("%s: %s is live already (from %s); serving it", source.text, live.id, live.source)
+        return unchanged(new_etag, store.relabel(relabelled))
 
     started = time.perf_counter()
     work = store.new_work_dir()
@@ -114,6 +131,8 @@ def _fetch(
                 return unchanged(etag)
             if live_for_source is not None and live_for_source.commit == resolved.commit:
                 return unchanged(resolved.etag)
+            if live is not None and live.id == resolved.commit:
+                return same_tree(resolved.commit, resolved.etag)
             commit, new_etag = resolved.commit, resolved.etag
             url = http.settings.api_url + source.tarball_path(commit)
             http.download(
@@ -138,6 +157,8 @@ def _fetch(
             gen_id = "u" + got.sha256[:40]
             if live_for_source is not None and live_for_source.id == gen_id:
                 return unchanged(new_etag)
+            if live is not None and live.id == gen_id:
+                return same_tree("", new_etag)
         tree = work / "tree"
         extracted = extract_tarball(archive, tree, caps)
         archive.unlink()

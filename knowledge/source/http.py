@@ -1,8 +1,12 @@
 """The one HTTP client of a fetch: GitHub's REST API and the tarball download, over httpx.
 
 - One ``httpx.Client`` per :class:`WikiHttp`, reused across checks; connect,
-  read and pool timeouts, plus an overall deadline per download (a server that
-  trickles bytes never trips a read timeout). A clear ``User-Agent``. HTTP/2
+  read and pool timeouts, plus an overall deadline per download, its tries and
+  waits included (a server that trickles bytes never trips a read timeout): at
+  the deadline a watchdog shuts the connection's socket down, so a read blocked
+  on a trickle returns at once, whatever the server sends or withholds. Each
+  request opens its own connection (none kept alive), so the watchdog knows
+  every socket a download uses. A clear ``User-Agent``. HTTP/2
   when asked for (``HttpSettings.http2``) and the optional ``h2`` package is
   installed (``pip install 'rtx6k-wikibot[http2]'``); without it, one warning
   and HTTP/1.1.
@@ -25,13 +29,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import hashlib
 import importlib.util
 import logging
 import re
+import socket
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
@@ -96,7 +103,9 @@ class HttpSettings:
     #: Seconds to connect, and to wait for each read.
     connect_timeout: float = 10.0
     read_timeout: float = 30.0
-    #: Seconds one whole download may take.
+    #: Seconds the network part of one fetch may take (asking for the commit and the
+    #: download, their retries and waits included; see :meth:`WikiHttp.time_limit`),
+    #: or one download or commit lookup made outside of it.
     download_seconds: float = 300.0
     #: Tries per request (the first included).
     attempts: int = 4
@@ -139,6 +148,8 @@ class WikiHttp:
         self.settings = settings
         self._token = token or None
         self._sleep = sleep
+        #: Monotonic time by which the calls inside :meth:`time_limit` must be done.
+        self._until: float | None = None
         self._api = urlsplit(settings.api_url)
         timeout = httpx.Timeout(
             settings.read_timeout, connect=settings.connect_timeout, pool=settings.connect_timeout
@@ -152,6 +163,9 @@ class WikiHttp:
             )
         self._client = httpx.Client(
             timeout=timeout,
+            # A new connection per request: the download watchdog learns each socket
+            # as it is opened (a pooled one would be out of its reach).
+            limits=httpx.Limits(max_keepalive_connections=0),
             follow_redirects=False,
             headers={"User-Agent": USER_AGENT, "Accept-Encoding": "identity"},
             transport=transport,
@@ -168,18 +182,51 @@ class WikiHttp:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # --- deadlines --------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def time_limit(self, seconds: float | None = None) -> Iterator[None]:
+        """Every call inside the block shares one deadline, ``seconds`` from now
+        (default ``download_seconds``); a block inside another keeps the outer one."""
+        if self._until is not None:
+            yield
+            return
+        self._until = time.monotonic() + (
+            self.settings.download_seconds if seconds is None else seconds
+        )
+        try:
+            yield
+        finally:
+            self._until = None
+
+    def _deadline(self) -> float:
+        if self._until is not None:
+            return self._until
+        return time.monotonic() + self.settings.download_seconds
+
+    def _too_slow(self, what: str) -> FetchError:
+        return FetchError(f"{what}: took longer than {self.settings.download_seconds:.0f} s")
+
+    def _timeout(self, deadline: float) -> httpx.Timeout:
+        """The client's timeouts, connecting never past ``deadline`` (the watchdog
+        reaches a socket only once it is connected)."""
+        left = max(0.1, deadline - time.monotonic())
+        connect = min(self.settings.connect_timeout, left)
+        return httpx.Timeout(self.settings.read_timeout, connect=connect, pool=connect)
+
     # --- retries ----------------------------------------------------------------
 
-    def _retrying(self) -> Retrying:
+    def _retrying(self, deadline: float | None = None) -> Retrying:
         backoff = wait_random_exponential(
             multiplier=self.settings.backoff_base, max=self.settings.backoff_max
         )
 
         def wait(state) -> float:
             exc = state.outcome.exception() if state.outcome else None
-            if isinstance(exc, RateLimited):
-                return exc.wait
-            return backoff(state)
+            pause = exc.wait if isinstance(exc, RateLimited) else backoff(state)
+            if deadline is not None:  # never sleep past the download's deadline
+                pause = min(pause, max(0.0, deadline - time.monotonic()))
+            return pause
 
         def worth_retrying(exc: BaseException) -> bool:
             if isinstance(exc, RateLimited):
@@ -195,9 +242,9 @@ class WikiHttp:
             before_sleep=_log_retry,
         )
 
-    def _call(self, func: Callable[[], object]):
+    def _call(self, func: Callable[[], object], deadline: float | None = None):
         try:
-            return self._retrying()(func)
+            return self._retrying(deadline)(func)
         except _Retryable as exc:
             raise FetchError(f"{exc} (gave up after {self.settings.attempts} tries)") from None
 
@@ -211,11 +258,23 @@ class WikiHttp:
             headers["If-None-Match"] = etag
         what = f"{source.text}: the commit of {source.ref or 'the default branch'}"
 
+        deadline = self._deadline()
+
         def once() -> Resolved:
-            try:
-                response = self._client.get(url, headers=self._auth(url, headers))
-            except httpx.TransportError as exc:
-                raise _Retryable(f"{what}: {_network(exc)}") from None
+            if time.monotonic() >= deadline:
+                raise self._too_slow(what)
+            with _Watchdog(deadline) as watchdog:
+                try:
+                    response = self._client.get(
+                        url,
+                        headers=self._auth(url, headers),
+                        timeout=self._timeout(deadline),
+                        extensions={"trace": watchdog.trace},
+                    )
+                except httpx.TransportError as exc:
+                    if watchdog.fired or time.monotonic() >= deadline:
+                        raise self._too_slow(what) from None
+                    raise _Retryable(f"{what}: {_network(exc)}") from None
             if response.status_code == 304:
                 return Resolved(None, etag)
             if response.status_code in (404, 422):
@@ -230,7 +289,7 @@ class WikiHttp:
                 raise FetchError(f"{what}: the API did not answer a commit SHA")
             return Resolved(text, response.headers.get("ETag"))
 
-        return self._call(once)
+        return self._call(once, deadline)
 
     def download(
         self,
@@ -246,37 +305,61 @@ class WikiHttp:
         allowed redirects. With ``etag``, a 304 returns ``changed=False``. With
         ``auth`` (a GitHub API URL) the token goes with the first request."""
         what = what or "the download"
+        deadline = self._deadline()
 
         def once() -> Download:
-            return self._download_once(url, into, limit=limit, etag=etag, what=what, auth=auth)
+            if time.monotonic() >= deadline:
+                raise self._too_slow(what)
+            return self._download_once(
+                url, into, limit=limit, etag=etag, what=what, auth=auth, deadline=deadline
+            )
 
-        return self._call(once)
+        return self._call(once, deadline)
 
     def _download_once(
-        self, url: str, into: Path, *, limit: int, etag: str | None, what: str, auth: bool
+        self,
+        url: str,
+        into: Path,
+        *,
+        limit: int,
+        etag: str | None,
+        what: str,
+        auth: bool,
+        deadline: float,
     ) -> Download:
-        deadline = time.monotonic() + self.settings.download_seconds
         headers = {"If-None-Match": etag} if etag else {}
         origin = urlsplit(url)
-        for hop in range(MAX_REDIRECTS + 1):
-            # The token goes with the request to the API only, never along a redirect.
-            sent = self._auth(url, headers) if auth and hop == 0 else headers
-            try:
-                with self._client.stream("GET", url, headers=sent) as response:
-                    if response.has_redirect_location:
-                        url = self._redirect(url, response, origin, what)
-                        continue
-                    if response.status_code == 304 and etag:
-                        return Download(False, etag)
-                    if response.status_code == 404:
-                        raise NotFound(f"{what}: not found (404)")
-                    self._check(response, what)
-                    declared = response.headers.get("Content-Length", "")
-                    if declared.isdigit() and int(declared) > limit:
-                        raise TooLarge(f"{what}: {declared} bytes, over the cap of {limit}")
-                    return self._save(response, into, limit, deadline, what)
-            except httpx.TransportError as exc:
-                raise _Retryable(f"{what}: {_network(exc)}") from None
+        with _Watchdog(deadline) as watchdog:
+            for hop in range(MAX_REDIRECTS + 1):
+                # The token goes with the request to the API only, never along a redirect.
+                sent = self._auth(url, headers) if auth and hop == 0 else headers
+                try:
+                    with self._client.stream(
+                        "GET",
+                        url,
+                        headers=sent,
+                        timeout=self._timeout(deadline),
+                        extensions={"trace": watchdog.trace},
+                    ) as response:
+                        if response.has_redirect_location:
+                            url = self._redirect(url, response, origin, what)
+                            continue
+                        if response.status_code == 304 and etag:
+                            return Download(False, etag)
+                        if response.status_code == 404:
+                            raise NotFound(f"{what}: not found (404)")
+                        self._check(response, what)
+                        declared = response.headers.get("Content-Length", "")
+                        if declared.isdigit() and int(declared) > limit:
+                            raise TooLarge(f"{what}: {declared} bytes, over the cap of {limit}")
+                        got = self._save(response, into, limit, deadline, what)
+                        if watchdog.fired:  # cut short at the deadline, whatever it looked like
+                            raise self._too_slow(what)
+                        return got
+                except httpx.TransportError as exc:
+                    if watchdog.fired or time.monotonic() >= deadline:
+                        raise self._too_slow(what) from None
+                    raise _Retryable(f"{what}: {_network(exc)}") from None
         raise FetchError(f"{what}: more than {MAX_REDIRECTS} redirects")
 
     def _save(
@@ -285,14 +368,14 @@ class WikiHttp:
         digest = hashlib.sha256()
         size = 0
         with open(into, "wb") as out:
-            for chunk in response.iter_bytes(64 * 1024):
+            # Each piece as it arrives (no chunk size to fill): the deadline is looked at
+            # after every read, and the watchdog ends a read that waits past it.
+            for chunk in response.iter_bytes():
                 size += len(chunk)
                 if size > limit:
                     raise TooLarge(f"{what}: more than the cap of {limit} bytes")
                 if time.monotonic() > deadline:
-                    raise _Retryable(
-                        f"{what}: took longer than {self.settings.download_seconds:.0f} s"
-                    )
+                    raise self._too_slow(what)
                 digest.update(chunk)
                 out.write(chunk)
         return Download(True, response.headers.get("ETag"), size, digest.hexdigest())
@@ -348,6 +431,61 @@ class WikiHttp:
         if status >= 500:
             raise _Retryable(f"{what}: server error ({status})")
         raise FetchError(f"{what}: unexpected answer ({status})")
+
+
+class _Watchdog:
+    """Shuts down, at ``deadline``, every socket opened while it watches.
+
+    httpcore reports each new connection to the request's ``trace`` callback; a
+    duplicate of its socket's descriptor is kept, because TLS wraps (and detaches)
+    the original. ``shutdown`` on it ends a read blocked in another thread at once,
+    which closing cannot be relied on to do.
+    """
+
+    def __init__(self, deadline: float) -> None:
+        self._deadline = deadline
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self.fired = False
+
+    def __enter__(self) -> _Watchdog:
+        wait = max(0.0, self._deadline - time.monotonic())
+        self._timer = threading.Timer(wait, self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        with self._lock:
+            for sock in self._sockets:
+                sock.close()
+            self._sockets.clear()
+
+    def trace(self, event: str, info: dict) -> None:
+        if not event.endswith("connect_tcp.complete"):
+            return
+        stream = info.get("return_value")
+        raw = stream.get_extra_info("socket") if stream is not None else None
+        if raw is None:
+            return
+        with self._lock:
+            self._sockets.append(raw.dup())
+            if self.fired:  # opened just as time ran out
+                self._shut(self._sockets[-1])
+
+    def _fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            for sock in self._sockets:
+                self._shut(sock)
+
+    @staticmethod
+    def _shut(sock: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 def _wait_of(headers: httpx.Headers) -> float:

@@ -176,6 +176,17 @@ class Store:
         self.clean(keep={generation.id, *([live.id] if live else [])})
         return installed
 
+    def relabel(self, generation: Generation) -> Generation:
+        """Record new facts (source, links) about the live generation, its files as they
+        are; returns it as recorded."""
+        live = self.live()
+        if live is None or live.id != generation.id:
+            raise ValueError(f"generation {generation.id} is not the live one")
+        relabelled = replace(generation, path=live.path)
+        meta = {k: v for k, v in asdict(relabelled).items() if k not in ("id", "path")}
+        _write_json_atomic(self.root / f"{_GEN}{generation.id}.json", meta)
+        return relabelled
+
     def clean(self, keep: set[str] | None = None) -> None:
         """Remove leftovers of interrupted fetches and generations other than ``keep``
         (default: the live one and the one before it)."""

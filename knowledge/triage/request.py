@@ -260,24 +260,37 @@ class RequestReader:
         self._stdin = stdin
         self._stdin_used = False
 
-    def read(self, path: str, limit: int, *, keep_end: bool = False) -> str:
-        """At most ``limit`` bytes of ``path`` (its end with ``keep_end``), as text."""
+    def read(
+        self, path: str, limit: int, *, keep_end: bool = False, refuse_longer: bool = False
+    ) -> str:
+        """At most ``limit`` bytes of ``path`` (its end with ``keep_end``), as text; with
+        ``refuse_longer``, a longer file is a :class:`RequestError` saying its size."""
         if path == "-":
             if self._stdin_used:
                 raise RequestError("standard input can be read only once")
             self._stdin_used = True
             stream = self._stdin if self._stdin is not None else sys.stdin.buffer
-            data = stream.read(limit + 1)[:limit]
+            data = stream.read(limit + 1)
+            longer = len(data) > limit
+            data = data[:limit]
+            size = None
         else:
             try:
                 with open(path, "rb") as fh:
-                    fh.seek(0, 2)
-                    size = fh.tell()
-                    fh.seek(size - limit if size > limit and keep_end else 0)
-                    data = fh.read(limit)
+                    info = os.fstat(fh.fileno())
+                    size = info.st_size if stat.S_ISREG(info.st_mode) else None
+                    if refuse_longer and size is not None and size > limit:
+                        raise _too_large(path, size, limit)
+                    if size is not None and size > limit and keep_end:
+                        fh.seek(size - limit)
+                    data = fh.read(limit + 1)
+                    longer = len(data) > limit
+                    data = data[:limit]
             except OSError as exc:
                 reason = exc.strerror or type(exc).__name__
                 raise RequestError(f"cannot read {path}: {reason}") from None
+        if refuse_longer and longer:
+            raise _too_large(path, size, limit)
         return data.decode("utf-8", errors="replace").lstrip("\ufeff")
 
     def read_log(self, path: str, limit: int) -> tuple[str, LogPart]:
@@ -329,8 +342,9 @@ class RequestReader:
         return data.decode("utf-8", errors="replace").lstrip("\ufeff")
 
     def request_file(self, path: str) -> dict[Any, Any]:
-        """The mapping of request fields in a YAML or JSON file."""
-        text = self.read(path, MAX_REQUEST_BYTES)
+        """The mapping of request fields in a YAML or JSON file (refused, before it is
+        parsed, when over ``MAX_REQUEST_BYTES``: a cut document is no document)."""
+        text = self.read(path, MAX_REQUEST_BYTES, refuse_longer=True)
         try:
             data = load_yaml(text)  # plain data only; aliases, sizes and digits capped
         except YamlTooLarge as exc:
@@ -344,6 +358,16 @@ class RequestReader:
         if not isinstance(data, Mapping):
             raise RequestError(f"{path} must hold a mapping of request fields")
         return dict(data)
+
+
+def _too_large(path: str, size: int | None, limit: int) -> RequestError:
+    """The request file is over ``limit`` bytes (``size`` when known)."""
+    what = "standard input" if path == "-" else path
+    given = f"{size:,} bytes" if size is not None else f"more than {limit:,} bytes"
+    return RequestError(
+        f"{what} is too large: {given}, over the limit of {limit:,} bytes for a request;"
+        " give a long log with --log FILE (its end is read)"
+    )
 
 
 def _tail(stream: BinaryIO, limit: int) -> tuple[str, LogPart]:

@@ -139,3 +139,48 @@ def test_loading_the_config_and_the_console_cli_do_not_import_discord():
 
 def test_default_config_name_matches_the_example():
     assert (ROOT / f"{DEFAULT_CONFIG.stem}.example{DEFAULT_CONFIG.suffix}").is_file()
+
+
+# --- a key given twice (YAML would keep the last one silently) --------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "lines"),
+    [
+        ("wiki:\n  path: wiki\n  refresh_minutes: 5\n  path: /srv/other\n", "wiki.path", (2, 4)),
+        ("wiki: {path: wiki}\ncooldown: {rate: 2}\nwiki: {path: other}\n", "wiki", (1, 3)),
+        ("wiki: {path: wiki, path: wiki}\n", "wiki.path", (1, 1)),
+    ],
+    ids=["nested", "section", "flow"],
+)
+def test_a_key_given_twice_is_refused_naming_the_key_and_the_file(tmp_path, text, key, lines):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value) == (
+        f"{path}: {key}: given twice (lines {lines[0]} and {lines[1]}); keep one"
+    )
+
+
+def test_the_same_key_in_different_mappings_and_aliases_are_fine(tmp_path):
+    text = "wiki:\n  path: wiki\nsupport:\n  draft_hours: &h 24\nsearch: {}\nx_anchor: *h\n"
+    with pytest.raises(ConfigError) as caught:  # only the unknown key is the problem
+        load_config(write(tmp_path, text))
+    assert "x_anchor" in str(caught.value) and "twice" not in str(caught.value)
+    assert load_config(write(tmp_path, "wiki: {path: wiki}\ncooldown: {rate: 2, per: 5}\n"))
+
+
+def test_serve_stops_on_a_key_given_twice_in_one_line(tmp_path):
+    path = write(tmp_path, "wiki:\n  path: wiki\n  path: other\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "serve", "--config", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "DISCORD_TOKEN": "not-a-token"},
+        timeout=120,
+    )
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert run.stderr.strip().splitlines() == [
+        f"wikibot: {path}: wiki.path: given twice (lines 2 and 3); keep one"
+    ]

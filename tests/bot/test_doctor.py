@@ -199,6 +199,8 @@ def test_doctor_fails_on_a_data_folder_it_cannot_write(tmp_path, monkeypatch, ca
     assert main(["doctor", "--config", str(config)]) == 1  # still no token
     out = capsys.readouterr().out
     assert f"[ok]   Data folder: {tmp_path / 'data'} can be written" in out
+    # What the support intake keeps of an uploaded log is named with the folder.
+    assert "uploaded logs: files up to 8.0 MB are read, a log's last 200,000 characters" in out
 
 
 def test_doctor_names_read_message_history_in_the_help_forum(threaded_standin, tmp_path):

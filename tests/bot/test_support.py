@@ -1037,3 +1037,38 @@ def test_the_nudge_leaves_the_bots_own_posts_alone(discord_standin, data):
     own = discord_standin.run(factory(data, nudge=True), scenario)
     sent = [r.path for r in discord_standin.last.requests if r.route == "channel_message"]
     assert f"/channels/{own}/messages" not in sent
+
+
+def test_a_long_uploaded_log_is_said_cut_in_the_answer_the_post_and_wiki_status(
+    discord_standin, data
+):
+    """The intake keeps a log's last MAX_LOG_CHARS characters: the check's answer and the
+    forum post say which lines those are; /wiki status names the limit."""
+    from knowledge.intake.validate import MAX_LOG_CHARS
+
+    lines = [
+        f"(APIServer pid=1) INFO 05-15 03:30:49 [x.py:1] loading shard {i}" for i in range(6000)
+    ]
+    log = "\n".join(lines).encode()
+    assert MAX_LOG_CHARS < len(log) < 8 * 1024 * 1024
+
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved, log=log)
+        await (await ds.press(check, button_id(check, "File the ticket"))).answer()
+        post = await ds.wait_for_request(lambda r: r.route == "create_thread")
+        status = (await ds.slash("wiki status", user_id=DEFAULT_IDS.mod)).response.message
+        return check, post, status
+
+    check, post, status = discord_standin.run(factory(data), scenario)
+    answer = repr(embed_of(check))
+    first = next(i for i, line in enumerate(lines) if f"from line {i + 1:,} on" in answer) + 1
+    assert lines[first - 1] in "\n".join(lines)[-MAX_LOG_CHARS - 200 :]
+    fields = {f["name"]: f["value"] for f in post.json["message"]["embeds"][0]["fields"]}
+    log_field = next(v for v in fields.values() if "log tail" in v)
+    assert log_field.startswith(
+        f"The log was cut when it was given: only its end is kept, lines {first:,} to"
+        f" {len(lines):,}"
+    ), log_field
+    said = {f["name"]: f["value"] for f in embed_of(status)["fields"]}["Support tickets"]
+    assert f"the last {MAX_LOG_CHARS:,} characters kept" in said and "8.0 MB" in said

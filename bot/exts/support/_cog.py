@@ -61,7 +61,7 @@ from knowledge.intake.desk import (
 from knowledge.intake.records import Draft, Ticket
 from knowledge.intake.sqlite import SqliteTicketStore
 from knowledge.intake.store import RateLimit
-from knowledge.intake.validate import MAX_UPLOAD_BYTES
+from knowledge.intake.validate import MAX_LOG_CHARS, MAX_UPLOAD_BYTES, human_size
 from knowledge.reply import Field, Reply
 from knowledge.templates import Templates, load_templates
 from knowledge.text import escape_markdown
@@ -881,7 +881,15 @@ class SupportCog(commands.Cog):
         opened, pending, error = await self.in_store(counts)
         source = desk.form.source or self.t("status.builtin")
         failing = self.t("status.failing", error=error) if pending and error else ""
+        logs = self.t("status.logs", upload=human_size(MAX_UPLOAD_BYTES), chars=MAX_LOG_CHARS)
         return Field(
             self.t("status.field"),
-            self.t("status.value", open=opened, pending=pending, failing=failing, source=source),
+            self.t(
+                "status.value",
+                open=opened,
+                pending=pending,
+                failing=failing,
+                source=source,
+                logs=logs,
+            ),
         )

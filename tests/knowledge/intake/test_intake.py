@@ -659,3 +659,50 @@ def test_acknowledged_tickets_survive_kill_9_mid_filing(tmp_path):
 def test_control_characters_go_alike_from_ascii_and_other_text(text):
     lines = text.replace("\r\n", "\n").replace("\r", "\n")
     assert validate._normalise(text)[0] == validate._CONTROL_RE.sub("", lines)
+
+
+# --- a log cut by the intake says which part it keeps -------------------------------------
+
+
+def test_an_uploaded_log_cut_by_the_intake_says_which_part_is_kept_everywhere(desk):
+    from knowledge.cli.tickets import _ticket_text
+
+    error = "torch.AcceleratorError: CUDA error: an illegal memory access was encountered"
+    lines = [LOG_LINE.format(i) for i in range(1, 8001)] + [error]
+    data = ("\n".join(lines) + "\n").encode()
+    draft = fill(desk, log="")
+    saved = desk.save(draft.id, "discord:1", {}, uploads={"log": Upload(data, len(data))})
+    kept = saved.draft.values["log"]
+    first = len(lines) - kept.count("\n")  # the number of the first line kept
+    assert kept.startswith(LOG_LINE.format(first)) and kept.endswith(error)
+    said = T(
+        "problems.log_cut",
+        field=desk.form.field("log").label,
+        limit=MAX_LOG_CHARS,
+        first=first,
+        lines=len(lines),
+    )
+    assert saved.problems == (said,)
+    # The check's reply says which part was read, its lines numbered as in the upload.
+    checked, result = desk.check(draft.id, "discord:1")
+    reply = support_check_reply(result, checked.redactions, TRIAGE_T, T, draft_id=draft.id)
+    text = reply.to_json()["text"] + "".join(f["value"] for f in reply.to_json()["fields"])
+    assert f"from line {first:,} on" in text
+    assert result.known_errors and result.known_errors[0].lines[-1].number == len(lines)
+    # The forum post and `tickets show` say it too.
+    ticket = desk.file(draft.id, "discord:1", post=True).ticket
+    cut = T(
+        "ticket.log_cut",
+        first=first,
+        lines=len(lines),
+        kept=len(kept),
+        total=len("\n".join(lines)),
+    )
+    label = desk.form.field("log").label
+    log_field = next(f for f in desk.ticket_post(ticket).reply.fields if f.name == label)
+    assert log_field.value.startswith(cut), log_field.value
+    assert cut in _ticket_text(ticket, T)
+    # A later log that fits is whole again: nothing is said about parts.
+    draft = fill(desk, user="discord:2")
+    assert desk.ticket_post(desk.file(draft.id, "discord:2", post=True).ticket)
+    assert "log_part" not in desk.file(draft.id, "discord:2", post=True).ticket.triage

@@ -349,3 +349,37 @@ def test_each_file_is_created_new_without_following_a_link(tmp_path, monkeypatch
     for flags in flags_seen:
         assert flags & os.O_NOFOLLOW, "a link planted at the path is not followed"
         assert flags & os.O_EXCL and flags & os.O_CREAT, "a file there already is not reused"
+
+
+def with_zeros_after(archive: bytes, mib: int) -> bytes:
+    """A gzip of ``archive`` followed by ``mib`` MiB of zeros (about 1000:1), the
+    repeated-block trick of :func:`gzip_bomb`."""
+    zeros = b"\0" * (1 << 20)
+    squeeze = zlib.compressobj(9, zlib.DEFLATED, -15)
+    head = squeeze.compress(archive) + squeeze.flush(zlib.Z_FULL_FLUSH)
+    block = squeeze.compress(zeros) + squeeze.flush(zlib.Z_FULL_FLUSH)
+    end = squeeze.flush()
+    crc = zlib.crc32(archive)
+    for _ in range(mib):
+        crc = zlib.crc32(zeros, crc)
+    length = (len(archive) + (mib << 20)) & 0xFFFFFFFF
+    gz_head = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff"
+    return (
+        gz_head
+        + head
+        + block * mib
+        + end
+        + crc.to_bytes(4, "little")
+        + length.to_bytes(4, "little")
+    )
+
+
+def test_gigabytes_of_zeros_after_the_archive_count_against_the_unpacked_cap(tmp_path):
+    archive = raw_tar([member("top/", type=tarfile.DIRTYPE, data=b""), member("top/a.md")])
+    small = with_zeros_after(archive, 2)
+    assert len(gzip.decompress(small)) == len(archive) + (2 << 20)  # a valid gzip
+    assert extract_tarball(write(tmp_path, small, "small.tar.gz"), tmp_path / "ok", Caps()).pages
+    bomb = with_zeros_after(archive, 3 * 1024)  # 3 GiB after the archive's end
+    assert len(bomb) < 4 * 1024**2
+    message = refused(tmp_path, bomb, Caps(unpacked_bytes=1 << 20))
+    assert "more than 1048576 bytes" in message and "after its end" in message

@@ -396,3 +396,40 @@ def test_a_rebuilt_store_survives_a_lost_state_file(tmp_path, gh):
         outcome = f.fetch()
     assert not outcome.changed and outcome.live.commit == sha
     shutil.rmtree(tmp_path / "data")
+
+
+# --- the same content under another source string ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "second",
+    ["github:owner/wiki@main", "github:fork/wiki", "github:fork/wiki@main"],
+    ids=["pinned-branch", "fork", "fork-branch"],
+)
+def test_the_same_commit_under_another_source_serves_the_live_generation(tmp_path, gh, second):
+    archive = tarball(demo_files())
+    sha = gh.publish("owner", "wiki", "main", archive)
+    assert gh.publish("fork", "wiki", "main", archive) == sha  # a fork at that commit
+    with follower(tmp_path, gh) as f:
+        first = f.fetch().live
+    with follower(tmp_path, gh, second) as f:
+        outcome = f.fetch()
+        assert f.fetch().changed is False  # and again: no error, nothing fetched
+    assert outcome.changed is False and outcome.live.id == first.id == sha
+    assert outcome.live.path == first.path and generations(tmp_path) == [f"c-{sha}"]
+    assert outcome.live.source == second
+    owner = second.split(":")[1].split("/")[0]
+    assert outcome.live.link_base == f"{gh.url}/{owner}/wiki/blob/{sha}/"
+    state = json.loads((tmp_path / "data" / "fetched" / "state.json").read_text())
+    assert state["source"] == second and state["last_error"] is None
+    assert gh.count("/codeload/") == 1  # downloaded once
+
+
+def test_the_same_tarball_at_another_url_serves_the_live_generation(tmp_path, gh):
+    gh.files["a.tar.gz"] = gh.files["b.tar.gz"] = tarball(demo_files())
+    with follower(tmp_path, gh, f"{gh.url}/files/a.tar.gz") as f:
+        first = f.fetch().live
+    with follower(tmp_path, gh, f"{gh.url}/files/b.tar.gz") as f:
+        outcome = f.fetch()
+    assert outcome.changed is False and outcome.live.id == first.id
+    assert outcome.live.source == f"{gh.url}/files/b.tar.gz"
