@@ -41,7 +41,16 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Final
 
 from knowledge.text import fold_key
-from knowledge.wiki import Catalogue, Family, Glossary, Page, Section, Wiki, version_series
+from knowledge.wiki import (
+    Catalogue,
+    Cell,
+    Family,
+    Glossary,
+    Page,
+    Section,
+    Wiki,
+    version_series,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -69,6 +78,7 @@ PAGE_PRIORS: Final[Mapping[str, float]] = {
     "notes": 0.55,
     "dated": 0.45,
     "index": 0.4,
+    "glossary": 0.4,
 }
 
 #: BM25 parameters (the textbook values).
@@ -143,7 +153,17 @@ _FIRST_WORD_RE: Final = re.compile(r"[A-Za-z]{3,}")
 #: not as the ordinary word a family may share its name with (``command``).
 _FAMILY_WORD_RE: Final = re.compile(r"\b([A-Za-z]{3,})\b([-_ ]?[A-Za-z]?\d)?")
 #: Kinds of page that mention things in passing (diaries, notes, lists of links).
-_PASSING_KINDS: Final = frozenset({"dated", "notes", "index"})
+_PASSING_KINDS: Final = frozenset({"dated", "notes", "index", "glossary"})
+#: A glossary: at least this many table rows define a term (a short first cell, no
+#: link, a longer cell beside it), holding at least this share of the page's words.
+_GLOSSARY_ROWS: Final = 20
+_GLOSSARY_SHARE: Final = 0.3
+#: A folder index: at least this many table rows link to other pages of the wiki,
+#: holding at least this share of the page's words.
+_INDEX_ROWS: Final = 8
+_INDEX_SHARE: Final = 0.4
+#: Code blocks a glossary or an index may hold (a usage line), not more.
+_LISTING_CODE: Final = 2
 _NOTE_WORDS: Final = frozenset({"wip", "draft", "scratch", "notes", "diary", "journal", "log"})
 _ERROR_LABELS: Final = frozenset({"error", "errors", "symptom", "symptoms"})
 
@@ -173,7 +193,10 @@ def page_kind(page: Page, status: str | None) -> str:
     None. Without one: ``index`` for a page that is mostly links, ``dated`` for a
     page whose path carries a date (daily summaries, dated lab notes), ``notes``
     for work-in-progress folders, ``troubleshooting`` for a page whose sections
-    are written as Error / Cause / Fix, ``reference`` for the rest.
+    are written as Error / Cause / Fix, ``glossary`` for a page that is mostly a
+    table of terms and ``index`` for one that is mostly a table of links to other
+    pages (neither with an Error section or more than a usage line of code: such
+    pages name things, they rarely answer a problem), ``reference`` for the rest.
     """
     if status in ("hub", "current", "historical", "archive", "legacy"):
         if status in ("historical", "archive") and _has_errors(page):
@@ -188,7 +211,40 @@ def page_kind(page: Page, status: str | None) -> str:
         return "notes"
     if _mostly_links(page):
         return "index"
+    if not _has_errors(page) and sum(len(s.code) for s in page.sections) <= _LISTING_CODE:
+        if _table_rows_share(page, _is_term_row, _GLOSSARY_ROWS) >= _GLOSSARY_SHARE:
+            return "glossary"
+        if _table_rows_share(page, _is_link_row, _INDEX_ROWS) >= _INDEX_SHARE:
+            return "index"
     return "reference"
+
+
+def _is_term_row(row: Sequence[Cell]) -> bool:
+    """A row that defines a term: a short first cell naming it (letters, at most four
+    words), no link in the row, a cell of three or more words beside it."""
+    if len(row) < 2 or any(cell.links for cell in row):
+        return False
+    term = row[0].text.split()
+    return (
+        0 < len(term) <= 4
+        and _ALPHA_RE.search(row[0].text) is not None
+        and max(len(cell.text.split()) for cell in row[1:]) >= 3
+    )
+
+
+def _is_link_row(row: Sequence[Cell]) -> bool:
+    """A row that points at another page of the wiki."""
+    return any(link.path for cell in row for link in cell.links)
+
+
+def _table_rows_share(page: Page, kind: Callable[[Sequence[Cell]], bool], least: int) -> float:
+    """Share of the page's words in table rows of one kind, 0.0 with fewer than ``least``."""
+    rows = [row for s in page.sections for t in s.tables for row in t.rows if kind(row)]
+    if len(rows) < least:
+        return 0.0
+    words = sum(len(s.text.split()) for s in page.sections)
+    held = sum(len(cell.text.split()) for row in rows for cell in row)
+    return held / words if words else 0.0
 
 
 def _has_errors(page: Page) -> bool:

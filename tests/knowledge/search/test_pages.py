@@ -305,3 +305,46 @@ def test_a_ranker_built_from_an_earlier_one_reads_only_the_pages_that_changed(tm
             assert parts.sections is earlier.sections and parts.quotes is earlier.quotes, path
             assert parts.page is earlier.page, path
     assert gone not in after.page_parts
+
+
+def _term_rows(count: int) -> str:
+    rows = "".join(
+        f"| GRB{i} | The grabber stage number {i} of the widget pipeline | - |\n"
+        for i in range(count)
+    )
+    return "| Term | Meaning | Notes |\n|---|---|---|\n" + rows
+
+
+def _link_rows(count: int) -> str:
+    rows = "".join(
+        f"| [Day {i}](day-{i}.md) | Grabber stage hangs, widget pipeline stalls again |\n"
+        for i in range(count)
+    )
+    return "| Page | Highlights |\n|---|---|\n" + rows
+
+
+def test_a_table_of_terms_or_of_links_is_no_answer_to_a_problem(tmp_path):
+    fix = (
+        "# Pipeline Problems\n\n## Grabber stage hangs\n\nThe widget pipeline stalls when the "
+        "grabber stage waits on its queue. Restart the grabber with a larger queue.\n"
+    )
+    _write(
+        tmp_path,
+        {
+            "terms.md": "# Terms\n\n## Terms\n\n" + _term_rows(25),
+            "days/README.md": "# Notes\n\n## Pages\n\n" + _link_rows(12),
+            "pipeline.md": fix,
+        },
+    )
+    wiki = load_wiki(tmp_path)
+    kinds = {path: page_kind(page, None) for path, page in wiki.pages.items()}
+    assert kinds == {"terms.md": "glossary", "days/README.md": "index", "pipeline.md": "reference"}
+    ranking = PageRanker.build(wiki).rank(
+        "The grabber stage hangs and the widget pipeline stalls, what does GRB3 mean here?"
+    )
+    assert paths(ranking)[0] == "pipeline.md"
+    # Fewer rows than a glossary or an index holds: a page like any other.
+    _write(tmp_path, {"terms.md": "# Terms\n\n## Terms\n\n" + _term_rows(5)})
+    _write(tmp_path, {"days/README.md": "# Notes\n\n## Pages\n\n" + _link_rows(3)})
+    wiki = load_wiki(tmp_path)
+    assert {page_kind(page, None) for page in wiki.pages.values()} == {"reference"}
