@@ -30,6 +30,7 @@ a ranking adds up precomputed postings, held as numpy arrays, a term at a time
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import math
 import re
@@ -61,6 +62,8 @@ __all__ = [
     "PageRanker",
     "PageRanking",
     "error_lines",
+    "is_generic_error_word",
+    "is_noise",
     "label_word",
     "page_kind",
     "request_terms",
@@ -166,6 +169,23 @@ _INDEX_SHARE: Final = 0.4
 _LISTING_CODE: Final = 2
 _NOTE_WORDS: Final = frozenset({"wip", "draft", "scratch", "notes", "diary", "journal", "log"})
 _ERROR_LABELS: Final = frozenset({"error", "errors", "symptom", "symptoms"})
+#: Words any error line may use, whatever went wrong, and Python's own exception
+#: classes (``RuntimeError``, ``ValueError``): in an error line they weigh as ordinary
+#: words, and they are never shown as a reason nor counted as evidence. What
+#: identifies the line is the rest: its op or kernel name, its phrase, its variable
+#: names, or an exception class of its own (``OutOfMemoryError``, ``EngineDeadError``).
+_GENERIC_ERROR_WORDS: Final = frozenset(
+    """error errors exception exceptions traceback fatal failed fail failure failing
+    warning warn info debug device devices available unavailable unable cannot invalid
+    unsupported supported support unknown unexpected raised raise occurred encountered
+    caught abort aborted aborting""".split()  # noqa: SIM905
+) | frozenset(
+    name.casefold()
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+)
+#: Units of size and time: a log's numbers come with them (``64.00 MiB``, ``12 ms``).
+_UNITS: Final = frozenset({"kib", "mib", "gib", "tib", "kb", "mb", "gb", "tb", "ms", "us", "ns"})
 
 #: Words that carry no topic in a help request (function words and help-desk talk).
 STOP: Final = frozenset(
@@ -274,6 +294,31 @@ def _mostly_links(page: Page) -> bool:
 
 
 # ----------------------------------------------------------------------- terms
+
+
+def is_noise(term: str) -> bool:
+    """A term that tells nothing about what a request is about, whatever its rarity:
+    a number or version alone (``2.28.9``, ``00``, ``865``), a fragment of two
+    characters (``mi``, ``cu``, ``sm`` of ``cu130`` or ``sm_120``), a unit of size or
+    time (``MiB``), a word that mostly repeats a letter or two (``ffsfsss``: a
+    keyboard, not a topic). Such terms still rank pages; they are neither shown as a
+    reason nor counted as evidence that a page covers a request."""
+    if len(term) <= 2 or term in _UNITS:
+        return True
+    letters = [c for c in term if c.isalpha()]
+    if not letters:
+        return True
+    return len(letters) == len(term) >= 4 and len(set(letters)) <= len(letters) // 3
+
+
+def is_generic_error_word(term: str) -> bool:
+    """A word of :data:`_GENERIC_ERROR_WORDS` (``failed``, ``runtimeerror``)."""
+    return term in _GENERIC_ERROR_WORDS
+
+
+def _telling_term(term: str) -> bool:
+    """A term that may be shown as a reason and counted as evidence of coverage."""
+    return not is_noise(term) and not is_generic_error_word(term)
 
 
 def _stem(word: str) -> str:
@@ -387,8 +432,12 @@ def request_terms(
     of the same lines; ``memo``: see :func:`_tokens`."""
     weights: dict[str, float] = {}
     for line in list(errors)[:MAX_ERROR_LINES]:
-        for term, _ in line_tokens(line):
-            weights[term] = _W_ERROR  # the only weight given so far
+        terms = [term for term, _ in line_tokens(line)]
+        # a generic word's parts are as generic (``runtime`` of ``RuntimeError``)
+        generic = [term for term in terms if is_generic_error_word(term)]
+        for term in terms:
+            plain = term in generic or any(term in whole for whole in generic)
+            weights[term] = max(weights.get(term, 0.0), _W_WORD if plain else _W_ERROR)
     get = weights.get
     for term, ident in _tokens(text[:MAX_REQUEST_CHARS], memo):
         weight = _W_IDENT if ident else _W_WORD
@@ -783,6 +832,8 @@ class PageRanker:
     #: or hub starts with it): naming the maker names that family.
     #: With each, the letters its versions carry after that word (``v`` of ``V4``).
     family_by_word: dict[str, tuple[Family, frozenset[str]]] = field(default_factory=dict)
+    #: path -> keys of the families whose hub or version map lists that page.
+    page_families: dict[str, frozenset[str]] = field(default_factory=dict)
     #: path -> number of its page document; (path, anchor) -> section title.
     page_number: dict[str, int] = field(default_factory=dict)
     section_titles: dict[tuple[str, str], str] = field(default_factory=dict)
@@ -870,6 +921,7 @@ class PageRanker:
         ranker.page_parts = parts
         if catalogue is not None:
             ranker.families = _family_names(catalogue)
+            ranker.page_families = _page_families(catalogue)
             ranker.family_words = family_words
             ranker.family_by_word = _families_by_word(catalogue)
             ranker.named_versions = frozenset(
@@ -1075,7 +1127,7 @@ class PageRanker:
         most = max(2, len(self.pages.docs) // 2)
         shared = 0
         for term in query:
-            if term in tf and self.pages.frequency(term) <= most:
+            if term in tf and _telling_term(term) and self.pages.frequency(term) <= most:
                 shared += 1
                 if shared >= _MIN_SHARED_WORDS:
                     return True
@@ -1086,7 +1138,11 @@ class PageRanker:
         (weight x rarity; equals in the request's order)."""
         idf = self.pages.idf
         rare = _MIN_SHOWN_IDF
-        keys = {t: -(weight * idf[t]) for t, weight in query.items() if idf.get(t, 0.0) >= rare}
+        keys = {
+            t: -(weight * idf[t])
+            for t, weight in query.items()
+            if idf.get(t, 0.0) >= rare and _telling_term(t)
+        }
         return sorted(keys, key=keys.__getitem__)  # a stable sort: equals in query order
 
     def _shared_words(self, path: str, shown: Sequence[str], limit: int = 5) -> list[str]:
@@ -1171,9 +1227,18 @@ class PageRanker:
         covered = self._coverage(hits[0].path, query)
         if newer:
             return "low"  # about a version of a family the wiki never names
+        if family is not None and hits[0].path in (family.hub, family.current_page):
+            return "high" if covered >= 0.5 else "medium"
+        owners = self.page_families.get(hits[0].path)
+        if family is not None and owners and family.key not in owners:
+            return "low"  # another model's runbook first: no answer for the model named
+        # A family named, but another page first: the name is no evidence for that page,
+        # which must hold the request's telling words like any other. A model name the
+        # wiki never writes that carries the family's word is that family's checkpoint
+        # (a repository id, a quantisation), not a model the wiki does not cover.
         if family is not None:
-            named = hits[0].path in (family.hub, family.current_page)
-            return "high" if named and covered >= 0.5 else "medium"
+            words = _first_words(family)
+            unknown = [u for u in unknown if not any(w in u for w in words)]
         if unknown:
             return "low"  # about a model the wiki never names
         return "medium" if covered >= _CONFIDENT_COVERAGE else "low"
@@ -1187,7 +1252,7 @@ class PageRanker:
         total = held = 0.0
         for term, weight in query.items():
             idf = self.pages.idf.get(term)
-            if idf is None:
+            if idf is None or is_noise(term):
                 continue
             total += weight * idf
             if term in tf:
@@ -1226,6 +1291,16 @@ def _family_names(catalogue: Catalogue) -> list[tuple[tuple[str, ...], Family]]:
         names = {n for n in names if len(n) >= 3}
         out.append((tuple(sorted(names, key=len, reverse=True)), family))
     return out
+
+
+def _page_families(catalogue: Catalogue) -> dict[str, frozenset[str]]:
+    """path -> the keys of the families whose hub, current or listed version it is."""
+    owners: dict[str, set[str]] = defaultdict(set)
+    for family in catalogue.families:
+        for path in (family.hub, *(v.path for v in (*family.current, *family.versions))):
+            if path:
+                owners[path].add(family.key)
+    return {path: frozenset(keys) for path, keys in owners.items()}
 
 
 def _hub_name(family: Family) -> str | None:
