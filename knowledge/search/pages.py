@@ -830,8 +830,11 @@ class PageRanker:
     family_words: frozenset[str] = frozenset()
     #: A family word held by one model family alone (``minimax`` when one family's name
     #: or hub starts with it): naming the maker names that family.
-    #: With each, the letters its versions carry after that word (``v`` of ``V4``).
-    family_by_word: dict[str, tuple[Family, frozenset[str]]] = field(default_factory=dict)
+    #: With each, the lines and generations its versions carry after that word
+    #: (``("v", "4")`` of ``V4``, see :func:`_version_line`).
+    family_by_word: dict[str, tuple[Family, frozenset[tuple[str, str]]]] = field(
+        default_factory=dict
+    )
     #: path -> keys of the families whose hub or version map lists that page.
     page_families: dict[str, frozenset[str]] = field(default_factory=dict)
     #: path -> number of its page document; (path, anchor) -> section title.
@@ -1045,8 +1048,8 @@ class PageRanker:
                 if entry is None or (word.islower() and not after):
                     continue
                 family, letters = entry
-                if after and letters and _version_letter(after) not in letters:
-                    continue  # another line of the maker's models (R1 beside V4)
+                if after and letters and _version_line(after) not in letters:
+                    continue  # another line or generation of the maker's models (R1, V3 by V4)
                 named[id(family)] = family
             return next(iter(named.values())) if len(named) == 1 else None
         found.sort(key=lambda item: -item[0])
@@ -1326,10 +1329,21 @@ def _version_letter(version: str) -> str:
     return first.casefold() if first.isalpha() else ""
 
 
-def _families_by_word(catalogue: Catalogue) -> dict[str, tuple[Family, frozenset[str]]]:
+def _version_line(version: str) -> tuple[str, str]:
+    """``-V4`` -> ``("v", "4")``, ``m2.5`` -> ``("m", "2")``, ``5.2`` -> ``("", "5")``: the
+    model line a version names and its generation (the first digit of the number)."""
+    letter = _version_letter(version)
+    digits = version.lstrip("-_ ")[len(letter) :]
+    return letter, digits[:1]
+
+
+def _families_by_word(
+    catalogue: Catalogue,
+) -> dict[str, tuple[Family, frozenset[tuple[str, str]]]]:
     """Family word -> the one model family (a family with a current page) it starts, or
     the one family of the front page among several (legacy ones are older models), with
-    the letters of the versions its names write after the word (``v`` of DeepSeek-V4)."""
+    the line and generation of each version its names write after the word (``("v", "4")``
+    of DeepSeek-V4)."""
     owners: dict[str, list[Family]] = defaultdict(list)
     for family in catalogue.families:
         if not family.current:
@@ -1337,7 +1351,7 @@ def _families_by_word(catalogue: Catalogue) -> dict[str, tuple[Family, frozenset
         for word in _first_words(family):
             if family not in owners[word]:
                 owners[word].append(family)
-    named: dict[str, tuple[Family, frozenset[str]]] = {}
+    named: dict[str, tuple[Family, frozenset[tuple[str, str]]]] = {}
     for word, found in owners.items():
         main = [f for f in found if f.group == "main"]
         if len(found) != 1 and len(main) != 1:
@@ -1345,7 +1359,7 @@ def _families_by_word(catalogue: Catalogue) -> dict[str, tuple[Family, frozenset
         family = found[0] if len(found) == 1 else main[0]  # the front page's before legacy
         texts = [family.name, *(v.title for v in family.current), _hub_name(family) or ""]
         words = frozenset({word})
-        letters = {_version_letter(v) for t in texts for _, v in _named_versions(t, words)}
+        letters = {_version_line(v) for t in texts for _, v in _named_versions(t, words)}
         named[word] = (family, frozenset(letters))
     return named
 

@@ -189,6 +189,9 @@ def test_a_makers_word_with_another_line_of_versions_names_no_family():
     family = next(f for f in CATALOGUE.families if f.hub and f.hub.endswith("deepseek-v4-flash.md"))
     assert RANKER.rank("DeepSeek V4 hangs after loading on two cards").family == family.name
     assert RANKER.rank("DeepSeek-R1 hangs after loading on two cards").family is None
+    # the same line, another generation: another model of the maker
+    assert RANKER.rank("DeepSeek V3.2 hangs after loading on two cards").family is None
+    assert RANKER.rank("DeepSeek-V4.1 hangs after loading on two cards").family == family.name
 
 
 def test_a_word_a_front_page_family_shares_with_legacy_ones_names_the_front_page_one(tmp_path):
