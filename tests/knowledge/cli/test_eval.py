@@ -172,8 +172,17 @@ needs_dev_sets = pytest.mark.skipif(
 )
 
 
+#: Per dev set and answerer, the figures the bot had before issue 20's changes
+#: (hit@1, hit@3, hit@5, MRR@5, declined, precision): no change may fall below them.
+FLOORS = (
+    {"triage": (23, 30, 32, 0.83, 8, 26 / 27), "search": (23, 30, 32, 0.83, 8, 26 / 27)},
+    {"triage": (11, 20, 22, 0.63, 4, 15 / 19), "search": (12, 20, 22, 0.66, 4, 15 / 19)},
+)
+FIGURES = ("hit1", "hit3", "hit5", "mrr5", "declined", "precision")
+
+
 @needs_dev_sets
-def test_both_dev_sets_are_scored_apart_and_pooled(capsys, tmp_path):
+def test_both_dev_sets_are_scored_apart_and_pooled_and_none_worse_than_before(capsys, tmp_path):
     args = [arg for wiki, requests in DEV_SETS for arg in ("--set", str(wiki), str(requests))]
     code, out, _ = wikibot_eval(capsys, tmp_path, "--json", *args)
     assert code == 0
@@ -189,3 +198,11 @@ def test_both_dev_sets_are_scored_apart_and_pooled(capsys, tmp_path):
         assert pooled["precision"] == round(pooled["confident_right"] / confident_all, 4)
         levels = data["pooled"][name]["calibration"]
         assert sum(level["answers"] for level in levels) == sum(sizes)
+        assert pooled["declined"] >= 12 and pooled["coverage"] >= 0.6, name
+    for number, (found, floors) in enumerate(zip(data["sets"], FLOORS, strict=True), start=1):
+        for name, floor in floors.items():
+            scores = found["answerers"][name]["scores"]
+            for figure, least in zip(FIGURES, floor, strict=True):
+                value = scores[figure]
+                assert value >= least - 0.005, (number, name, figure, value, least)
+            assert scores["coverage"] >= 0.6, (number, name)
