@@ -63,6 +63,16 @@ def test_a_known_error_quoting_the_error_is_high_a_weaker_match_medium(kind):
     assert confidence([_known(kind)], [], None, _suggested()) == expected
 
 
+@pytest.mark.parametrize("kind", sorted(STRONG_KINDS))
+def test_a_quoted_error_is_high_unless_the_ranker_is_confident_of_no_page(kind):
+    for level in ("high", "medium"):
+        agreeing = _suggested(ranked=PAGE, ranking_confidence=level)
+        assert confidence([_known(kind)], [], None, agreeing) == "high", level
+    for level in ("low", "none"):
+        doubting = _suggested(ranked=PAGE, ranking_confidence=level)
+        assert confidence([_known(kind)], [], None, doubting) == "medium", level
+
+
 def test_the_strong_kinds_are_those_that_quote_the_error_itself():
     assert frozenset({"error", "message", "last-line"}) == STRONG_KINDS
     assert {"phrase", "prose"} == set(KINDS) - STRONG_KINDS
