@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import functools
 import math
 import re
 from collections import Counter, defaultdict
@@ -184,6 +185,8 @@ _GENERIC_ERROR_WORDS: Final = frozenset(
     for name, value in vars(builtins).items()
     if isinstance(value, type) and issubclass(value, BaseException)
 )
+#: Longest term whose noise answer is remembered (see :func:`is_noise`).
+_MAX_REMEMBERED_TERM: Final = 40
 #: Units of size and time: a log's numbers come with them (``64.00 MiB``, ``12 ms``).
 _UNITS: Final = frozenset({"kib", "mib", "gib", "tib", "kb", "mb", "gb", "tb", "ms", "us", "ns"})
 
@@ -303,12 +306,20 @@ def is_noise(term: str) -> bool:
     time (``MiB``), a word that mostly repeats a letter or two (``ffsfsss``: a
     keyboard, not a topic). Such terms still rank pages; they are neither shown as a
     reason nor counted as evidence that a page covers a request."""
-    if len(term) <= 2 or term in _UNITS:
+    if len(term) > _MAX_REMEMBERED_TERM:
+        return _is_noise(term)
+    return _remembered_noise(term)
+
+
+def _is_noise(term: str) -> bool:
+    if len(term) <= 2 or term in _UNITS or _ALPHA_RE.search(term) is None:
         return True
-    letters = [c for c in term if c.isalpha()]
-    if not letters:
-        return True
-    return len(letters) == len(term) >= 4 and len(set(letters)) <= len(letters) // 3
+    return term.isalpha() and len(term) >= 4 and len(set(term)) <= len(term) // 3
+
+
+#: A ranking asks about every term of a request, and requests share most words:
+#: the answers for short terms are remembered (a bounded cache of short strings).
+_remembered_noise = functools.lru_cache(maxsize=1 << 14)(_is_noise)
 
 
 def is_generic_error_word(term: str) -> bool:
@@ -317,7 +328,8 @@ def is_generic_error_word(term: str) -> bool:
 
 
 def _telling_term(term: str) -> bool:
-    """A term that may be shown as a reason and counted as evidence of coverage."""
+    """A term that may be shown as a reason and counted as evidence that a page
+    covers a request."""
     return not is_noise(term) and not is_generic_error_word(term)
 
 
