@@ -443,14 +443,16 @@ def request_terms(
     ``line_tokens``: :func:`_error_tokens`, or a memo of it shared with other readers
     of the same lines; ``memo``: see :func:`_tokens`."""
     weights: dict[str, float] = {}
+    get = weights.get
     for line in list(errors)[:MAX_ERROR_LINES]:
         terms = [term for term, _ in line_tokens(line)]
         # a generic word's parts are as generic (``runtime`` of ``RuntimeError``)
-        generic = [term for term in terms if is_generic_error_word(term)]
+        generic = [term for term in terms if term in _GENERIC_ERROR_WORDS]
         for term in terms:
-            plain = term in generic or any(term in whole for whole in generic)
-            weights[term] = max(weights.get(term, 0.0), _W_WORD if plain else _W_ERROR)
-    get = weights.get
+            plain = bool(generic) and any(term in whole for whole in generic)
+            weight = _W_WORD if plain else _W_ERROR
+            if weight > get(term, 0.0):
+                weights[term] = weight
     for term, ident in _tokens(text[:MAX_REQUEST_CHARS], memo):
         weight = _W_IDENT if ident else _W_WORD
         if weight > get(term, 0.0):
