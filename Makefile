@@ -27,15 +27,21 @@ docker-smoke:  ## build the Docker image and run it as deployed (root and a Dock
 
 EVAL_WIKI ?= ../shared/wiki-snapshot
 EVAL_REQUESTS ?= ../shared/eval-dev/requests.jsonl
+EVAL_WIKI2 ?= ../shared/wiki-snapshot-2026-08-04
+EVAL_REQUESTS2 ?= ../shared/eval-dev/requests-2026-08-04.jsonl
 
-eval: $(STAMP)  ## triage and /search scored on the judged dev requests
-	@if [ ! -d "$(EVAL_WIKI)" ] || [ ! -f "$(EVAL_REQUESTS)" ]; then \
-		echo "make eval needs the wiki snapshot and the judged requests beside the repository:"; \
-		echo "  $(EVAL_WIKI) and $(EVAL_REQUESTS) (one or both are missing)."; \
-		echo "Set EVAL_WIKI=DIR EVAL_REQUESTS=FILE, or run: $(BIN)/wikibot eval --wiki DIR FILE"; \
-		exit 2; \
-	fi
-	$(BIN)/wikibot eval --wiki $(EVAL_WIKI) $(EVAL_REQUESTS)
+eval: $(STAMP)  ## triage and /search scored on both judged dev sets, apart and pooled
+	@for f in "$(EVAL_WIKI)" "$(EVAL_REQUESTS)" "$(EVAL_WIKI2)" "$(EVAL_REQUESTS2)"; do \
+		if [ ! -e "$$f" ]; then \
+			echo "make eval needs the wiki snapshots and the judged requests beside the repository:"; \
+			echo "  $$f is missing."; \
+			echo "Set EVAL_WIKI/EVAL_REQUESTS and EVAL_WIKI2/EVAL_REQUESTS2, or run:"; \
+			echo "  $(BIN)/wikibot eval --set WIKI REQUESTS [--set WIKI REQUESTS ...]"; \
+			exit 2; \
+		fi; \
+	done
+	$(BIN)/wikibot eval --calibration \
+		--set $(EVAL_WIKI) $(EVAL_REQUESTS) --set $(EVAL_WIKI2) $(EVAL_REQUESTS2)
 
 clean:
 	rm -rf $(VENV) data .pytest_cache .wheelhouse

@@ -11,7 +11,16 @@ and a confidence. The scores are page-level: a suggestion is a hit when its path
 - hit@1, hit@3, hit@5 and MRR@5 over the answerable requests;
 - on the unanswerable ones, how often the answerer says it is not confident;
 - on the answerable ones, how often it is confident, and how often a confident
-  answer is right (a hit within the first three).
+  answer is right (a hit within the first three);
+- **precision**: confident answers that are right over all confident answers,
+  a confident answer to an unanswerable request counting as wrong;
+- **coverage**: confident answers on answerable requests over the answerable
+  requests;
+- calibration: for each confidence word, how many answers carried it and how
+  many of those were right.
+
+Several request sets (each judged against its own wiki) are scored apart and
+pooled: :func:`score` over the outcomes of all of them.
 """
 
 from __future__ import annotations
@@ -24,11 +33,14 @@ from typing import Any, Final
 
 __all__ = [
     "CONFIDENT",
+    "LEVELS",
     "Answer",
     "EvalRequest",
     "EvalRequestError",
+    "Level",
     "Outcome",
     "Scores",
+    "calibration",
     "load_requests",
     "parse_requests",
     "run",
@@ -37,6 +49,8 @@ __all__ = [
 
 #: Confidence words that count as "the bot is confident".
 CONFIDENT: Final = frozenset({"high", "medium"})
+#: Confidence words in the order calibration lists them (unknown words come after).
+LEVELS: Final = ("high", "medium", "low", "none")
 #: Caps on a request file (it is user input like any other).
 MAX_FILE_BYTES: Final = 8 * 1024 * 1024
 MAX_REQUESTS: Final = 5_000
@@ -87,6 +101,11 @@ class Outcome:
     def confident(self) -> bool:
         return self.confidence in CONFIDENT
 
+    @property
+    def right(self) -> bool:
+        """An expected page within the first three (never, for an unanswerable request)."""
+        return self.rank is not None and self.rank <= 3
+
 
 @dataclass(frozen=True, slots=True)
 class Scores:
@@ -103,6 +122,42 @@ class Scores:
     confident_right: int
     #: False when the answerer gives no confidence at all.
     has_confidence: bool = True
+
+    @property
+    def confident_all(self) -> int:
+        """Confident answers on every request, answerable or not."""
+        return self.confident + self.unanswerable - self.declined
+
+    @property
+    def precision(self) -> float | None:
+        """Right confident answers over all confident ones (None without any)."""
+        if not self.has_confidence or not self.confident_all:
+            return None
+        return self.confident_right / self.confident_all
+
+    @property
+    def coverage(self) -> float | None:
+        """Confident answers on answerable requests over the answerable requests."""
+        if not self.has_confidence or not self.answerable:
+            return None
+        return self.confident / self.answerable
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["precision"] = None if self.precision is None else round(self.precision, 4)
+        data["coverage"] = None if self.coverage is None else round(self.coverage, 4)
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Level:
+    """How many answers carried one confidence word, and how many of them were right."""
+
+    confidence: str
+    answers: int
+    right: int
+    #: Of the answers, those on unanswerable requests (never right).
+    unanswerable: int
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -203,9 +258,27 @@ def score(outcomes: Sequence[Outcome]) -> Scores:
         unanswerable=len(unanswerable),
         declined=sum(1 for o in unanswerable if not o.confident),
         confident=len(confident),
-        confident_right=sum(1 for o in confident if o.rank is not None and o.rank <= 3),
+        confident_right=sum(1 for o in confident if o.right),
         has_confidence=any(o.confidence is not None for o in outcomes),
     )
+
+
+def calibration(outcomes: Sequence[Outcome]) -> list[Level]:
+    """Per confidence word (:data:`LEVELS` first, then any other in order of
+    appearance; an answer without one counts as ``none``): answers and right ones."""
+    words = [o.confidence or "none" for o in outcomes]
+    order = [w for w in LEVELS if w in words] + [w for w in dict.fromkeys(words) if w not in LEVELS]
+    return [
+        Level(
+            confidence=word,
+            answers=sum(1 for w in words if w == word),
+            right=sum(1 for w, o in zip(words, outcomes, strict=True) if w == word and o.right),
+            unanswerable=sum(
+                1 for w, o in zip(words, outcomes, strict=True) if w == word and not o.expected
+            ),
+        )
+        for word in order
+    ]
 
 
 def run(

@@ -1,14 +1,19 @@
 """``wikibot eval``: how often the bot points at the right pages, on judged help requests.
 
-    wikibot eval [--wiki DIR] [--data DIR] [--json] [--verbose] REQUESTS.jsonl
+    wikibot eval [--wiki DIR] [--data DIR] [--json] [--verbose] [--calibration] REQUESTS.jsonl
+    wikibot eval --set WIKI REQUESTS [--set WIKI REQUESTS ...] [options]
 
 Each request (JSON Lines, see :mod:`knowledge.evaluation`) goes through the two
 code paths a newcomer reaches: the support triage (question as text, error
 lines as log, launch as command) and ``/search`` with the question and its
 error lines pasted in. Both are scored page-level: hit@1/3/5 and MRR@5 on the
-answerable requests, declines on the unanswerable ones, and how often a
-confident answer is right. ``--verbose`` adds one line per request; ``--json``
-prints the scores and every request's outcome as one object.
+answerable requests, declines on the unanswerable ones, precision (confident
+answers that are right, a confident answer to an unanswerable request counting
+as wrong) and coverage (confident answers on the answerable requests). Several
+sets, each judged against its own wiki, are printed one by one, then pooled.
+``--calibration`` adds, per confidence word, how many answers carried it and how
+many were right; ``--verbose`` adds one line per request; ``--json`` prints the
+scores and every request's outcome as one object.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -26,8 +33,10 @@ from knowledge.evaluation import (
     EvalRequestError,
     Outcome,
     Scores,
+    calibration,
     load_requests,
     run,
+    score,
 )
 from knowledge.templates import Templates, load_templates
 
@@ -61,31 +70,25 @@ def search_answer(kb: KnowledgeBase, request: EvalRequest) -> Answer:
     return Answer(tuple(ranked), reply.meta.get("confidence"))
 
 
-def _share(part: int, whole: int) -> str:
-    return f"{part}/{whole}"
+def _percent(part: int, whole: int) -> int:
+    return round(100 * part / whole)
+
+
+def _share(t: Templates, part: int, whole: int) -> str:
+    return t("eval.share", part=part, whole=whole, percent=_percent(part, whole)) if whole else "-"
 
 
 def _row(t: Templates, name: str, s: Scores) -> str:
-    right = (
-        t(
-            "eval.right",
-            right=s.confident_right,
-            confident=s.confident,
-            percent=round(100 * s.confident_right / s.confident),
-        )
-        if s.confident
-        else "-"
-    )
     return t(
         "eval.row",
         name=name.ljust(_NAME_WIDTH),
-        hit1=_share(s.hit1, s.answerable),
-        hit3=_share(s.hit3, s.answerable),
-        hit5=_share(s.hit5, s.answerable),
+        hit1=f"{s.hit1}/{s.answerable}",
+        hit3=f"{s.hit3}/{s.answerable}",
+        hit5=f"{s.hit5}/{s.answerable}",
         mrr=f"{s.mrr5:.2f}",
-        declined=_share(s.declined, s.unanswerable) if s.has_confidence else "-",
-        confident=_share(s.confident, s.answerable) if s.has_confidence else "-",
-        right=right if s.has_confidence else "-",
+        declined=f"{s.declined}/{s.unanswerable}" if s.has_confidence else "-",
+        precision=_share(t, s.confident_right, s.confident_all) if s.has_confidence else "-",
+        coverage=_share(t, s.confident, s.answerable) if s.has_confidence else "-",
     )
 
 
@@ -98,9 +101,38 @@ def _header(t: Templates) -> str:
         hit5=t("eval.columns.hit5"),
         mrr=t("eval.columns.mrr"),
         declined=t("eval.columns.declined"),
-        confident=t("eval.columns.confident"),
-        right=t("eval.columns.right"),
+        precision=t("eval.columns.precision"),
+        coverage=t("eval.columns.coverage"),
     )
+
+
+def _calibration_rows(t: Templates, name: str, outcomes: Sequence[Outcome]) -> list[str]:
+    return [
+        t(
+            "eval.calibration_row",
+            name=name.ljust(_NAME_WIDTH),
+            confidence=level.confidence,
+            answers=level.answers,
+            right=_share(t, level.right, level.answers),
+            unanswerable=level.unanswerable,
+        )
+        for level in calibration(outcomes)
+    ]
+
+
+def _table(
+    t: Templates,
+    results: dict[str, tuple[Scores, list[Outcome]]],
+    *,
+    with_calibration: bool,
+) -> list[str]:
+    lines = [_header(t)]
+    lines += [_row(t, name, scores) for name, (scores, _) in results.items()]
+    if with_calibration:
+        lines.append(t("eval.calibration_title"))
+        for name, (_, outcomes) in results.items():
+            lines += _calibration_rows(t, name, outcomes)
+    return lines
 
 
 def _line(t: Templates, name: str, o: Outcome) -> str:
@@ -126,19 +158,35 @@ def _outcome_json(o: Outcome) -> dict[str, object]:
     }
 
 
-def _eval(args: argparse.Namespace) -> int:
-    t = load_templates()
+@dataclass(frozen=True, slots=True)
+class _Set:
+    """One request file judged against one wiki, and what both answerers did on it."""
+
+    requests_file: Path
+    requests: list[EvalRequest]
+    wiki: Path
+    results: dict[str, tuple[Scores, list[Outcome]]]
+
+
+def _named_sets(args: argparse.Namespace) -> list[tuple[Path | None, Path]]:
+    """(wiki, requests) pairs: the positional file on ``--wiki`` first, then each ``--set``."""
+    sets: list[tuple[Path | None, Path]] = []
+    if args.requests is not None:
+        sets.append((args.wiki, args.requests))
+    sets += [(Path(wiki), Path(requests)) for wiki, requests in args.sets or ()]
+    return sets
+
+
+def _run_set(
+    args: argparse.Namespace,
+    t: Templates,
+    wiki: Path | None,
+    data: Path | None,
+    requests: list[EvalRequest],
+) -> tuple[Path, dict[str, tuple[Scores, list[Outcome]]]]:
+    kb = open_knowledge(argparse.Namespace(**{**vars(args), "wiki": wiki, "data": data}), t)
     try:
-        requests = load_requests(args.requests)
-    except EvalRequestError as exc:
-        print(t("eval.bad_requests", problem=exc), file=sys.stderr)
-        return 2
-    if not requests:
-        print(t("eval.no_requests", path=args.requests), file=sys.stderr)
-        return 2
-    kb = open_knowledge(args, t)
-    try:
-        results = run(
+        return kb.wiki_dir, run(
             requests,
             {
                 "triage": lambda r: triage_answer(kb, r),
@@ -147,31 +195,110 @@ def _eval(args: argparse.Namespace) -> int:
         )
     finally:
         kb.close()
-    if args.json:
-        data = {
-            name: {"scores": scores.to_json(), "requests": [_outcome_json(o) for o in outcomes]}
-            for name, (scores, outcomes) in results.items()
+
+
+def _pooled(sets: Sequence[_Set]) -> dict[str, tuple[Scores, list[Outcome]]]:
+    names = list(sets[0].results)
+    pooled: dict[str, tuple[Scores, list[Outcome]]] = {}
+    for name in names:
+        outcomes = [o for s in sets for o in s.results[name][1]]
+        pooled[name] = (score(outcomes), outcomes)
+    return pooled
+
+
+def _results_json(
+    results: dict[str, tuple[Scores, list[Outcome]]], *, with_requests: bool
+) -> dict[str, object]:
+    data: dict[str, object] = {}
+    for name, (scores, outcomes) in results.items():
+        entry: dict[str, object] = {
+            "scores": scores.to_json(),
+            "calibration": [level.to_json() for level in calibration(outcomes)],
         }
-        print(json.dumps(data, ensure_ascii=False, indent=2))
+        if with_requests:
+            entry["requests"] = [_outcome_json(o) for o in outcomes]
+        data[name] = entry
+    return data
+
+
+def _summary(t: Templates, requests: Sequence[EvalRequest], wiki: Path) -> str:
+    answerable = sum(1 for r in requests if r.answerable)
+    return t(
+        "eval.summary",
+        requests=len(requests),
+        answerable=answerable,
+        unanswerable=len(requests) - answerable,
+        wiki=wiki,
+    )
+
+
+def _eval(args: argparse.Namespace) -> int:
+    t = load_templates()
+    named = _named_sets(args)
+    if not named:
+        print(t("eval.no_sets"), file=sys.stderr)
+        return 2
+    loaded: list[tuple[Path | None, Path, list[EvalRequest]]] = []
+    for wiki, path in named:
+        try:
+            requests = load_requests(path)
+        except EvalRequestError as exc:
+            print(t("eval.bad_requests", problem=exc), file=sys.stderr)
+            return 2
+        if not requests:
+            print(t("eval.no_requests", path=path), file=sys.stderr)
+            return 2
+        loaded.append((wiki, path, requests))
+    sets: list[_Set] = []
+    for number, (wiki, path, requests) in enumerate(loaded, start=1):
+        # Several sets with one --data: each keeps its index in its own sub-folder.
+        data = args.data
+        if data is not None and len(loaded) > 1:
+            data = data / f"set-{number}"
+        wiki_dir, results = _run_set(args, t, wiki, data, requests)
+        sets.append(_Set(path, requests, wiki_dir, results))
+    pooled = _pooled(sets) if len(sets) > 1 else None
+    if args.json:
+        data_json: dict[str, object] = {
+            "sets": [
+                {
+                    "wiki": str(s.wiki),
+                    "requests": str(s.requests_file),
+                    "answerers": _results_json(s.results, with_requests=True),
+                }
+                for s in sets
+            ]
+        }
+        if pooled is not None:
+            data_json["pooled"] = _results_json(pooled, with_requests=False)
+        print(json.dumps(data_json, ensure_ascii=False, indent=2))
         return 0
     if args.per_request:
-        for name, (_, outcomes) in results.items():
-            for outcome in outcomes:
-                print(_line(t, name, outcome))
+        for s in sets:
+            for name, (_, outcomes) in s.results.items():
+                for outcome in outcomes:
+                    print(_line(t, name, outcome))
         print()
-    answerable = sum(1 for r in requests if r.answerable)
-    print(
-        t(
-            "eval.summary",
-            requests=len(requests),
-            answerable=answerable,
-            unanswerable=len(requests) - answerable,
-            wiki=kb.wiki_dir,
+    for number, s in enumerate(sets, start=1):
+        if len(sets) > 1:
+            print(t("eval.set_title", number=number, requests_file=s.requests_file))
+        print(_summary(t, s.requests, s.wiki))
+        print("\n".join(_table(t, s.results, with_calibration=args.calibration)))
+        print()
+    if pooled is not None:
+        all_requests = [r for s in sets for r in s.requests]
+        answerable = sum(1 for r in all_requests if r.answerable)
+        print(
+            t(
+                "eval.pooled_summary",
+                sets=len(sets),
+                requests=len(all_requests),
+                answerable=answerable,
+                unanswerable=len(all_requests) - answerable,
+            )
         )
-    )
-    print(_header(t))
-    for name, (scores, _) in results.items():
-        print(_row(t, name, scores))
+        print("\n".join(_table(t, pooled, with_calibration=args.calibration)))
+        print()
     print(t("eval.legend"))
     return 0
 
@@ -191,5 +318,24 @@ def add_eval_command(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="one line per request: rank, confidence, given and expected pages",
     )
-    parser.add_argument("requests", type=Path, help="JSON Lines file of judged requests")
+    parser.add_argument(
+        "--calibration",
+        action="store_true",
+        help="for each confidence word: how many answers carried it, how many were right",
+    )
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        nargs=2,
+        metavar=("WIKI", "REQUESTS"),
+        help="a request file judged against that wiki folder (repeatable; pooled after)",
+    )
+    parser.add_argument(
+        "requests",
+        type=Path,
+        nargs="?",
+        default=None,
+        help="JSON Lines file of judged requests (on --wiki, or the default wiki)",
+    )
     parser.set_defaults(func=_eval)

@@ -30,7 +30,9 @@ a ranking adds up precomputed postings, held as numpy arrays, a term at a time
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
+import functools
 import math
 import re
 from collections import Counter, defaultdict
@@ -41,7 +43,16 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Final
 
 from knowledge.text import fold_key
-from knowledge.wiki import Catalogue, Family, Glossary, Page, Section, Wiki, version_series
+from knowledge.wiki import (
+    Catalogue,
+    Cell,
+    Family,
+    Glossary,
+    Page,
+    Section,
+    Wiki,
+    version_series,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -52,6 +63,8 @@ __all__ = [
     "PageRanker",
     "PageRanking",
     "error_lines",
+    "is_generic_error_word",
+    "is_noise",
     "label_word",
     "page_kind",
     "request_terms",
@@ -69,6 +82,7 @@ PAGE_PRIORS: Final[Mapping[str, float]] = {
     "notes": 0.55,
     "dated": 0.45,
     "index": 0.4,
+    "glossary": 0.4,
 }
 
 #: BM25 parameters (the textbook values).
@@ -143,9 +157,38 @@ _FIRST_WORD_RE: Final = re.compile(r"[A-Za-z]{3,}")
 #: not as the ordinary word a family may share its name with (``command``).
 _FAMILY_WORD_RE: Final = re.compile(r"\b([A-Za-z]{3,})\b([-_ ]?[A-Za-z]?\d)?")
 #: Kinds of page that mention things in passing (diaries, notes, lists of links).
-_PASSING_KINDS: Final = frozenset({"dated", "notes", "index"})
+_PASSING_KINDS: Final = frozenset({"dated", "notes", "index", "glossary"})
+#: A glossary: at least this many table rows define a term (a short first cell, no
+#: link, a longer cell beside it), holding at least this share of the page's words.
+_GLOSSARY_ROWS: Final = 20
+_GLOSSARY_SHARE: Final = 0.3
+#: A folder index: at least this many table rows link to other pages of the wiki,
+#: holding at least this share of the page's words.
+_INDEX_ROWS: Final = 8
+_INDEX_SHARE: Final = 0.4
+#: Code blocks a glossary or an index may hold (a usage line), not more.
+_LISTING_CODE: Final = 2
 _NOTE_WORDS: Final = frozenset({"wip", "draft", "scratch", "notes", "diary", "journal", "log"})
 _ERROR_LABELS: Final = frozenset({"error", "errors", "symptom", "symptoms"})
+#: Words any error line may use, whatever went wrong, and Python's own exception
+#: classes (``RuntimeError``, ``ValueError``): in an error line they weigh as ordinary
+#: words, and they are never shown as a reason nor counted as evidence. What
+#: identifies the line is the rest: its op or kernel name, its phrase, its variable
+#: names, or an exception class of its own (``OutOfMemoryError``, ``EngineDeadError``).
+_GENERIC_ERROR_WORDS: Final = frozenset(
+    """error errors exception exceptions traceback fatal failed fail failure failing
+    warning warn info debug device devices available unavailable unable cannot invalid
+    unsupported supported support unknown unexpected raised raise occurred encountered
+    caught abort aborted aborting""".split()  # noqa: SIM905
+) | frozenset(
+    name.casefold()
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+)
+#: Longest term whose noise answer is remembered (see :func:`is_noise`).
+_MAX_REMEMBERED_TERM: Final = 40
+#: Units of size and time: a log's numbers come with them (``64.00 MiB``, ``12 ms``).
+_UNITS: Final = frozenset({"kib", "mib", "gib", "tib", "kb", "mb", "gb", "tb", "ms", "us", "ns"})
 
 #: Words that carry no topic in a help request (function words and help-desk talk).
 STOP: Final = frozenset(
@@ -173,7 +216,10 @@ def page_kind(page: Page, status: str | None) -> str:
     None. Without one: ``index`` for a page that is mostly links, ``dated`` for a
     page whose path carries a date (daily summaries, dated lab notes), ``notes``
     for work-in-progress folders, ``troubleshooting`` for a page whose sections
-    are written as Error / Cause / Fix, ``reference`` for the rest.
+    are written as Error / Cause / Fix, ``glossary`` for a page that is mostly a
+    table of terms and ``index`` for one that is mostly a table of links to other
+    pages (neither with an Error section or more than a usage line of code: such
+    pages name things, they rarely answer a problem), ``reference`` for the rest.
     """
     if status in ("hub", "current", "historical", "archive", "legacy"):
         if status in ("historical", "archive") and _has_errors(page):
@@ -188,7 +234,40 @@ def page_kind(page: Page, status: str | None) -> str:
         return "notes"
     if _mostly_links(page):
         return "index"
+    if not _has_errors(page) and sum(len(s.code) for s in page.sections) <= _LISTING_CODE:
+        if _table_rows_share(page, _is_term_row, _GLOSSARY_ROWS) >= _GLOSSARY_SHARE:
+            return "glossary"
+        if _table_rows_share(page, _is_link_row, _INDEX_ROWS) >= _INDEX_SHARE:
+            return "index"
     return "reference"
+
+
+def _is_term_row(row: Sequence[Cell]) -> bool:
+    """A row that defines a term: a short first cell naming it (letters, at most four
+    words), no link in the row, a cell of three or more words beside it."""
+    if len(row) < 2 or any(cell.links for cell in row):
+        return False
+    term = row[0].text.split()
+    return (
+        0 < len(term) <= 4
+        and _ALPHA_RE.search(row[0].text) is not None
+        and max(len(cell.text.split()) for cell in row[1:]) >= 3
+    )
+
+
+def _is_link_row(row: Sequence[Cell]) -> bool:
+    """A row that points at another page of the wiki."""
+    return any(link.path for cell in row for link in cell.links)
+
+
+def _table_rows_share(page: Page, kind: Callable[[Sequence[Cell]], bool], least: int) -> float:
+    """Share of the page's words in table rows of one kind, 0.0 with fewer than ``least``."""
+    rows = [row for s in page.sections for t in s.tables for row in t.rows if kind(row)]
+    if len(rows) < least:
+        return 0.0
+    words = sum(len(s.text.split()) for s in page.sections)
+    held = sum(len(cell.text.split()) for row in rows for cell in row)
+    return held / words if words else 0.0
 
 
 def _has_errors(page: Page) -> bool:
@@ -218,6 +297,40 @@ def _mostly_links(page: Page) -> bool:
 
 
 # ----------------------------------------------------------------------- terms
+
+
+def is_noise(term: str) -> bool:
+    """A term that tells nothing about what a request is about, whatever its rarity:
+    a number or version alone (``2.28.9``, ``00``, ``865``), a fragment of two
+    characters (``mi``, ``cu``, ``sm`` of ``cu130`` or ``sm_120``), a unit of size or
+    time (``MiB``), a word that mostly repeats a letter or two (``ffsfsss``: a
+    keyboard, not a topic). Such terms still rank pages; they are neither shown as a
+    reason nor counted as evidence that a page covers a request."""
+    if len(term) > _MAX_REMEMBERED_TERM:
+        return _is_noise(term)
+    return _remembered_noise(term)
+
+
+def _is_noise(term: str) -> bool:
+    if len(term) <= 2 or term in _UNITS or _ALPHA_RE.search(term) is None:
+        return True
+    return term.isalpha() and len(term) >= 4 and len(set(term)) <= len(term) // 3
+
+
+#: A ranking asks about every term of a request, and requests share most words:
+#: the answers for short terms are remembered (a bounded cache of short strings).
+_remembered_noise = functools.lru_cache(maxsize=1 << 14)(_is_noise)
+
+
+def is_generic_error_word(term: str) -> bool:
+    """A word of :data:`_GENERIC_ERROR_WORDS` (``failed``, ``runtimeerror``)."""
+    return term in _GENERIC_ERROR_WORDS
+
+
+def _telling_term(term: str) -> bool:
+    """A term that may be shown as a reason and counted as evidence that a page
+    covers a request."""
+    return not is_noise(term) and not is_generic_error_word(term)
 
 
 def _stem(word: str) -> str:
@@ -330,10 +443,16 @@ def request_terms(
     ``line_tokens``: :func:`_error_tokens`, or a memo of it shared with other readers
     of the same lines; ``memo``: see :func:`_tokens`."""
     weights: dict[str, float] = {}
-    for line in list(errors)[:MAX_ERROR_LINES]:
-        for term, _ in line_tokens(line):
-            weights[term] = _W_ERROR  # the only weight given so far
     get = weights.get
+    for line in list(errors)[:MAX_ERROR_LINES]:
+        terms = [term for term, _ in line_tokens(line)]
+        # a generic word's parts are as generic (``runtime`` of ``RuntimeError``)
+        generic = [term for term in terms if term in _GENERIC_ERROR_WORDS]
+        for term in terms:
+            plain = bool(generic) and any(term in whole for whole in generic)
+            weight = _W_WORD if plain else _W_ERROR
+            if weight > get(term, 0.0):
+                weights[term] = weight
     for term, ident in _tokens(text[:MAX_REQUEST_CHARS], memo):
         weight = _W_IDENT if ident else _W_WORD
         if weight > get(term, 0.0):
@@ -725,8 +844,13 @@ class PageRanker:
     family_words: frozenset[str] = frozenset()
     #: A family word held by one model family alone (``minimax`` when one family's name
     #: or hub starts with it): naming the maker names that family.
-    #: With each, the letters its versions carry after that word (``v`` of ``V4``).
-    family_by_word: dict[str, tuple[Family, frozenset[str]]] = field(default_factory=dict)
+    #: With each, the lines and generations its versions carry after that word
+    #: (``("v", "4")`` of ``V4``, see :func:`_version_line`).
+    family_by_word: dict[str, tuple[Family, frozenset[tuple[str, str]]]] = field(
+        default_factory=dict
+    )
+    #: path -> keys of the families whose hub or version map lists that page.
+    page_families: dict[str, frozenset[str]] = field(default_factory=dict)
     #: path -> number of its page document; (path, anchor) -> section title.
     page_number: dict[str, int] = field(default_factory=dict)
     section_titles: dict[tuple[str, str], str] = field(default_factory=dict)
@@ -814,6 +938,7 @@ class PageRanker:
         ranker.page_parts = parts
         if catalogue is not None:
             ranker.families = _family_names(catalogue)
+            ranker.page_families = _page_families(catalogue)
             ranker.family_words = family_words
             ranker.family_by_word = _families_by_word(catalogue)
             ranker.named_versions = frozenset(
@@ -937,8 +1062,8 @@ class PageRanker:
                 if entry is None or (word.islower() and not after):
                     continue
                 family, letters = entry
-                if after and letters and _version_letter(after) not in letters:
-                    continue  # another line of the maker's models (R1 beside V4)
+                if after and letters and _version_line(after) not in letters:
+                    continue  # another line or generation of the maker's models (R1, V3 by V4)
                 named[id(family)] = family
             return next(iter(named.values())) if len(named) == 1 else None
         found.sort(key=lambda item: -item[0])
@@ -1019,7 +1144,7 @@ class PageRanker:
         most = max(2, len(self.pages.docs) // 2)
         shared = 0
         for term in query:
-            if term in tf and self.pages.frequency(term) <= most:
+            if term in tf and _telling_term(term) and self.pages.frequency(term) <= most:
                 shared += 1
                 if shared >= _MIN_SHARED_WORDS:
                     return True
@@ -1030,7 +1155,11 @@ class PageRanker:
         (weight x rarity; equals in the request's order)."""
         idf = self.pages.idf
         rare = _MIN_SHOWN_IDF
-        keys = {t: -(weight * idf[t]) for t, weight in query.items() if idf.get(t, 0.0) >= rare}
+        keys = {
+            t: -(weight * idf[t])
+            for t, weight in query.items()
+            if idf.get(t, 0.0) >= rare and _telling_term(t)
+        }
         return sorted(keys, key=keys.__getitem__)  # a stable sort: equals in query order
 
     def _shared_words(self, path: str, shown: Sequence[str], limit: int = 5) -> list[str]:
@@ -1115,9 +1244,18 @@ class PageRanker:
         covered = self._coverage(hits[0].path, query)
         if newer:
             return "low"  # about a version of a family the wiki never names
+        if family is not None and hits[0].path in (family.hub, family.current_page):
+            return "high" if covered >= 0.5 else "medium"
+        owners = self.page_families.get(hits[0].path)
+        if family is not None and owners and family.key not in owners:
+            return "low"  # another model's runbook first: no answer for the model named
+        # A family named, but another page first: the name is no evidence for that page,
+        # which must hold the request's telling words like any other. A model name the
+        # wiki never writes that carries the family's word is that family's checkpoint
+        # (a repository id, a quantisation), not a model the wiki does not cover.
         if family is not None:
-            named = hits[0].path in (family.hub, family.current_page)
-            return "high" if named and covered >= 0.5 else "medium"
+            words = _first_words(family)
+            unknown = [u for u in unknown if not any(w in u for w in words)]
         if unknown:
             return "low"  # about a model the wiki never names
         return "medium" if covered >= _CONFIDENT_COVERAGE else "low"
@@ -1131,7 +1269,7 @@ class PageRanker:
         total = held = 0.0
         for term, weight in query.items():
             idf = self.pages.idf.get(term)
-            if idf is None:
+            if idf is None or is_noise(term):
                 continue
             total += weight * idf
             if term in tf:
@@ -1172,6 +1310,16 @@ def _family_names(catalogue: Catalogue) -> list[tuple[tuple[str, ...], Family]]:
     return out
 
 
+def _page_families(catalogue: Catalogue) -> dict[str, frozenset[str]]:
+    """path -> the keys of the families whose hub, current or listed version it is."""
+    owners: dict[str, set[str]] = defaultdict(set)
+    for family in catalogue.families:
+        for path in (family.hub, *(v.path for v in (*family.current, *family.versions))):
+            if path:
+                owners[path].add(family.key)
+    return {path: frozenset(keys) for path, keys in owners.items()}
+
+
 def _hub_name(family: Family) -> str | None:
     """The file name of a family's hub without ``.md`` (``minimax-m25``), if it has one."""
     return family.hub.rsplit("/", 1)[-1].removesuffix(".md") if family.hub else None
@@ -1195,10 +1343,21 @@ def _version_letter(version: str) -> str:
     return first.casefold() if first.isalpha() else ""
 
 
-def _families_by_word(catalogue: Catalogue) -> dict[str, tuple[Family, frozenset[str]]]:
+def _version_line(version: str) -> tuple[str, str]:
+    """``-V4`` -> ``("v", "4")``, ``m2.5`` -> ``("m", "2")``, ``5.2`` -> ``("", "5")``: the
+    model line a version names and its generation (the first digit of the number)."""
+    letter = _version_letter(version)
+    digits = version.lstrip("-_ ")[len(letter) :]
+    return letter, digits[:1]
+
+
+def _families_by_word(
+    catalogue: Catalogue,
+) -> dict[str, tuple[Family, frozenset[tuple[str, str]]]]:
     """Family word -> the one model family (a family with a current page) it starts, or
     the one family of the front page among several (legacy ones are older models), with
-    the letters of the versions its names write after the word (``v`` of DeepSeek-V4)."""
+    the line and generation of each version its names write after the word (``("v", "4")``
+    of DeepSeek-V4)."""
     owners: dict[str, list[Family]] = defaultdict(list)
     for family in catalogue.families:
         if not family.current:
@@ -1206,7 +1365,7 @@ def _families_by_word(catalogue: Catalogue) -> dict[str, tuple[Family, frozenset
         for word in _first_words(family):
             if family not in owners[word]:
                 owners[word].append(family)
-    named: dict[str, tuple[Family, frozenset[str]]] = {}
+    named: dict[str, tuple[Family, frozenset[tuple[str, str]]]] = {}
     for word, found in owners.items():
         main = [f for f in found if f.group == "main"]
         if len(found) != 1 and len(main) != 1:
@@ -1214,7 +1373,7 @@ def _families_by_word(catalogue: Catalogue) -> dict[str, tuple[Family, frozenset
         family = found[0] if len(found) == 1 else main[0]  # the front page's before legacy
         texts = [family.name, *(v.title for v in family.current), _hub_name(family) or ""]
         words = frozenset({word})
-        letters = {_version_letter(v) for t in texts for _, v in _named_versions(t, words)}
+        letters = {_version_line(v) for t in texts for _, v in _named_versions(t, words)}
         named[word] = (family, frozenset(letters))
     return named
 

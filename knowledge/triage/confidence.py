@@ -1,7 +1,8 @@
 """How sure a triage is: ``high``, ``medium``, ``low`` or ``none``.
 
 ``high`` when the wiki has a page written about exactly this (a known error quoted
-in the log, or an error finding with a justifying section); otherwise, when the
+in the log, unless the page ranker read the request and is not confident of any
+page, which makes it ``medium``; or an error finding with a justifying section); otherwise, when the
 page ranker read the request and its best page leads the suggestions, the
 ranker's own confidence (from a matched error quote, a named family, the share of
 the request's telling words the page holds, and names the wiki never mentions),
@@ -40,7 +41,11 @@ def confidence(
     if not suggested.suggestions:
         return "none"
     if any(k.kind in STRONG_KINDS for k in known):
-        return "high"
+        # one strong signal is not "high" when the ranker, which read the whole
+        # request, finds it answered with no confidence
+        if suggested.ranking is None or suggested.ranking.confidence in ("high", "medium"):
+            return "high"
+        return "medium"
     if any(f.severity == "error" and f.page for f in findings):
         return "high"
     if suggested.ranked_first and suggested.ranking is not None:

@@ -338,7 +338,15 @@ class Suggester:
         if image is not None and image.tag:
             for ref in self._image_sections(image):
                 add(ref, _WEIGHTS["image"], t("why.image"))
-        ranked = sorted(candidates.values(), key=lambda c: (-c.score, c.page))
+        # Equal scores (known errors quoted on several pages all reach 1.0): the page
+        # ranker's order decides, a troubleshooting entry before a model's runbook
+        # that repeats it; then the path.
+        order = {hit.path: i for i, hit in enumerate(ranking.hits)} if ranking else {}
+        last = len(order)
+        ranked = sorted(
+            candidates.values(),
+            key=lambda c: (-c.score, order.get(c.page.partition("#")[0], last), c.page),
+        )
         best: dict[str, _Candidate] = {}
         for cand in ranked:  # each page once, by its best section, with every reason
             path = cand.page.partition("#")[0]

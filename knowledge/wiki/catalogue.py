@@ -110,8 +110,9 @@ class Runbook:
     launch: CodeBlock | None
     launch_anchor: str | None
     image_anchor: str | None
-    #: Images the page keeps only for comparison (named in a part of the page that
-    #: speaks of them as previous, original, historical, ...): never the release.
+    #: Images the page keeps only for comparison, rollback or fallback (named in a part
+    #: of the page that speaks of them as previous, original, historical, a rollback
+    #: ...): never the release.
     older_images: tuple[str, ...] = ()
 
 
@@ -606,14 +607,17 @@ def _clean_ref(ref: str) -> str | None:
     return ref
 
 
-#: Words by which a page speaks of something as past rather than current.
+#: Words by which a page speaks of something as past rather than current, or as kept
+#: only to go back to when the current one fails (a rollback or fallback image).
 _PAST_WORDS = frozenset(
     {
         "archive",
         "archived",
         "comparison",
         "deprecated",
+        "downgrade",
         "earlier",
+        "fallback",
         "historical",
         "history",
         "legacy",
@@ -624,6 +628,8 @@ _PAST_WORDS = frozenset(
         "previous",
         "previously",
         "retired",
+        "revert",
+        "rollback",
         "superseded",
     }
 )
@@ -634,8 +640,8 @@ _WORD_RE = re.compile(r"[a-z]+")
 
 def _speaks_of_the_past(text: str) -> bool:
     """True when ``text`` uses more past words than present ones ("kept for
-    comparison", "the original image") : "the old image broke, use the current
-    one" is a tie and says nothing."""
+    comparison", "the original image", "the previous release, for a rollback"):
+    "the old image broke, use the current one" is a tie and says nothing."""
     words = _WORD_RE.findall(text.casefold())
     past = sum(1 for w in words if w in _PAST_WORDS)
     return past > sum(1 for w in words if w in _NOW_WORDS)
@@ -646,7 +652,7 @@ def _images(
 ) -> tuple[tuple[str, ...], str | None, str | None, tuple[str, ...]]:
     """Image references of a page, best first: standalone lines, compose, env, run;
     then the digest, the anchor of the best image, and the images the page keeps for
-    comparison only. An image is kept for comparison when every place that names it
+    comparison, rollback or fallback only. An image is kept so when every place that names it
     comes after prose (or under a heading) that speaks of the past, unless the launch
     command uses it."""
     ranked: list[tuple[int, int, str, str]] = []

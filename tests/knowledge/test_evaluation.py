@@ -10,12 +10,13 @@ from knowledge.evaluation import (
     Answer,
     EvalRequest,
     EvalRequestError,
+    calibration,
     load_requests,
     parse_requests,
     run,
 )
 from knowledge.wiki import load_wiki
-from tests.support import SNAPSHOT, needs_snapshot
+from tests.support import SNAPSHOT
 
 
 def test_scores_count_hits_mrr_and_confidence():
@@ -37,6 +38,35 @@ def test_scores_count_hits_mrr_and_confidence():
     assert scores.mrr5 == pytest.approx((1 + 1 / 5) / 2)
     assert (scores.unanswerable, scores.declined) == (2, 1)
     assert (scores.confident, scores.confident_right) == (2, 1)
+    # Precision counts the confident answer to the unanswerable "d" as wrong: 1 of 3.
+    assert scores.confident_all == 3
+    assert scores.precision == pytest.approx(1 / 3)
+    assert scores.coverage == pytest.approx(2 / 2)
+    assert scores.to_json()["precision"] == round(1 / 3, 4)
+    levels = {level.confidence: level for level in calibration(outcomes)}
+    assert list(levels) == ["high", "medium", "low"]
+    assert (levels["high"].answers, levels["high"].right, levels["high"].unanswerable) == (2, 1, 1)
+    assert (levels["medium"].answers, levels["medium"].right) == (1, 0)  # rank 5: not right
+    assert (levels["low"].answers, levels["low"].right, levels["low"].unanswerable) == (1, 0, 1)
+
+
+def test_calibration_counts_answers_without_a_word_as_none_and_keeps_unknown_words():
+    requests = [EvalRequest("a", "q", expected=("x.md",)), EvalRequest("b", "q")]
+    answers = {"a": Answer(("x.md",), "certain"), "b": Answer((), None)}
+    _, outcomes = run(requests, {"t": lambda r: answers[r.id]})["t"]
+    levels = calibration(outcomes)
+    assert [(lv.confidence, lv.answers, lv.right) for lv in levels] == [
+        ("none", 1, 0),
+        ("certain", 1, 1),
+    ]
+
+
+def test_precision_and_coverage_are_absent_without_confident_answers():
+    requests = [EvalRequest("a", "q", expected=("x.md",)), EvalRequest("b", "q")]
+    scores, _ = run(requests, {"t": lambda r: Answer(("x.md",), "low")})["t"]
+    assert scores.precision is None and scores.coverage == 0.0
+    scores, _ = run(requests, {"t": lambda r: Answer(("x.md",), None)})["t"]
+    assert scores.precision is None and scores.coverage is None
 
 
 def test_repeated_pages_count_once_in_the_ranking():
@@ -74,15 +104,22 @@ def test_duplicate_ids_and_missing_files_are_refused(tmp_path):
         load_requests(big)
 
 
-EVAL_DEV = SNAPSHOT.parent / "eval-dev" / "requests.jsonl"
+EVAL_DEV = SNAPSHOT.parent / "eval-dev"
 
 
-@needs_snapshot
-@pytest.mark.skipif(not EVAL_DEV.is_file(), reason="../shared/eval-dev is not present")
-def test_the_dev_set_reads_and_every_expected_page_exists():
-    requests = load_requests(EVAL_DEV)
-    wiki = load_wiki(SNAPSHOT)
-    assert len(requests) >= 40
-    for request in requests:
+@pytest.mark.parametrize(
+    ("wiki", "requests", "size"),
+    [
+        (SNAPSHOT, EVAL_DEV / "requests.jsonl", 40),
+        (SNAPSHOT.parent / "wiki-snapshot-2026-08-04", EVAL_DEV / "requests-2026-08-04.jsonl", 30),
+    ],
+)
+def test_the_dev_sets_read_and_every_expected_page_exists(wiki, requests, size):
+    if not wiki.is_dir() or not requests.is_file():
+        pytest.skip(f"../shared/{wiki.name} or ../shared/eval-dev/{requests.name} is not present")
+    found = load_requests(requests)
+    pages = load_wiki(wiki).pages
+    assert len(found) >= size
+    for request in found:
         for path in request.expected_paths:
-            assert path in wiki.pages, (request.id, path)
+            assert path in pages, (request.id, path)

@@ -14,7 +14,7 @@ def test_runbook_gives_current_page_image_and_launch(state, t):
     fields = {f.name: f.value for f in reply.fields}
     assert "demo-registry/vllm:orchard-v3-cu130-20260801" in fields["Docker image"]
     # the previous image the page lists for comparison is labelled, never the release
-    older = fields["Older images (kept on the page for comparison, not for new servers)"]
+    older = fields[t("runbook.older_images")]
     assert older == "`demo-registry/vllm:orchard-v1-cu129-20260412`"
     assert "orchard-v1" not in fields["Docker image"]
     assert f"{LINK_BASE}models/qwen3_v2.md" in fields["Current page"]

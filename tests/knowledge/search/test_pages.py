@@ -189,6 +189,9 @@ def test_a_makers_word_with_another_line_of_versions_names_no_family():
     family = next(f for f in CATALOGUE.families if f.hub and f.hub.endswith("deepseek-v4-flash.md"))
     assert RANKER.rank("DeepSeek V4 hangs after loading on two cards").family == family.name
     assert RANKER.rank("DeepSeek-R1 hangs after loading on two cards").family is None
+    # the same line, another generation: another model of the maker
+    assert RANKER.rank("DeepSeek V3.2 hangs after loading on two cards").family is None
+    assert RANKER.rank("DeepSeek-V4.1 hangs after loading on two cards").family == family.name
 
 
 def test_a_word_a_front_page_family_shares_with_legacy_ones_names_the_front_page_one(tmp_path):
@@ -305,3 +308,160 @@ def test_a_ranker_built_from_an_earlier_one_reads_only_the_pages_that_changed(tm
             assert parts.sections is earlier.sections and parts.quotes is earlier.quotes, path
             assert parts.page is earlier.page, path
     assert gone not in after.page_parts
+
+
+def _term_rows(count: int) -> str:
+    rows = "".join(
+        f"| GRB{i} | The grabber stage number {i} of the widget pipeline | - |\n"
+        for i in range(count)
+    )
+    return "| Term | Meaning | Notes |\n|---|---|---|\n" + rows
+
+
+def _link_rows(count: int) -> str:
+    rows = "".join(
+        f"| [Day {i}](day-{i}.md) | Grabber stage hangs, widget pipeline stalls again |\n"
+        for i in range(count)
+    )
+    return "| Page | Highlights |\n|---|---|\n" + rows
+
+
+def test_a_table_of_terms_or_of_links_is_no_answer_to_a_problem(tmp_path):
+    fix = (
+        "# Pipeline Problems\n\n## Grabber stage hangs\n\nThe widget pipeline stalls when the "
+        "grabber stage waits on its queue. Restart the grabber with a larger queue.\n"
+    )
+    _write(
+        tmp_path,
+        {
+            "terms.md": "# Terms\n\n## Terms\n\n" + _term_rows(25),
+            "days/README.md": "# Notes\n\n## Pages\n\n" + _link_rows(12),
+            "pipeline.md": fix,
+        },
+    )
+    wiki = load_wiki(tmp_path)
+    kinds = {path: page_kind(page, None) for path, page in wiki.pages.items()}
+    assert kinds == {"terms.md": "glossary", "days/README.md": "index", "pipeline.md": "reference"}
+    ranking = PageRanker.build(wiki).rank(
+        "The grabber stage hangs and the widget pipeline stalls, what does GRB3 mean here?"
+    )
+    assert paths(ranking)[0] == "pipeline.md"
+    # Fewer rows than a glossary or an index holds: a page like any other.
+    _write(tmp_path, {"terms.md": "# Terms\n\n## Terms\n\n" + _term_rows(5)})
+    _write(tmp_path, {"days/README.md": "# Notes\n\n## Pages\n\n" + _link_rows(3)})
+    wiki = load_wiki(tmp_path)
+    assert {page_kind(page, None) for page in wiki.pages.values()} == {"reference"}
+
+
+def test_noise_and_generic_error_words_are_never_evidence():
+    from knowledge.search.pages import is_generic_error_word, is_noise
+
+    for term in ("2.28.9", "865", "00", "mi", "cu", "mib", "ffsfsss", "aaaa"):
+        assert is_noise(term), term
+    for term in ("nccl", "cublas", "sm_120", "fp8", "glm-5.2", "deepgemm", "successes"):
+        assert not is_noise(term), term
+    for term in ("runtimeerror", "valueerror", "failed", "device", "available"):
+        assert is_generic_error_word(term), term
+    for term in ("frobnicate_kernel", "nccl", "illegal", "outofmemoryerror", "enginedeaderror"):
+        assert not is_generic_error_word(term), term
+
+
+def test_an_error_line_is_matched_by_its_op_name_not_by_its_generic_words(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "generic.md": "# Startup Errors\n\n## Device errors\n\nA RuntimeError saying the "
+            "device is not available, or that a step failed with an error, has many causes.\n",
+            "kernels.md": "# Kernels\n\n## Frobnicate kernel\n\nThe frobnicate_kernel op is "
+            "built for sm_120 only from release 3; older wheels lack it. Rebuild the wheel.\n",
+            "fans.md": "# Fans\n\n## Fan curves\n\nSet the fan curve before a long run.\n",
+            "power.md": "# Power\n\n## Limits\n\nA power limit of 450 W keeps cards cool.\n",
+        },
+    )
+    ranker = PageRanker.build(load_wiki(tmp_path))
+    line = "RuntimeError: frobnicate_kernel failed: device not available (error 865, 2.28.9)"
+    ranking = ranker.rank("startup dies at once, ffsfsss", [line])
+    assert paths(ranking)[0] == "kernels.md"
+    shown = {
+        word
+        for hit in ranking.hits
+        for code, words in hit.why
+        if code == "terms"
+        for word in words.split(", ")
+    }
+    assert "frobnicate_kernel" in shown
+    assert not shown & {
+        "runtimeerror",
+        "failed",
+        "device",
+        "available",
+        "error",
+        "865",
+        "2.28.9",
+        "ffsfsss",
+    }
+
+
+def _two_families(tmp_path, extra: dict[str, str] | None = None):
+    _write(
+        tmp_path,
+        {
+            "README.md": "# Wiki\n\n## Start Here\n\n| Model family | Start here | Focus |\n"
+            "|---|---|---|\n| Widget | [Widget Hub](models/widget.md) | Two cards. |\n"
+            "| Gadget | [Gadget Hub](models/gadget.md) | Four cards. |\n",
+            "models/widget.md": "# Widget Hub\n\n## Version Map\n\n| Page | Status |\n"
+            "|---|---|\n| [Widget v3](widget_v3.md) | Current |\n",
+            "models/widget_v3.md": "# Widget v3\n\n## Launch\n\nThe widget recipe on two cards.\n",
+            "models/gadget.md": "# Gadget Hub\n\n## Version Map\n\n| Page | Status |\n"
+            "|---|---|\n| [Gadget v2](gadget_v2.md) | Current |\n",
+            "models/gadget_v2.md": "# Gadget v2\n\n## Zorbel allocator\n\nThe zorbel allocator "
+            "overflows its arena with q8 caches; the cublas matmul then fails with status 14. "
+            "Shrink the zorbel arena and the q8 caches.\n",
+            **(extra or {}),
+        },
+    )
+    wiki = load_wiki(tmp_path)
+    catalogue = Catalogue.from_wiki(wiki)
+    return PageRanker.build(wiki, catalogue.statuses(), catalogue=catalogue)
+
+
+def test_another_models_runbook_first_is_no_confident_answer_for_the_model_named(tmp_path):
+    ranker = _two_families(tmp_path)
+    question = "Widget-v3 on one card: the zorbel allocator overflows its arena with q8 caches"
+    ranking = ranker.rank(question, ["cublas matmul failed: status 14"])
+    assert ranking.family == "Widget"
+    assert paths(ranking)[0] == "models/gadget_v2.md"
+    assert ranking.confidence == "low"
+    # The same words without a model named: the page answers them.
+    plain = ranker.rank(
+        "the zorbel allocator overflows its arena with q8 caches",
+        ["cublas matmul failed: status 14"],
+    )
+    assert paths(plain)[0] == "models/gadget_v2.md" and plain.confidence == "medium"
+
+
+def test_a_family_named_lends_no_confidence_to_a_page_that_is_not_its_own(tmp_path):
+    ranker = _two_families(
+        tmp_path,
+        {
+            "guides/queues.md": "# Queues\n\n## Scheduler\n\nThe froblet scheduler hangs when "
+            "froblet_wait is unset; set froblet_wait to a positive value.\n",
+            "guides/cooling.md": "# Cooling\n\n## Fans\n\nA flat fan curve and a low power "
+            "limit keep the cards cool.\n",
+            "guides/pools.md": "# Pools\n\n## Velbor\n\nThe velbor pool and the mordrel "
+            "queue report their states in a log.\n",
+        },
+    )
+    # The page first holds few of the request's telling words: the family alone does
+    # not make it an answer.
+    ranking = ranker.rank(
+        "Widget-v3: the froblet scheduler hangs, the fan curve is flat and the velbor pool "
+        "reports odd states"
+    )
+    assert ranking.family == "Widget" and paths(ranking)[0].startswith("guides/")
+    assert ranking.confidence == "low"
+    # A checkpoint of the family named (a repository id the wiki never writes) is that
+    # family's model, not one the wiki does not cover.
+    ranking = ranker.rank("acme/Widget-v3-NVFP4: the froblet scheduler hangs, froblet_wait unset")
+    assert ranking.family == "Widget" and paths(ranking)[0] == "guides/queues.md"
+    assert ranking.confidence == "medium"

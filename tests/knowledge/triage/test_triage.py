@@ -438,3 +438,40 @@ def test_a_family_named_in_the_text_is_counted_once_the_ranker_read_it(ctx):
     assert pages[:3] == [hit.path for hit in ranking.hits[:3]]  # the ranker's order stands
     runbook = result.family.runbook.page
     assert any(s.page.startswith(runbook) and len(s.why) >= 2 for s in result.suggestions)
+
+
+def test_an_error_quoted_on_several_pages_leads_with_the_page_the_ranker_puts_first(tmp_path):
+    error = "ZorbelArenaError: arena overflow while the worker grows its shared q8 cache pool"
+    entry = (
+        f"## Zorbel arena overflow\n\n**Error**: `{error}`\n\n"
+        "**Cause**: {cause}\n\n**Fix**: {fix}\n"
+    )
+    (tmp_path / "models").mkdir()
+    (tmp_path / "troubleshooting").mkdir()
+    # the runbook sorts first by path; the troubleshooting page holds more of the request
+    (tmp_path / "models" / "gadget.md").write_text(
+        "# Gadget\n\n" + entry.format(cause="seen once here.", fix="see the guide.")
+    )
+    (tmp_path / "troubleshooting" / "arena.md").write_text(
+        "# Arena Problems\n\n"
+        + entry.format(
+            cause="the zorbel arena is too small for q8 caches under concurrent load.",
+            fix="grow the zorbel arena, or shrink the q8 caches, then restart under load.",
+        )
+    )
+    base = KnowledgeBase.open(tmp_path, tmp_path / "data")
+    try:
+        result = base.triage_context.run(
+            {
+                "text": "under concurrent load the zorbel arena overflows with q8 caches",
+                "log": error,
+            }
+        )
+    finally:
+        base.close()
+    known = {k.page.partition("#")[0] for k in result.known_errors}
+    assert known == {"models/gadget.md", "troubleshooting/arena.md"}
+    assert [s.page.partition("#")[0] for s in result.suggestions[:2]] == [
+        "troubleshooting/arena.md",
+        "models/gadget.md",
+    ]

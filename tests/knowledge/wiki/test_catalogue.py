@@ -227,3 +227,42 @@ def test_an_image_the_launch_uses_or_named_elsewhere_stays_current(tmp_path):
     assert runbook.launch is not None and "acme/zephyr:v2-20261001" in runbook.launch.text
     assert "acme/zephyr:v2-20261001" in runbook.images
     assert runbook.older_images == ()
+
+
+def test_images_kept_for_a_rollback_or_a_fallback_are_labelled_not_offered(tmp_path):
+    body = (
+        "# Zephyr v3\n\n## Image\n\nThe release image:\n\n```text\nacme/zephyr:v3-20261101\n```\n\n"
+        # a present word ("release") and two past ones: the image is kept to go back to
+        "The previous release stays on the registry for a whole-image rollback:\n\n"
+        "```text\nacme/zephyr:v2-20261001\n```\n\n"
+        "If the new kernels misbehave, the fallback image:\n\n"
+        "```text\nacme/zephyr:v2-safe-20261001\n```\n\n"
+        "## Launch\n\n" + RUN.format(image="acme/zephyr:v3-20261101")
+    )
+    runbook = _zephyr(_family_page(tmp_path, body))
+    assert runbook.images == ("acme/zephyr:v3-20261101",)
+    assert runbook.older_images == ("acme/zephyr:v2-20261001", "acme/zephyr:v2-safe-20261001")
+
+
+NEWER_SNAPSHOT = SNAPSHOT.parent / "wiki-snapshot-2026-08-04"
+
+
+@pytest.mark.parametrize("snapshot", [SNAPSHOT, NEWER_SNAPSHOT], ids=["2026-07", "2026-08"])
+def test_no_runbook_of_a_snapshot_offers_an_image_its_page_keeps_to_roll_back_to(snapshot):
+    if not snapshot.is_dir():
+        pytest.skip(f"../shared/{snapshot.name} is not present")
+    catalogue = Catalogue.from_wiki(load_wiki(snapshot))
+    for family in catalogue.families:
+        runbook = catalogue.runbook(family)
+        page = (snapshot / runbook.page).read_text() if runbook.page else ""
+        for image in runbook.images:
+            head = page[: page.find(image)]
+            fence = head.rfind("```")
+            if fence < 0 or head[fence:].count("\n") > 1:
+                continue  # not the first line of a block: no paragraph introduces it
+            # the paragraph just before a block an offered image opens never keeps it
+            # to roll or fall back to
+            paragraph = head[:fence].strip().rsplit("\n\n", 1)[-1].casefold()
+            assert "rollback" not in paragraph, (family.name, image)
+            assert "fallback" not in paragraph, (family.name, image)
+        assert not set(runbook.images) & set(runbook.older_images), family.name
