@@ -1,0 +1,204 @@
+"""One question answered in words: retrieval, the gate, the stream, the checks.
+
+:class:`Asker` holds one :class:`~knowledge.llm.client.ChatClient` and what went on
+lately (:class:`AskStats`). :meth:`Asker.plan` ranks the wiki and builds the prompt
+(synchronous, bounded work on what is in memory); :meth:`Asker.answer` streams the
+model's text, calling ``on_text`` with the checked text so far, and returns an
+:class:`Outcome` whatever happens: ``answered``, ``declined`` (the ranking was not
+sure: no model was asked) or ``fallback`` with the reason (a failure kind of
+:data:`~knowledge.llm.client.FAILURE_KINDS`, ``uncited``, ``leaked`` or ``full``).
+Nothing here knows Discord.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+
+import httpx
+
+from knowledge.answers._state import WikiState
+from knowledge.llm.cite import Checked, check_answer
+from knowledge.llm.client import ChatClient, LlmFailure, LlmSettings, StreamStats
+from knowledge.llm.prompt import Retrieval, build_messages, confident, retrieve
+from knowledge.templates import Templates, load_templates
+
+__all__ = ["OUTCOME_REASONS", "AskStats", "Asker", "Outcome", "Plan", "run_sync"]
+
+log = logging.getLogger(__name__)
+
+#: Why an answer fell back to the pages, besides the client's failure kinds: it cited
+#: nothing it was given (uncited), it repeated the system prompt (leaked), or as many
+#: questions as allowed were already with the server (full).
+OUTCOME_REASONS = ("uncited", "leaked", "full")
+#: Outcomes remembered for ``/wiki status``.
+_RECENT = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A question made ready: what was retrieved and, if it is confident, the messages."""
+
+    retrieval: Retrieval
+    messages: tuple[dict[str, str], ...]
+
+    @property
+    def ask(self) -> bool:
+        return bool(self.messages)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    status: str  # answered, declined, fallback
+    plan: Plan
+    checked: Checked | None = None
+    reason: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    usage: dict[str, int] = field(default_factory=dict)
+    finish_reason: str | None = None
+
+
+@dataclass(slots=True)
+class AskStats:
+    """Counts since start and the last outcomes, for ``/wiki status``."""
+
+    counts: collections.Counter[str] = field(default_factory=collections.Counter)
+    recent: collections.deque[tuple[float, str, str | None, float]] = field(
+        default_factory=lambda: collections.deque(maxlen=_RECENT)
+    )
+    last_failure: tuple[float, str] | None = None
+
+    def note(self, outcome: Outcome) -> None:
+        key = outcome.status if outcome.reason is None else f"{outcome.status}:{outcome.reason}"
+        self.counts[key] += 1
+        self.recent.append(
+            (time.time(), outcome.status, outcome.reason, outcome.timings.get("total", 0.0))
+        )
+        if outcome.status == "fallback" and outcome.reason is not None:
+            self.last_failure = (time.time(), outcome.reason)
+
+    def summary(self) -> dict[str, object]:
+        recent = list(self.recent)
+        answered = [r for r in recent if r[1] == "answered"]
+        times = sorted(r[3] for r in answered)
+        return {
+            "asked": sum(self.counts.values()),
+            "recent": len(recent),
+            "answered": len(answered),
+            "declined": sum(1 for r in recent if r[1] == "declined"),
+            "fallback": sum(1 for r in recent if r[1] == "fallback"),
+            "median_seconds": times[len(times) // 2] if times else None,
+            "last_failure": self.last_failure,
+        }
+
+
+class Asker:
+    """Answers questions from the wiki with one model server."""
+
+    def __init__(
+        self,
+        settings: LlmSettings,
+        *,
+        max_concurrent: int = 4,
+        templates: Templates | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.settings = settings
+        self.t = templates or load_templates("llm.yaml")
+        self.client = ChatClient(settings, transport=transport)
+        self.stats = AskStats()
+        self.max_concurrent = max_concurrent
+        self._in_flight = 0
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    def plan(
+        self, state: WikiState, question: str, context: Mapping[str, str] | None = None
+    ) -> Plan:
+        """Rank the wiki for ``question`` and, when the ranking is sure, build the prompt."""
+        retrieval = retrieve(state, question, context)
+        if not confident(retrieval):
+            return Plan(retrieval, ())
+        return Plan(retrieval, tuple(build_messages(self.t, retrieval)))
+
+    def check(self, state: WikiState, plan: Plan, text: str) -> Checked:
+        return check_answer(
+            text,
+            plan.retrieval.sources,
+            wiki_url=state.links.url,
+            wiki_base=state.links.base,
+            link_removed=self.t("llm.link_removed"),
+            system_prompt=self.t("llm.system"),
+            limit=self.settings.max_chars,
+        )
+
+    async def answer(
+        self,
+        state: WikiState,
+        plan: Plan,
+        on_text: Callable[[str], Awaitable[None]] | None = None,
+    ) -> Outcome:
+        """Stream the model's answer to ``plan`` (``on_text`` gets the checked text so
+        far after each piece) and return how it ended. Cancelling the task closes the
+        connection to the server."""
+        started = time.perf_counter()
+        timings = {"retrieval": plan.retrieval.seconds}
+        if not plan.ask:
+            outcome = Outcome("declined", plan, timings=timings)
+            self.stats.note(outcome)
+            return outcome
+        if self._in_flight >= self.max_concurrent:
+            outcome = Outcome("fallback", plan, reason="full", timings=timings)
+            self.stats.note(outcome)
+            return outcome
+        self._in_flight += 1
+        stats = StreamStats()
+        text = ""
+        try:
+            async for piece in self.client.stream(plan.messages, stats):
+                text += piece
+                if on_text is not None:
+                    await on_text(self.check(state, plan, text).text)
+        except LlmFailure as exc:
+            log.info("model server: %s", exc)
+            outcome = Outcome(
+                "fallback", plan, reason=exc.kind, timings=_timings(timings, stats, started)
+            )
+            self.stats.note(outcome)
+            return outcome
+        finally:
+            self._in_flight -= 1
+        checked = self.check(state, plan, text)
+        reason = None if checked.answer else ("leaked" if checked.leaked else "uncited")
+        outcome = Outcome(
+            "answered" if reason is None else "fallback",
+            plan,
+            checked,
+            reason,
+            _timings(timings, stats, started),
+            dict(stats.usage),
+            stats.finish_reason,
+        )
+        self.stats.note(outcome)
+        return outcome
+
+    async def models(self) -> list[str]:
+        return await self.client.models()
+
+
+def _timings(timings: dict[str, float], stats: StreamStats, started: float) -> dict[str, float]:
+    out = dict(timings)
+    if stats.first_text:
+        out["first_token"] = stats.first_text - started
+    out["total"] = time.perf_counter() - started
+    return out
+
+
+def run_sync(coro: Awaitable[Outcome]) -> Outcome:
+    """Run one answer to its end from synchronous code (the terminal)."""
+    return asyncio.run(coro)  # type: ignore[arg-type]
