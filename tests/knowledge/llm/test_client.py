@@ -13,11 +13,12 @@ from knowledge.llm import ChatClient, LlmFailure, LlmSettings, StreamStats, api_
 from knowledge.llm._sse import SseDecoder
 from tests.llm_standin import Behaviour, closed_port_url
 
+PROMPT = "<source 1> P > S (p.md#s)\nThe fix is to lower it. More.\n</source 1>\n\n"
 MESSAGES = [
     {"role": "system", "content": "answer from the sources"},
     {
         "role": "user",
-        "content": "<source 1> P > S (p.md#s)\nThe fix is to lower it. More.\n</source 1>\n\nQuestion: why",
+        "content": PROMPT + "Question: why",
     },
 ]
 
