@@ -33,8 +33,9 @@ log = logging.getLogger(__name__)
 
 #: Why an answer fell back to the pages, besides the client's failure kinds: it cited
 #: nothing it was given (uncited), it repeated the system prompt (leaked), or as many
-#: questions as allowed were already with the server (full).
-OUTCOME_REASONS = ("uncited", "leaked", "full")
+#: questions as allowed were already with the server (full), or it was stopped because
+#: nobody was left to read it (cancelled).
+OUTCOME_REASONS = ("uncited", "leaked", "full", "cancelled")
 #: Outcomes remembered for ``/wiki status``.
 _RECENT = 50
 
@@ -164,6 +165,13 @@ class Asker:
                 text += piece
                 if on_text is not None:
                     await on_text(self.check(state, plan, text).text)
+        except asyncio.CancelledError:
+            self.stats.note(
+                Outcome(
+                    "fallback", plan, reason="cancelled", timings=_timings(timings, stats, started)
+                )
+            )
+            raise
         except LlmFailure as exc:
             log.info("model server: %s", exc)
             outcome = Outcome(

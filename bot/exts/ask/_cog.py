@@ -1,0 +1,211 @@
+"""/ask <question>: the wiki's answer in words, streamed, with its sections cited.
+
+The knowledge layer does the work (:class:`knowledge.llm.Asker`): ranking and the
+prompt in the knowledge threads, the stream on the loop (a few checks of the text per
+piece), the checks of the answer. Here the stream is shown: a first response saying
+how many sections are being read, edits as the text comes (:class:`PacedEditor`),
+and a final edit with the checked answer and its cited sections, or the pages with
+one sentence when no answer can be shown. The upstream request is cancelled when the
+message goes away (dismissed, deleted) or the interaction's token runs out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot import render
+from bot.cooldowns import Cooldowns, cooldown
+from bot.respond import send, send_reply
+from knowledge.llm import Asker, Outcome, Plan, reply_of
+from knowledge.llm.replies import empty_reply
+from knowledge.reply import Field, Reply
+from knowledge.templates import Templates, load_templates
+from knowledge.text import escape_markdown
+
+from ._stream import PacedEditor
+
+if TYPE_CHECKING:
+    from bot.client import WikiBot
+
+__all__ = ["AskCog"]
+
+log = logging.getLogger(__name__)
+
+#: Seconds an interaction's token lasts for edits and follow-ups (Discord: 15 minutes).
+TOKEN_LIFETIME = 15 * 60.0
+_TOKEN_MARGIN = 30.0
+#: The longest question taken (Discord's text option allows up to 6,000).
+MAX_QUESTION = 2000
+
+
+class AskCog(commands.Cog):
+    def __init__(self, bot: WikiBot) -> None:
+        self.bot = bot
+        assert bot.config.llm is not None
+        self.config = bot.config.llm
+        self.t: Templates = load_templates("llm.yaml")
+        self.asker: Asker | None = None
+        self.cooldowns = Cooldowns(1, max(self.config.cooldown_seconds, 0.001))
+        self._streams: set[asyncio.Task[Any]] = set()
+
+    async def cog_load(self) -> None:
+        settings = self.config.settings(os.environ)
+        self.asker = Asker(settings, max_concurrent=self.config.max_concurrent, templates=self.t)
+
+    async def cog_unload(self) -> None:
+        for task in list(self._streams):
+            task.cancel()
+        if self.asker is not None:
+            await self.asker.aclose()
+
+    # ----------------------------------------------------------------- /ask
+
+    @app_commands.command(name="ask")
+    @app_commands.describe(
+        question="Your question in a sentence, e.g. why does the server hang after loading",
+        private="Show the answer only to you (default: everyone in the channel sees it)",
+    )
+    @app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)
+    @app_commands.allowed_installs(guilds=True, users=True)
+    @cooldown()
+    async def ask(
+        self,
+        interaction: discord.Interaction,
+        question: app_commands.Range[str, 1, MAX_QUESTION],
+        private: bool = False,
+    ) -> None:
+        """Ask the wiki a question: a short answer in words, citing the wiki sections it rests on.
+
+        Written by the community's model server from the best wiki sections only.
+        """
+        kb = self.bot.kb
+        if not question.strip():
+            await send_reply(interaction, empty_reply(self.t), kb, private=True)
+            return
+        if self.config.cooldown_seconds > 0:
+            bucket = self.cooldowns.hit("ask", interaction.user.id)
+            if bucket is not None:
+                raise app_commands.CommandOnCooldown(bucket, self.cooldowns.retry_after(bucket))
+        assert self.asker is not None
+        state = kb.state
+        plan = await self.bot.in_thread(self.asker.plan, state, question)
+        if not plan.ask:
+            outcome = await self.asker.answer(state, plan)  # counted; no model asked
+            await send_reply(interaction, reply_of(state, self.t, outcome), kb, private=private)
+            return
+        await self.stream(interaction, plan, private=private)
+
+    async def stream(self, interaction: discord.Interaction, plan: Plan, *, private: bool) -> None:
+        """Answer ``plan`` in the interaction's message, editing it as the text comes."""
+        assert self.asker is not None
+        kb, state = self.bot.kb, self.bot.kb.state
+        title = self.t("ask.title", question=_title(plan))
+        writing = self.t("ask.writing", count=len(plan.retrieval.sources))
+        await send(
+            interaction,
+            embed=render.embed(Reply("answer", title, footer=writing)),
+            ephemeral=private,
+        )
+
+        async def edit(text: str) -> None:
+            embed = render.embed(Reply("answer", title, text + " \u2026", footer=writing))
+            await interaction.edit_original_response(embed=embed)
+
+        task: asyncio.Task[Outcome] | None = None
+
+        def gone() -> None:
+            if task is not None:
+                task.cancel()
+
+        editor = PacedEditor(edit, gone)
+
+        async def on_text(text: str) -> None:
+            editor.show(text)
+
+        editor.start()
+        left = TOKEN_LIFETIME - _TOKEN_MARGIN - _age(interaction)
+        task = asyncio.create_task(self._answer(state, plan, on_text, left))
+        self._streams.add(task)
+        try:
+            outcome = await task
+        except asyncio.CancelledError:
+            if not editor.gone and not task.cancelled():
+                raise
+            log.info("/ask: the answer's message went away; the model request was cancelled")
+            return
+        finally:
+            self._streams.discard(task)
+            await editor.stop()
+        reply = reply_of(state, self.t, outcome)
+        try:
+            await interaction.edit_original_response(
+                embed=render.embed(reply, url=render.page_url(reply, kb))
+            )
+        except discord.NotFound:
+            log.info("/ask: the answer's message went away before the final edit")
+
+    async def _answer(self, state: Any, plan: Plan, on_text: Any, seconds: float) -> Outcome:
+        assert self.asker is not None
+        async with asyncio.timeout(max(1.0, seconds)):
+            return await self.asker.answer(state, plan, on_text)
+
+    # ----------------------------------------------------------------- for others
+
+    async def support_answer(self, question: str, context: dict[str, str]) -> Reply | None:
+        """The answer to a /support draft (redacted inside, as every question), or None
+        when there is none to show above its pages (declined, failed or off)."""
+        if self.asker is None or not self.config.in_support:
+            return None
+        state = self.bot.kb.state
+        plan = await self.bot.in_thread(self.asker.plan, state, question, context)
+        if not plan.ask:
+            return None
+        outcome = await self.asker.answer(state, plan)
+        if outcome.status != "answered":
+            return None
+        return reply_of(state, self.t, outcome)
+
+    def status_field(self) -> Field:
+        """/wiki status: answering is on, with which model, and how it went lately."""
+        assert self.asker is not None
+        summary = self.asker.stats.summary()
+        median = summary["median_seconds"]
+        failure = summary["last_failure"]
+        return Field(
+            self.t("ask.status_title"),
+            self.t(
+                "ask.status",
+                model=escape_markdown(self.config.model),
+                recent=summary["recent"],
+                answered=summary["answered"],
+                declined=summary["declined"],
+                fallback=summary["fallback"],
+                median=self.t("ask.status_median", seconds=median)
+                if median is not None
+                else self.t("ask.status_no_median"),
+                failure=self.t("ask.status_failure", reason=failure[1], when=_ago(failure[0]))
+                if failure
+                else self.t("ask.status_no_failure"),
+            ),
+        )
+
+
+def _title(plan: Plan) -> str:
+    return escape_markdown(" ".join(plan.retrieval.question.split())[:200])
+
+
+def _age(interaction: discord.Interaction) -> float:
+    return max(0.0, (discord.utils.utcnow() - interaction.created_at).total_seconds())
+
+
+def _ago(when: float) -> str:
+    seconds = max(0, int(time.time() - when))
+    return f"{seconds // 60} min" if seconds >= 60 else f"{seconds} s"

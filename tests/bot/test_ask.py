@@ -1,0 +1,194 @@
+"""/ask end to end: discord.py against the Discord stand-in, the bot against the model
+stand-in. The answer streams into its message, paced; the final edit carries the checked
+answer and its cited sections; every failure ends in the pages with one sentence; the
+model request is cancelled when the message goes away; hostile text never pings."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import time
+
+import pytest
+
+from knowledge.templates import load_templates
+from tests.bot.helpers import EPHEMERAL, LINK_BASE, PATIENT, bot_factory, embed_of, make_config
+from tests.discord_standin.faults import fail
+from tests.llm_standin import Behaviour, closed_port_url
+
+T = load_templates("llm.yaml")
+QUESTION = "nccl calloc error when the server starts"
+
+
+def llm_config(url: str, **extra):
+    llm = {"enabled": True, "base_url": url, "model": "standin-model", "cooldown_seconds": 0}
+    return make_config(discord=PATIENT, llm={**llm, **extra})
+
+
+def edits(record):
+    return [r for r in record.requests if r.route == "webhook_message" and r.method == "PATCH"]
+
+
+def final(record):
+    """The final edit: the one whose embed has fields (the cited or given sections)."""
+
+    def done(r) -> bool:
+        embeds = (r.json or {}).get("embeds") or []
+        return r.route == "webhook_message" and bool(embeds and embeds[0].get("fields"))
+
+    return done
+
+
+def test_ask_is_not_there_when_answering_is_off(discord_standin):
+    async def scenario(standin):
+        return [c["name"] for c in standin.commands.get(next(iter(standin.commands)), [])]
+
+    names = discord_standin.run(bot_factory(make_config()), scenario)
+    assert "search" in names and "ask" not in names
+
+
+def test_the_answer_streams_in_paced_edits_then_the_final_edit_cites_the_sections(
+    discord_standin, llm_standin
+):
+    llm_standin.behaviour = Behaviour(
+        text=" ".join(f"Lower the memory share, word{i}." for i in range(30)) + " [1]",
+        pace=0.03,
+    )
+
+    async def scenario(standin):
+        record = await standin.slash("ask", question=QUESTION)
+        last = await record.wait_for(final(record), timeout=30, what="the final edit")
+        return record, copy.deepcopy(last.json), standin.pings
+
+    record, shown, pings = discord_standin.run(bot_factory(llm_config(llm_standin.url)), scenario)
+    first = record.response.json["data"]
+    assert record.response.callback_type == 4 and not first.get("flags", 0) & EPHEMERAL
+    assert "Reading" in first["embeds"][0]["footer"]["text"]
+    partial = [e for e in edits(record) if not final(record)(e)]
+    assert partial, "the text showed while the model wrote it"
+    assert partial[0].json["embeds"][0]["description"].endswith("\u2026")
+    tokens = llm_standin.served[-1].tokens
+    assert len(edits(record)) < tokens / 4, "edits are paced, not one per token"
+    embed = embed_of(shown)
+    assert "Lower the memory share" in embed["description"]
+    assert f"]({LINK_BASE}troubleshooting/" in embed["description"], "the citation links"
+    assert embed["fields"][0]["name"].startswith("[1] ")
+    assert embed["footer"]["text"] == T("ask.footer")
+    assert pings == []
+
+
+@pytest.mark.parametrize(
+    ("mode", "reason"),
+    [
+        ("down", "down"),
+        ("429", "busy"),
+        ("500", "server"),
+        ("garbage", "garbage"),
+        ("truncated", "truncated"),
+        ("endless", "endless"),
+        ("stall", "slow"),
+    ],
+)
+def test_a_failing_server_ends_in_the_pages_with_one_sentence(
+    discord_standin, llm_standin, mode, reason
+):
+    llm_standin.behaviour = Behaviour(mode=mode)
+    url = closed_port_url() if mode == "down" else llm_standin.url
+
+    async def scenario(standin):
+        record = await standin.slash("ask", question=QUESTION)
+        last = await record.wait_for(final(record), timeout=30, what="the final edit")
+        return copy.deepcopy(last.json)
+
+    config = llm_config(url, first_token_timeout=1, idle_timeout=0.5)
+    shown = discord_standin.run(bot_factory(config), scenario)
+    embed = embed_of(shown)
+    assert embed["description"] == T(f"ask.fallback.{reason}")
+    assert embed["title"].startswith("Wiki pages for")
+    assert all(LINK_BASE in f["value"] for f in embed["fields"])
+
+
+def test_a_question_the_wiki_does_not_cover_asks_no_model_and_offers_support(
+    discord_standin, llm_standin
+):
+    async def scenario(standin):
+        record = await standin.slash("ask", question="what is the best pizza topping in Rome")
+        await record.answer()
+        return copy.deepcopy(record.response.json["data"])
+
+    shown = discord_standin.run(bot_factory(llm_config(llm_standin.url)), scenario)
+    assert shown["flags"] & EPHEMERAL
+    assert shown["embeds"][0]["title"] == T("ask.declined_title")
+    assert "/support" in shown["embeds"][0]["description"]
+    assert llm_standin.served == []
+
+
+def test_the_model_request_is_cancelled_when_the_message_goes_away(discord_standin, llm_standin):
+    llm_standin.behaviour = Behaviour(mode="endless", pace=0.02)
+
+    async def scenario(standin):
+        # Discord: the message was dismissed or deleted (10008 Unknown Message).
+        fail(
+            standin,
+            "webhook_message",
+            status=404,
+            code=10008,
+            message="Unknown Message",
+            method="PATCH",
+            times=None,
+        )
+        await standin.slash("ask", question=QUESTION)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not (
+            llm_standin.served and llm_standin.served[-1].disconnected
+        ):
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.2)  # any edit after the refusal would be here by now
+        return [r for r in standin.requests if r.route == "webhook_message"]
+
+    config = llm_config(llm_standin.url, max_tokens=4096, max_chars=3500, total_timeout=600)
+    patches = discord_standin.run(bot_factory(config), scenario)
+    served = llm_standin.served[-1]
+    assert served.disconnected and not served.finished, "the server saw the request go"
+    assert [p.status for p in patches] == [404], "no edit after Discord said it is gone"
+
+
+def test_hostile_model_text_never_pings_links_out_or_breaks_the_markdown(
+    discord_standin, llm_standin
+):
+    llm_standin.behaviour = Behaviour(
+        text="@everyone @here <@123456789012345678> <@&42> see [click](https://evil.example/x)"
+        " ``` # Title ||spoiler|| and lower it [1] [7]"
+    )
+
+    async def scenario(standin):
+        record = await standin.slash("ask", question=QUESTION)
+        last = await record.wait_for(final(record), timeout=30, what="the final edit")
+        bodies = [r.json for r in record.requests]
+        return copy.deepcopy(last.json), standin.pings, bodies
+
+    shown, pings, bodies = discord_standin.run(bot_factory(llm_config(llm_standin.url)), scenario)
+    assert pings == []
+    text = embed_of(shown)["description"]
+    for raw in ("@everyone", "@here", "<@123456789012345678>", "<@&42>", "evil.example", "```"):
+        assert raw not in text
+    assert "\\#" in text and "\\|\\|" in text and "[7]" not in text
+    for body in bodies:
+        mentions = (body or {}).get("allowed_mentions")
+        assert mentions is None or mentions.get("parse") == []
+
+
+def test_wiki_status_says_answering_is_on_and_how_it_went(discord_standin, llm_standin):
+    llm_standin.behaviour = Behaviour(mode="500")
+
+    async def scenario(standin):
+        record = await standin.slash("ask", question=QUESTION)
+        await record.wait_for(final(record), timeout=30, what="the final edit")
+        status = await standin.slash("wiki status")
+        await status.answer()
+        return copy.deepcopy(status.response.json["data"]["embeds"][0])
+
+    embed = discord_standin.run(bot_factory(llm_config(llm_standin.url)), scenario)
+    field = next(f for f in embed["fields"] if f["name"] == T("ask.status_title"))
+    assert "standin-model" in field["value"] and "1 shown as pages instead" in field["value"]
+    assert "last failure: server" in field["value"]
