@@ -190,5 +190,5 @@ def test_wiki_status_says_answering_is_on_and_how_it_went(discord_standin, llm_s
 
     embed = discord_standin.run(bot_factory(llm_config(llm_standin.url)), scenario)
     field = next(f for f in embed["fields"] if f["name"] == T("ask.status_title"))
-    assert "standin-model" in field["value"] and "1 shown as pages instead" in field["value"]
+    assert "`standin-model`" in field["value"] and "1 shown as pages instead" in field["value"]
     assert "last failure: server" in field["value"]

@@ -28,7 +28,7 @@ from knowledge.llm import Asker, Outcome, Plan, reply_of
 from knowledge.llm.replies import empty_reply
 from knowledge.reply import Field, Reply
 from knowledge.templates import Templates, load_templates
-from knowledge.text import escape_markdown
+from knowledge.text import escape_markdown, inline_code
 
 from ._stream import PacedEditor
 
@@ -183,7 +183,7 @@ class AskCog(commands.Cog):
             self.t("ask.status_title"),
             self.t(
                 "ask.status",
-                model=escape_markdown(self.config.model),
+                model=inline_code(self.config.model),
                 recent=summary["recent"],
                 answered=summary["answered"],
                 declined=summary["declined"],
