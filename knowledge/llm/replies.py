@@ -16,7 +16,15 @@ from knowledge.reply import Field, PageRef, Reply
 from knowledge.templates import Templates
 from knowledge.text import escape_markdown, truncate
 
-__all__ = ["answer_reply", "declined_reply", "empty_reply", "off_reply", "pages_reply", "reply_of"]
+__all__ = [
+    "above",
+    "answer_reply",
+    "declined_reply",
+    "empty_reply",
+    "off_reply",
+    "pages_reply",
+    "reply_of",
+]
 
 _SNIPPET_CHARS = 300
 _TITLE_QUESTION = 200
@@ -126,8 +134,22 @@ def declined_reply(state: WikiState, t: Templates, outcome: Outcome) -> Reply:
     )
 
 
+def above(answer: Reply, reply: Reply, heading: str) -> Reply:
+    """``reply`` (the /support check) with ``answer`` (an answered /ask) above it: the
+    answer's text first, its cited sections before the check's own fields."""
+    from dataclasses import replace
+
+    return replace(
+        reply,
+        text=f"{heading}\n{answer.text}\n\n{reply.text}".strip(),
+        fields=answer.fields + reply.fields,
+        pages=answer.pages + tuple(p for p in reply.pages if p not in answer.pages),
+        meta={**reply.meta, "answer": answer.meta},
+    )
+
+
 def off_reply(t: Templates) -> Reply:
-    return Reply("unavailable", t("ask.off_title"), t("ask.off"), ephemeral=True)
+    return Reply("unavailable", t("ask.disabled_title"), t("ask.disabled"), ephemeral=True)
 
 
 def empty_reply(t: Templates) -> Reply:

@@ -192,3 +192,38 @@ def test_wiki_status_says_answering_is_on_and_how_it_went(discord_standin, llm_s
     field = next(f for f in embed["fields"] if f["name"] == T("ask.status_title"))
     assert "`standin-model`" in field["value"] and "1 shown as pages instead" in field["value"]
     assert "last failure: server" in field["value"]
+
+
+def test_the_support_check_shows_the_answer_above_its_pages_with_nothing_secret_sent(
+    discord_standin, llm_standin, tmp_path
+):
+    from bot.client import WikiBot
+    from knowledge.service import KnowledgeBase, demo_wiki_dir
+    from tests.bot.test_support import HF, through_step_1, through_step_2
+    from tests.discord_standin import DEFAULT_IDS
+
+    llm = {"enabled": True, "base_url": llm_standin.url, "model": "standin-model"}
+    support = {"forum_channel_id": DEFAULT_IDS.forum, "rate_count": 100}
+    config = make_config(discord=PATIENT, support=support, llm=llm)
+
+    def factory(**kwargs):
+        kb = KnowledgeBase.open(demo_wiki_dir(), tmp_path / "data", link_base=LINK_BASE)
+        bot = WikiBot(config, knowledge=kb, **kwargs)
+        bot._owns_kb = True
+        return bot
+
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds, model="glm")
+        _, check = await through_step_2(ds, saved)
+        return copy.deepcopy(check)
+
+    check = discord_standin.run(factory, scenario)
+    embed = embed_of(check)
+    assert embed["title"] == "Before you file: what the wiki says", "still the /support check"
+    assert embed["description"].startswith(T("ask.support_heading"))
+    names = [f["name"] for f in embed["fields"]]
+    assert names[0].startswith("[1] ") and "Suggested pages" in names
+    assert names.index("Suggested pages") > 0, "the answer comes above the suggested pages"
+    sent = repr([s.body for s in llm_standin.served])
+    assert llm_standin.served and HF not in sent
+    assert "<context log>" in sent and "line 299" in sent, "the log's end went as context"

@@ -15,6 +15,7 @@ import asyncio
 import logging
 import os
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -25,7 +26,7 @@ from bot import render
 from bot.cooldowns import Cooldowns, cooldown
 from bot.respond import send, send_reply
 from knowledge.llm import Asker, Outcome, Plan, reply_of
-from knowledge.llm.replies import empty_reply
+from knowledge.llm.replies import above, empty_reply
 from knowledge.reply import Field, Reply
 from knowledge.templates import Templates, load_templates
 from knowledge.text import escape_markdown, inline_code
@@ -42,6 +43,11 @@ log = logging.getLogger(__name__)
 #: Seconds an interaction's token lasts for edits and follow-ups (Discord: 15 minutes).
 TOKEN_LIFETIME = 15 * 60.0
 _TOKEN_MARGIN = 30.0
+#: Seconds a /support check waits for an answer in words before showing its pages alone.
+SUPPORT_PATIENCE = 30.0
+#: The draft fields that tell the story (the question) and those sent as context.
+SUPPORT_STORY = ("text", "actual", "expected")
+SUPPORT_CONTEXT = ("log", "command")
 #: The longest question taken (Discord's text option allows up to 6,000).
 MAX_QUESTION = 2000
 
@@ -159,19 +165,33 @@ class AskCog(commands.Cog):
 
     # ----------------------------------------------------------------- for others
 
-    async def support_answer(self, question: str, context: dict[str, str]) -> Reply | None:
-        """The answer to a /support draft (redacted inside, as every question), or None
-        when there is none to show above its pages (declined, failed or off)."""
+    async def with_answer(self, values: Mapping[str, str], reply: Reply) -> Reply:
+        """A /support check's ``reply`` with the answer in words to the draft's
+        ``values`` above its pages, when there is one to show (else ``reply`` as it is).
+
+        The draft's story is the question, its log and launch command the context (all
+        redacted again before they are sent); a declined, failed or slow answer adds
+        nothing: the pages are the answer then, as without a model server.
+        """
         if self.asker is None or not self.config.in_support:
-            return None
+            return reply
+        question = "\n".join(values[k] for k in SUPPORT_STORY if values.get(k))
+        context = {k: values[k] for k in SUPPORT_CONTEXT if values.get(k)}
+        if not question.strip():
+            return reply
         state = self.bot.kb.state
         plan = await self.bot.in_thread(self.asker.plan, state, question, context)
         if not plan.ask:
-            return None
-        outcome = await self.asker.answer(state, plan)
+            return reply
+        try:
+            async with asyncio.timeout(min(self.config.total_timeout, SUPPORT_PATIENCE)):
+                outcome = await self.asker.answer(state, plan)
+        except TimeoutError:
+            log.info("/support: no answer in words in time; the pages are shown alone")
+            return reply
         if outcome.status != "answered":
-            return None
-        return reply_of(state, self.t, outcome)
+            return reply
+        return above(reply_of(state, self.t, outcome), reply, self.t("ask.support_heading"))
 
     def status_field(self) -> Field:
         """/wiki status: answering is on, with which model, and how it went lately."""
