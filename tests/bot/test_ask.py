@@ -227,3 +227,31 @@ def test_the_support_check_shows_the_answer_above_its_pages_with_nothing_secret_
     sent = repr([s.body for s in llm_standin.served])
     assert llm_standin.served and HF not in sent
     assert "<context log>" in sent and "line 299" in sent, "the log's end went as context"
+
+
+def test_doctor_checks_that_the_model_server_lists_the_model(llm_standin, tmp_path, monkeypatch):
+    from bot.doctor import run_checks
+    from knowledge.service import demo_wiki_dir
+
+    monkeypatch.delenv("MY_LLM_KEY", raising=False)
+
+    def checks(url: str, model: str, extra: str = "") -> list:
+        path = tmp_path / "config.yaml"
+        path.write_text(
+            f"discord:\n  guild_ids: []\nwiki:\n  path: {demo_wiki_dir()}\n"
+            f"  data_dir: {tmp_path / 'data'}\n"
+            f"llm:\n  enabled: true\n  base_url: {url}\n  model: {model}\n{extra}",
+            encoding="utf-8",
+        )
+        found = asyncio.run(run_checks(path, None))
+        return [c for c in found if c.text.startswith("Model server")]
+
+    [ok] = checks(llm_standin.url, "standin-model")
+    assert ok.ok and "lists standin-model" in ok.text
+    [missing] = checks(llm_standin.url, "other-model")
+    assert missing.ok is False and "it lists standin-model" in missing.text
+    [down] = checks(closed_port_url(), "standin-model")
+    assert down.ok is False and "(down:" in down.text and "curl" in down.fix
+    key, listed = checks(llm_standin.url, "standin-model", "  api_key_env: MY_LLM_KEY\n")
+    assert key.ok is False and "MY_LLM_KEY" in key.text and listed.ok
+    assert llm_standin.validated["models"] == 3, "every model list the stand-in gave"

@@ -34,9 +34,7 @@ def literals() -> set[str]:
 def test_every_key_named_exists_and_every_failure_has_its_sentence():
     t = load_templates("llm.yaml")
     # common.* of _format.py other than link()'s are replies.yaml's (names() is not used here)
-    named = {
-        s for s in literals() if _KEY.match(s) and s != "llm.yaml" and s not in REPLIES_ONLY
-    }
+    named = {s for s in literals() if _KEY.match(s) and s != "llm.yaml" and s not in REPLIES_ONLY}
     assert named and sorted(named - t.entries.keys()) == []
     for reason in (*FAILURE_KINDS, *OUTCOME_REASONS):
         assert t(f"ask.fallback.{reason}")
