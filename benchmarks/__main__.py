@@ -29,6 +29,7 @@ AREAS = [
     ("benchmarks.discord_bench", "end to end through the Discord stand-in", True),
     ("benchmarks.support_bench", "/support: deflection and forum post at 20 in flight", True),
     ("benchmarks.fetch_bench", "fetching and following the wiki over loopback HTTP", True),
+    ("benchmarks.ask_bench", "/ask streamed from a paced model stand-in: first text, stall", True),
 ]
 
 

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from knowledge.cli.eval_answers import add_answer_options
 from knowledge.cli.options import add_wiki_options, open_knowledge
 from knowledge.evaluation import (
     Answer,
@@ -137,6 +138,13 @@ def _eval(args: argparse.Namespace) -> int:
         print(t("eval.no_requests", path=args.requests), file=sys.stderr)
         return 2
     kb = open_knowledge(args, t)
+    if args.answers:  # answers in words, scored on a model server (knowledge.cli.eval_answers)
+        from knowledge.cli.eval_answers import eval_answers
+
+        try:
+            return eval_answers(args, kb, requests)
+        finally:
+            kb.close()
     try:
         results = run(
             requests,
@@ -191,5 +199,6 @@ def add_eval_command(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="one line per request: rank, confidence, given and expected pages",
     )
+    add_answer_options(parser)  # --answers --llm-url URL --llm-model NAME
     parser.add_argument("requests", type=Path, help="JSON Lines file of judged requests")
     parser.set_defaults(func=_eval)

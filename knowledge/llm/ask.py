@@ -142,11 +142,13 @@ class Asker:
         self,
         state: WikiState,
         plan: Plan,
-        on_text: Callable[[str], Awaitable[None]] | None = None,
+        on_text: Callable[[str], object] | None = None,
     ) -> Outcome:
-        """Stream the model's answer to ``plan`` (``on_text`` gets the checked text so
-        far after each piece) and return how it ended. Cancelling the task closes the
-        connection to the server."""
+        """Stream the model's answer to ``plan`` and return how it ended. ``on_text`` is
+        called with the model's raw text so far after each piece: cheap, so that a
+        caller shows it at its own pace, through :meth:`check` (a few milliseconds on a
+        long answer: done per piece, twenty streams would keep an event loop busy).
+        Cancelling the task closes the connection to the server."""
         started = time.perf_counter()
         timings = {"retrieval": plan.retrieval.seconds}
         if not plan.ask:
@@ -164,7 +166,7 @@ class Asker:
             async for piece in self.client.stream(plan.messages, stats):
                 text += piece
                 if on_text is not None:
-                    await on_text(self.check(state, plan, text).text)
+                    on_text(text)
         except asyncio.CancelledError:
             self.stats.note(
                 Outcome(

@@ -121,7 +121,9 @@ class AskCog(commands.Cog):
             ephemeral=private,
         )
 
-        async def edit(text: str) -> None:
+        async def edit(raw: str) -> None:  # the text checked here: at most once a second
+            assert self.asker is not None
+            text = self.asker.check(state, plan, raw).text
             embed = render.embed(Reply("answer", title, text + " \u2026", footer=writing))
             await interaction.edit_original_response(embed=embed)
 
@@ -133,12 +135,9 @@ class AskCog(commands.Cog):
 
         editor = PacedEditor(edit, gone)
 
-        async def on_text(text: str) -> None:
-            editor.show(text)
-
         editor.start()
         left = TOKEN_LIFETIME - _TOKEN_MARGIN - _age(interaction)
-        task = asyncio.create_task(self._answer(state, plan, on_text, left))
+        task = asyncio.create_task(self._answer(state, plan, editor.show, left))
         self._streams.add(task)
         try:
             outcome = await task

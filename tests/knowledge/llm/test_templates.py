@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[3]
 USERS = [
     ROOT / "knowledge" / "llm",
     ROOT / "knowledge" / "cli" / "ask_llm.py",
+    ROOT / "knowledge" / "cli" / "eval_answers.py",
     ROOT / "bot" / "exts" / "ask",
     ROOT / "knowledge" / "answers" / "_format.py",  # link(): common.page_link, page_plain
 ]
