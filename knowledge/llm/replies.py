@@ -14,7 +14,7 @@ from knowledge.llm.ask import Outcome
 from knowledge.llm.prompt import Source
 from knowledge.reply import Field, PageRef, Reply
 from knowledge.templates import Templates
-from knowledge.text import escape_markdown, truncate
+from knowledge.text import escape_markdown, neutralise_mentions, truncate
 
 __all__ = [
     "above",
@@ -40,7 +40,8 @@ def reply_of(state: WikiState, t: Templates, outcome: Outcome) -> Reply:
 
 
 def _title(outcome: Outcome) -> str:
-    return escape_markdown(" ".join(outcome.plan.retrieval.question.split())[:_TITLE_QUESTION])
+    question = " ".join(outcome.plan.retrieval.question.split())[:_TITLE_QUESTION]
+    return neutralise_mentions(escape_markdown(question))
 
 
 def _field(state: WikiState, t: Templates, source: Source, name_key: str) -> Field:

@@ -29,7 +29,7 @@ from knowledge.llm import Asker, Outcome, Plan, reply_of
 from knowledge.llm.replies import above, empty_reply
 from knowledge.reply import Field, Reply
 from knowledge.templates import Templates, load_templates
-from knowledge.text import escape_markdown, inline_code
+from knowledge.text import escape_markdown, inline_code, neutralise_mentions
 
 from ._stream import PacedEditor
 
@@ -146,6 +146,9 @@ class AskCog(commands.Cog):
                 raise
             log.info("/ask: the answer's message went away; the model request was cancelled")
             return
+        except TimeoutError:  # the token is about to die: nothing more can be shown
+            log.info("/ask: the interaction's token ran out; the model request was cancelled")
+            return
         finally:
             self._streams.discard(task)
             await editor.stop()
@@ -218,7 +221,7 @@ class AskCog(commands.Cog):
 
 
 def _title(plan: Plan) -> str:
-    return escape_markdown(" ".join(plan.retrieval.question.split())[:200])
+    return neutralise_mentions(escape_markdown(" ".join(plan.retrieval.question.split())[:200]))
 
 
 def _age(interaction: discord.Interaction) -> float:
