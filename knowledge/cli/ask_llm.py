@@ -54,7 +54,8 @@ def llm_settings(args: argparse.Namespace) -> LlmSettings | None:
         args.llm_model,
         key or None,
         total_timeout=args.llm_timeout,
-        first_token_timeout=min(60.0, args.llm_timeout),
+        first_token_timeout=args.llm_timeout,
+        idle_timeout=min(60.0, args.llm_timeout),
     )
 
 

@@ -26,6 +26,7 @@ from knowledge.llm.cite import Checked, check_answer
 from knowledge.llm.client import ChatClient, LlmFailure, LlmSettings, StreamStats
 from knowledge.llm.prompt import Retrieval, build_messages, confident, retrieve
 from knowledge.templates import Templates, load_templates
+from knowledge.triage.redact import redact
 
 __all__ = ["OUTCOME_REASONS", "AskStats", "Asker", "Outcome", "Plan", "run_sync"]
 
@@ -61,6 +62,8 @@ class Outcome:
     timings: dict[str, float] = field(default_factory=dict)
     usage: dict[str, int] = field(default_factory=dict)
     finish_reason: str | None = None
+    #: What the model wrote, redacted, unchecked: for ``--json`` and evaluation only.
+    model_text: str = ""
 
 
 @dataclass(slots=True)
@@ -193,6 +196,7 @@ class Asker:
             _timings(timings, stats, started),
             dict(stats.usage),
             stats.finish_reason,
+            redact(text[: self.settings.max_chars], "answer").text,
         )
         self.stats.note(outcome)
         return outcome

@@ -76,6 +76,7 @@ def _meta(outcome: Outcome, cited: tuple[Source, ...]) -> dict[str, object]:
         "timings_ms": {k: round(v * 1000, 1) for k, v in outcome.timings.items()},
         "usage": dict(outcome.usage),
         "finish_reason": outcome.finish_reason,
+        "model_text": outcome.model_text,
         "dropped_citations": list(outcome.checked.dropped) if outcome.checked else [],
         "links_removed": outcome.checked.links_removed if outcome.checked else 0,
     }

@@ -111,7 +111,9 @@ class LlmStandin:
         app = web.Application()
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/chat/completions", self._chat)
-        self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=0.5)
+        self._runner = web.AppRunner(
+            app, handle_signals=False, shutdown_timeout=0.5, access_log=None
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
