@@ -122,7 +122,8 @@ def render_text(reply: Reply, t: Templates | None = None) -> str:
     """A reply as plain terminal text (escapes removed, links kept)."""
     t = t or load_templates()
     reply = reply.fitted()
-    out = [reply.title, "=" * min(len(reply.title), _TITLE_RULE)]
+    title = _plain(reply.title)
+    out = [title, "=" * min(len(title), _TITLE_RULE)]
     if reply.text:
         out.append(_plain(reply.text))
     for field in reply.fields:
