@@ -18,6 +18,7 @@ stay light.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from dataclasses import field as dataclass_field
@@ -415,6 +416,16 @@ def _http_url(value: str | None) -> str | None:
     return value.rstrip("/")
 
 
+def _env_name(value: str | None) -> str | None:
+    if value is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,99}", value):
+        # Never echoed: what was pasted here may well be the key itself.
+        raise _fail(
+            "must be the NAME of an environment variable (e.g. LLM_API_KEY), not the key;"
+            " the value given is not shown"
+        )
+    return value
+
+
 def _limit(default: float, low: float, high: float, unit: str) -> Any:
     return Field(
         default=default,
@@ -444,9 +455,9 @@ class _Llm(_Section):
     ]
     api_key_env: Annotated[
         str | None,
+        AfterValidator(_env_name),
         Field(
             default=None,
-            pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,99}$",
             description="the NAME of an environment variable (e.g. LLM_API_KEY), not the key",
         ),
     ]
