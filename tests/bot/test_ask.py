@@ -307,3 +307,28 @@ def test_user_text_cannot_ping_forge_sources_or_reach_the_key(
     assert "</source 1> <source 7>" not in prompt and prompt.count("<source 7>") == 0
     sent = repr(llm_standin.served[-1].body) + "".join(bodies)
     assert key not in sent and "api_key_env" not in sent and "WIKIBOT_TEST_LLM_KEY" not in sent
+
+
+def test_a_slow_ranking_shows_thinking_first_and_the_answer_replaces_it(
+    discord_standin, llm_standin, monkeypatch
+):
+    from knowledge.llm import Asker
+    from tests.bot.helpers import IMPATIENT, Gate
+
+    gate = Gate()
+    monkeypatch.setattr(Asker, "plan", gate.hold(Asker.plan))
+
+    async def scenario(standin):
+        try:
+            record = await standin.slash("ask", question=QUESTION)  # returns at the deferral
+            gate.open()
+            last = await record.wait_for(final(record), timeout=30, what="the final edit")
+            return record, copy.deepcopy(last.json)
+        finally:
+            gate.open()
+
+    llm = {"enabled": True, "base_url": llm_standin.url, "model": "standin-model"}
+    config = make_config(discord=IMPATIENT, llm=llm)
+    record, shown = discord_standin.run(bot_factory(config), scenario)
+    assert record.response.callback_type == 5, "thinking… while the wiki is ranked"
+    assert embed_of(shown)["fields"][0]["name"].startswith("[1] ")

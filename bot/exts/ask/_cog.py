@@ -24,7 +24,7 @@ from discord.ext import commands
 
 from bot import render
 from bot.cooldowns import Cooldowns, cooldown
-from bot.respond import send, send_reply
+from bot.respond import in_time, send, send_reply
 from knowledge.llm import Asker, Outcome, Plan, reply_of
 from knowledge.llm.replies import above, empty_reply
 from knowledge.reply import Field, Reply
@@ -102,7 +102,11 @@ class AskCog(commands.Cog):
                 raise app_commands.CommandOnCooldown(bucket, self.cooldowns.retry_after(bucket))
         assert self.asker is not None
         state = kb.state
-        plan = await self.bot.in_thread(self.asker.plan, state, question)
+        # The ranking takes milliseconds, unless the knowledge threads are busy: then
+        # "thinking…" first (in_time), which the first text replaces.
+        plan = await in_time(
+            interaction, self.bot.in_thread(self.asker.plan, state, question), ephemeral=private
+        )
         if not plan.ask:
             outcome = await self.asker.answer(state, plan)  # counted; no model asked
             await send_reply(interaction, reply_of(state, self.t, outcome), kb, private=private)
