@@ -11,7 +11,7 @@ Optional (off unless a model server is configured) and free of Discord:
 - :mod:`~knowledge.llm.replies`: the outcome as a :class:`~knowledge.reply.Reply`.
 """
 
-from knowledge.llm.ask import Asker, AskStats, Outcome, Plan, run_sync
+from knowledge.llm.ask import Asker, AskStats, Outcome, Plan
 from knowledge.llm.cite import Checked, check_answer, leaks_prompt
 from knowledge.llm.client import (
     FAILURE_KINDS,
@@ -44,5 +44,4 @@ __all__ = [
     "leaks_prompt",
     "reply_of",
     "retrieve",
-    "run_sync",
 ]

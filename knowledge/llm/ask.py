@@ -16,7 +16,7 @@ import asyncio
 import collections
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import httpx
@@ -28,7 +28,7 @@ from knowledge.llm.prompt import Retrieval, build_messages, confident, retrieve
 from knowledge.templates import Templates, load_templates
 from knowledge.triage.redact import redact
 
-__all__ = ["OUTCOME_REASONS", "AskStats", "Asker", "Outcome", "Plan", "run_sync"]
+__all__ = ["OUTCOME_REASONS", "AskStats", "Asker", "Outcome", "Plan"]
 
 log = logging.getLogger(__name__)
 
@@ -211,8 +211,3 @@ def _timings(timings: dict[str, float], stats: StreamStats, started: float) -> d
         out["first_token"] = stats.first_text - started
     out["total"] = time.perf_counter() - started
     return out
-
-
-def run_sync(coro: Awaitable[Outcome]) -> Outcome:
-    """Run one answer to its end from synchronous code (the terminal)."""
-    return asyncio.run(coro)  # type: ignore[arg-type]
