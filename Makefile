@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench eval clean docker-smoke
+.PHONY: demo test lint bench eval clean docker-smoke llm-smoke eval-answers
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,15 @@ eval: $(STAMP)  ## triage and /search scored on both judged dev sets, apart and 
 	done
 	$(BIN)/wikibot eval --calibration \
 		--set $(EVAL_WIKI) $(EVAL_REQUESTS) --set $(EVAL_WIKI2) $(EVAL_REQUESTS2)
+
+llm-smoke: $(STAMP)  ## /ask against a real server: SmolLM2-135M on llama-cpp-python (skips if it cannot build)
+	scripts/llm-smoke.sh
+
+eval-answers: $(STAMP)  ## /ask scored on a model server: make eval-answers LLM_URL=URL LLM_MODEL=NAME
+	@if [ -z "$(LLM_URL)" ] || [ -z "$(LLM_MODEL)" ]; then \
+		echo "make eval-answers needs LLM_URL=http://host:port/v1 LLM_MODEL=NAME"; exit 2; fi
+	$(BIN)/wikibot eval --answers --llm-url $(LLM_URL) --llm-model $(LLM_MODEL) \
+		--wiki $(EVAL_WIKI) $(EVAL_REQUESTS)
 
 clean:
 	rm -rf $(VENV) data .pytest_cache .wheelhouse

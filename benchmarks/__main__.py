@@ -32,6 +32,7 @@ AREAS = [
     ("benchmarks.fetch_bench", "fetching and following the wiki over loopback HTTP", True),
     ("benchmarks.lint_bench", "wikibot lint on the whole wiki: cold, warm, checks alone", True),
     ("benchmarks.fault_bench", "fetch deadline vs a trickle; triage RSS on binary logs", False),
+    ("benchmarks.ask_bench", "/ask streamed from a paced model stand-in: first text, stall", True),
 ]
 
 

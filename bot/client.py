@@ -68,6 +68,9 @@ EXTENSIONS = (
     "bot.exts.support",
 )
 
+#: /ask, loaded only with ``llm.enabled`` (off: the bot has no /ask at all).
+ASK_EXTENSION = "bot.exts.ask"
+
 
 class FrozenHeap:
     """``gc.freeze()`` after each (re)load, with the garbage it keeps bounded.
@@ -246,6 +249,8 @@ class WikiBot(commands.Bot):
         self.add_dynamic_items(DeleteButton)  # under public answers of several commands
         for extension in EXTENSIONS:
             await self.load_extension(extension)
+        if self.config.llm is not None:  # answers in words: only when configured
+            await self.load_extension(ASK_EXTENSION)
         if self._sync_on_start:
             for guild_id in self.config.guild_ids:
                 # One guild refusing (the app is not installed there) must not stop the bot.

@@ -18,10 +18,12 @@ stay light.
 from __future__ import annotations
 
 import logging
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from dataclasses import field as dataclass_field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import urlsplit
 
 import yaml
@@ -42,6 +44,9 @@ from knowledge.safe_yaml import YamlDuplicateKey, YamlTooLarge, load_yaml
 from knowledge.source import Caps, Source, SourceError, check_api_url, parse_source
 from knowledge.source.spec import DEFAULT_API_URL
 
+if TYPE_CHECKING:
+    from knowledge.llm import LlmSettings
+
 log = logging.getLogger(__name__)
 
 __all__ = [
@@ -49,6 +54,7 @@ __all__ = [
     "ConfigError",
     "Cooldown",
     "GapsConfig",
+    "LlmConfig",
     "SupportConfig",
     "data_dir_of",
     "load_config",
@@ -71,8 +77,14 @@ DEFAULT_GAPS_KEEP_DAYS = 90
 #: At most this much: the deferral must still reach Discord within its 3 seconds.
 MAX_THINKING_AFTER = 2.0
 MAX_DRAFT_HOURS = 30 * 24
-_SECRET_KEYS = frozenset({"token", "discord_token", "bot_token", "secret", "client_secret"})
+_SECRET_KEYS = frozenset(
+    {"token", "discord_token", "bot_token", "secret", "client_secret", "api_key", "key"}
+)
 _NO_SECRETS = "secrets are never read from the config file; set DISCORD_TOKEN"
+_NO_LLM_KEY = (
+    "secrets are never read from the config file; put the key in an environment variable"
+    " and name that variable in llm.api_key_env"
+)
 
 
 class ConfigError(ValueError):
@@ -101,6 +113,47 @@ class SupportConfig:
     rate_minutes: float = 10.0
     #: Answer new forum posts with the missing checklist items (Message Content intent).
     nudge: bool = False
+
+
+# --- llm: answers in words from a model server (off unless enabled) -------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LlmConfig:
+    """``/ask``: an OpenAI-compatible model server answering from the wiki (``llm.*``)."""
+
+    base_url: str
+    model: str
+    #: The name of the environment variable holding the API key (never the key itself).
+    api_key_env: str | None = None
+    connect_timeout: float = 5.0
+    first_token_timeout: float = 30.0
+    idle_timeout: float = 15.0
+    total_timeout: float = 90.0
+    max_tokens: int = 400
+    max_chars: int = 2400
+    max_concurrent: int = 4
+    #: Seconds between two questions of one user (0: no limit).
+    cooldown_seconds: float = 20.0
+    #: Show the answer above the suggested pages of the /support check too.
+    in_support: bool = True
+
+    def settings(self, environ: Mapping[str, str]) -> LlmSettings:
+        """The client's settings, the key read from ``environ`` now (never stored here)."""
+        from knowledge.llm import LlmSettings
+
+        key = environ.get(self.api_key_env, "").strip() if self.api_key_env else ""
+        return LlmSettings(
+            self.base_url,
+            self.model,
+            key or None,
+            connect_timeout=self.connect_timeout,
+            first_token_timeout=self.first_token_timeout,
+            idle_timeout=self.idle_timeout,
+            total_timeout=self.total_timeout,
+            max_tokens=self.max_tokens,
+            max_chars=self.max_chars,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +197,8 @@ class BotConfig:
     #: Record the requests the wiki did not answer (``gaps.enabled``), kept
     #: ``gaps.keep_days`` days.
     gaps: GapsConfig = GapsConfig()
+    #: Answers in words (``llm.*``); None: off, and the bot behaves as without it.
+    llm: LlmConfig | None = None
 
 
 # --- the file's schema ------------------------------------------------------------------
@@ -376,6 +431,102 @@ class _Gaps(_Section):
             description="a whole number of days from 1 to 3650",
         ),
     ]
+def _http_url(value: str | None) -> str | None:
+    if not value:
+        return None
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc or " " in value:
+        raise ValueError("not an http(s) URL")
+    if parts.username or parts.password:
+        raise _fail("put no password in the URL: name its variable in llm.api_key_env")
+    return value.rstrip("/")
+
+
+def _env_name(value: str | None) -> str | None:
+    if value is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,99}", value):
+        # Never echoed: what was pasted here may well be the key itself.
+        raise _fail(
+            "must be the NAME of an environment variable (e.g. LLM_API_KEY), not the key;"
+            " the value given is not shown"
+        )
+    return value
+
+
+def _limit(default: float, low: float, high: float, unit: str) -> Any:
+    return Field(
+        default=default,
+        strict=True,
+        ge=low,
+        le=high,
+        allow_inf_nan=False,
+        description=f"a number of {unit} from {low:g} to {high:g}",
+    )
+
+
+class _Llm(_Section):
+    enabled: Annotated[bool, Field(default=False, strict=True, description="true or false")]
+    base_url: Annotated[
+        str | None,
+        AfterValidator(_http_url),
+        Field(default=None, description="the server's http(s) URL, e.g. http://gpu-box:8000/v1"),
+    ]
+    model: Annotated[
+        str | None,
+        Field(
+            default=None,
+            min_length=1,
+            max_length=200,
+            description="the model's id as the server's /v1/models lists it",
+        ),
+    ]
+    api_key_env: Annotated[
+        str | None,
+        AfterValidator(_env_name),
+        Field(
+            default=None,
+            description="the NAME of an environment variable (e.g. LLM_API_KEY), not the key",
+        ),
+    ]
+    connect_timeout: Annotated[float, _limit(5.0, 0.1, 60, "seconds")]
+    first_token_timeout: Annotated[float, _limit(30.0, 0.5, 600, "seconds")]
+    idle_timeout: Annotated[float, _limit(15.0, 0.5, 600, "seconds")]
+    total_timeout: Annotated[float, _limit(90.0, 1, 840, "seconds")]
+    max_tokens: Annotated[
+        int, Field(default=400, strict=True, ge=16, le=4096, description="a whole number, 16-4096")
+    ]
+    max_chars: Annotated[
+        int,
+        Field(default=2400, strict=True, ge=200, le=3500, description="a whole number, 200-3500"),
+    ]
+    max_concurrent: Annotated[
+        int, Field(default=4, strict=True, ge=1, le=64, description="a whole number from 1 to 64")
+    ]
+    cooldown_seconds: Annotated[float, _limit(20.0, 0, 3600, "seconds")]
+    in_support: Annotated[bool, Field(default=True, strict=True, description="true or false")]
+
+
+def _llm_config(llm: _Llm, name: str) -> LlmConfig | None:
+    if not llm.enabled:
+        return None
+    for key in ("base_url", "model"):
+        if getattr(llm, key) is None:
+            wording = _Llm.model_fields[key].description
+            raise ConfigError(f"{name}: llm.{key}: is required when llm.enabled is true: {wording}")
+    assert llm.base_url is not None and llm.model is not None
+    return LlmConfig(
+        base_url=llm.base_url,
+        model=llm.model,
+        api_key_env=llm.api_key_env,
+        connect_timeout=llm.connect_timeout,
+        first_token_timeout=llm.first_token_timeout,
+        idle_timeout=llm.idle_timeout,
+        total_timeout=llm.total_timeout,
+        max_tokens=llm.max_tokens,
+        max_chars=llm.max_chars,
+        max_concurrent=llm.max_concurrent,
+        cooldown_seconds=llm.cooldown_seconds,
+        in_support=llm.in_support,
+    )
 
 
 class _File(_Section):
@@ -385,6 +536,7 @@ class _File(_Section):
     search: _Search
     support: _Support
     gaps: _Gaps
+    llm: _Llm
 
 
 # --- errors ---------------------------------------------------------------------------
@@ -440,7 +592,8 @@ def _sections(data: dict[Any, Any], name: str) -> dict[str, Any]:
         if isinstance(body, dict):
             for key in body:
                 if str(key).casefold() in _SECRET_KEYS:
-                    raise ConfigError(f"{name}: {section}.{key}: {_NO_SECRETS}")
+                    why = _NO_LLM_KEY if str(section) == "llm" else _NO_SECRETS
+                    raise ConfigError(f"{name}: {section}.{key}: {why}")
             body = {str(key): value for key, value in body.items()}
         if body is not None:
             sections[str(section)] = body
@@ -504,6 +657,7 @@ def parse_config(data: Any, *, name: str = "<config>", base: Path | None = None)
         http2=wiki.http2,
         thinking_after=file.discord.thinking_after,
         gaps=GapsConfig(enabled=file.gaps.enabled, keep_days=file.gaps.keep_days),
+        llm=_llm_config(file.llm, name),
     )
 
 

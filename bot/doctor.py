@@ -165,6 +165,35 @@ def _log_limit(t: Templates) -> str:
     return t("doctor.log_limit", upload=human_size(MAX_UPLOAD_BYTES), chars=MAX_LOG_CHARS)
 
 
+async def _llm_checks(config: BotConfig, t: Templates) -> list[Check]:
+    """With ``llm.enabled``: the key's variable is set (if one is named), and the server's
+    ``/v1/models`` answers and lists ``llm.model``."""
+    llm = config.llm
+    if llm is None:
+        return []
+    from knowledge.llm import ChatClient, LlmFailure, api_root
+
+    checks = []
+    if llm.api_key_env and not os.environ.get(llm.api_key_env, "").strip():
+        fix = t("doctor.llm_key_missing_fix", env=llm.api_key_env)
+        checks.append(Check(t("doctor.llm_key_missing", env=llm.api_key_env), False, fix))
+    url = api_root(llm.base_url)
+    client = ChatClient(llm.settings(os.environ))
+    try:
+        models = await client.models()
+    except LlmFailure as exc:
+        fix = t("doctor.llm_failed_fix", config=config.source, url=url, env=llm.api_key_env or "")
+        text = t("doctor.llm_failed", url=url, kind=exc.kind, detail=exc.detail)
+        return [*checks, Check(text, False, fix)]
+    finally:
+        await client.aclose()
+    if llm.model not in models:
+        listed = ", ".join(models[:10]) or "nothing"
+        text = t("doctor.llm_missing", url=url, model=llm.model, models=listed)
+        return [*checks, Check(text, False, t("doctor.llm_missing_fix", config=config.source))]
+    return [*checks, Check(t("doctor.llm_ok", url=url, model=llm.model), True)]
+
+
 def _wiki_checks(config: BotConfig, t: Templates) -> list[Check]:
     from knowledge.service import data_dir_problem
 
@@ -377,6 +406,7 @@ async def run_checks(
         async with bot:
             checks += await _discord_checks(bot, config, token, needs, t)
     checks += await asyncio.to_thread(_wiki_checks, config, t)
+    checks += await _llm_checks(config, t)
     return checks
 
 

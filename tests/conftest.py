@@ -6,5 +6,18 @@ import pytest
 pytest.register_assert_rewrite("tests.bot.helpers")
 
 from tests.discord_standin.fixtures import discord_standin, threaded_standin  # noqa: E402
+from tests.llm_standin.fixtures import llm_standin  # noqa: E402
 
-__all__ = ["discord_standin", "threaded_standin"]
+__all__ = ["discord_standin", "llm_standin", "pytest_terminal_summary", "threaded_standin"]
+
+
+def pytest_terminal_summary(terminalreporter):
+    """How many bodies crossed the model stand-in, each checked against OpenAI's spec."""
+    from tests.llm_standin import counts
+
+    if any(counts.values()):
+        terminalreporter.write_line(
+            "model stand-in: validated against OpenAI's OpenAPI description: "
+            f"{counts['requests']} request bodies, {counts['chunks']} streamed chunks, "
+            f"{counts['models']} model lists"
+        )

@@ -11,12 +11,16 @@ import contextlib
 import logging
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from knowledge import answers
 from knowledge.reply import Reply
 from knowledge.service import KnowledgeBase
 from knowledge.templates import Templates, load_templates
 from knowledge.text import escape_markdown
+
+if TYPE_CHECKING:
+    from knowledge.llm import LlmSettings
 
 __all__ = ["COMMANDS", "dispatch", "render_text", "run_console"]
 
@@ -72,13 +76,22 @@ COMMANDS: dict[str, Callable[[KnowledgeBase, str], Reply]] = {
     "status": lambda kb, arg: kb.status(),
     "triage": _triage,
     "help": lambda kb, arg: answers.help_reply(kb.t, console=True),
+    # Answers in words: off here; dispatch(..., llm=settings) answers it (knowledge.cli.ask_llm).
+    "ask": lambda kb, arg: _ask(kb, arg, None),
 }
 
 
-def dispatch(kb: KnowledgeBase, line: str) -> Reply:
+def _ask(kb: KnowledgeBase, arg: str, llm: LlmSettings | None) -> Reply:
+    from knowledge.cli.ask_llm import ask_reply  # only /ask loads the model client
+
+    return ask_reply(kb, arg, llm)
+
+
+def dispatch(kb: KnowledgeBase, line: str, llm: LlmSettings | None = None) -> Reply:
     """Run one console line such as ``/acronym DCP`` and return its reply.
 
-    A line without a leading slash is a search (a pasted question works too).
+    A line without a leading slash is a search (a pasted question works too). ``llm``:
+    the model server ``/ask`` answers with (None: ``/ask`` says it is off).
     """
     line = line.strip()
     commands = ", ".join(f"/{c}" for c in COMMANDS)
@@ -92,6 +105,8 @@ def dispatch(kb: KnowledgeBase, line: str) -> Reply:
     if not line.startswith("/"):
         return _search(kb, line)
     name, _, arg = line.lstrip("/").partition(" ")
+    if name.casefold() == "ask":
+        return _ask(kb, arg.strip(), llm)
     handler = COMMANDS.get(name.casefold())
     if handler is None:
         return Reply(
@@ -107,7 +122,8 @@ def render_text(reply: Reply, t: Templates | None = None) -> str:
     """A reply as plain terminal text (escapes removed, links kept)."""
     t = t or load_templates()
     reply = reply.fitted()
-    out = [reply.title, "=" * min(len(reply.title), _TITLE_RULE)]
+    title = _plain(reply.title)
+    out = [title, "=" * min(len(title), _TITLE_RULE)]
     if reply.text:
         out.append(_plain(reply.text))
     for field in reply.fields:
@@ -132,7 +148,7 @@ def _plain(text: str) -> str:
     return _UNESCAPE.sub(r"\1", _BOLD.sub(r"\1", text))
 
 
-def run_console(kb: KnowledgeBase, history: str) -> None:
+def run_console(kb: KnowledgeBase, history: str, llm: LlmSettings | None = None) -> None:
     """Read commands from the prompt until ``/quit`` or end of input; ``history`` is kept."""
     t = kb.t
     state = kb.state
@@ -173,7 +189,7 @@ def run_console(kb: KnowledgeBase, history: str) -> None:
                     except (StoreUnavailable, StoreTooNew) as exc:  # one line, the console lives
                         print(store_problem(exc))
                     continue
-                print(render_text(dispatch(kb, line), t))
+                print(render_text(dispatch(kb, line, llm), t))
             except Exception:  # keep the console alive whatever one command does
                 log.exception("command failed: %s", line[:200])
                 print(t("cli.command_failed"))

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from knowledge.cli.eval_answers import add_answer_options
 from knowledge.cli.options import add_wiki_options, open_knowledge
 from knowledge.evaluation import (
     Answer,
@@ -232,6 +233,28 @@ def _summary(t: Templates, requests: Sequence[EvalRequest], wiki: Path) -> str:
     )
 
 
+def _eval_answers(
+    args: argparse.Namespace,
+    t: Templates,
+    loaded: Sequence[tuple[Path | None, Path, list[EvalRequest]]],
+) -> int:
+    """``--answers``: each set's requests asked through ``/ask`` on its own wiki."""
+    from knowledge.cli.eval_answers import eval_answers
+
+    worst = 0
+    for number, (wiki, path, requests) in enumerate(loaded, start=1):
+        if len(loaded) > 1:
+            print(t("eval.set_title", number=number, requests_file=path))
+        data = args.data / f"set-{number}" if args.data is not None and len(loaded) > 1 else None
+        namespace = {**vars(args), "wiki": wiki, "data": data if data else args.data}
+        kb = open_knowledge(argparse.Namespace(**namespace), t)
+        try:
+            worst = max(worst, eval_answers(args, kb, requests))
+        finally:
+            kb.close()
+    return worst
+
+
 def _eval(args: argparse.Namespace) -> int:
     t = load_templates()
     named = _named_sets(args)
@@ -249,6 +272,8 @@ def _eval(args: argparse.Namespace) -> int:
             print(t("eval.no_requests", path=path), file=sys.stderr)
             return 2
         loaded.append((wiki, path, requests))
+    if args.answers:  # answers in words, scored on a model server (knowledge.cli.eval_answers)
+        return _eval_answers(args, t, loaded)
     sets: list[_Set] = []
     for number, (wiki, path, requests) in enumerate(loaded, start=1):
         # Several sets with one --data: each keeps its index in its own sub-folder.
@@ -331,6 +356,7 @@ def add_eval_command(sub: argparse._SubParsersAction) -> None:
         metavar=("WIKI", "REQUESTS"),
         help="a request file judged against that wiki folder (repeatable; pooled after)",
     )
+    add_answer_options(parser)  # --answers --llm-url URL --llm-model NAME
     parser.add_argument(
         "requests",
         type=Path,

@@ -14,6 +14,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+from knowledge.cli.ask_llm import add_llm_options, llm_settings
 from knowledge.cli.eval import add_eval_command
 from knowledge.cli.gaps import add_gaps_command
 from knowledge.cli.lint import add_lint_command
@@ -60,7 +61,7 @@ def _console(args: argparse.Namespace) -> int:
 
         kb.record_gaps(GapSettings())
     try:
-        run_console(kb, str(kb.data_dir / "console_history"))
+        run_console(kb, str(kb.data_dir / "console_history"), llm_settings(args))
     finally:
         kb.close()
     return 0
@@ -76,7 +77,7 @@ def _ask(args: argparse.Namespace) -> int:
         # The search index is opened only if the command searches (not /runbook, /acronym).
         kb = open_knowledge(args, t, lazy_index=True)
         try:
-            reply = dispatch(kb, " ".join(args.command))
+            reply = dispatch(kb, " ".join(args.command), llm_settings(args))
         finally:
             kb.close()
     if args.json:
@@ -132,10 +133,12 @@ def add_knowledge_commands(sub: argparse._SubParsersAction) -> None:
     """Register ``console``, ``ask``, ``index`` and ``triage`` on ``wikibot``'s sub-parsers."""
     console = sub.add_parser("console", help="interactive prompt taking /runbook, /acronym, ...")
     add_wiki_options(console)
+    add_llm_options(console)
     console.set_defaults(func=_console)
 
     ask = sub.add_parser("ask", help='one command, e.g. wikibot ask "/runbook qwen"')
     add_wiki_options(ask)
+    add_llm_options(ask)
     ask.add_argument("--json", action="store_true", help="print the reply as JSON")
     ask.add_argument("command", nargs="+", help="the command line, e.g. /acronym DCP")
     ask.set_defaults(func=_ask)

@@ -75,6 +75,9 @@ class AdminCog(commands.Cog):
         support = self.bot.get_cog("SupportCog")
         if support is not None:  # open and pending tickets, where the checklist came from
             reply = dataclasses.replace(reply, fields=(*reply.fields, await support.status_field()))
+        ask = self.bot.get_cog("AskCog")
+        if ask is not None:  # answers in words: on, with which model, how it went lately
+            reply = dataclasses.replace(reply, fields=(*reply.fields, ask.status_field()))
         if self.bot.follower is not None:  # source, commit, fetched, last checked, last error
             reply = self.bot.follower.status(reply)
         await send_reply(interaction, reply, kb, private=True)

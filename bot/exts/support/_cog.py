@@ -363,9 +363,11 @@ class SupportCog(commands.Cog):
             )
 
         try:
-            return await self.bot.in_thread(check)
+            checked = await self.bot.in_thread(check)
         except IntakeError as exc:
             return exc
+        ask = self.bot.get_cog("AskCog")  # llm.enabled: the answer in words above the pages
+        return checked if ask is None else await ask.with_answer(draft.values, checked)
 
     async def _show_check(
         self,
