@@ -44,6 +44,7 @@ from .config import BotConfig, data_dir_of
 from .cooldowns import Cooldowns
 from .errors import WikiTree
 from .heartbeat import HEARTBEAT_EVERY
+from .shutdown import STOP_GRACE, finish_work
 
 __all__ = ["EXTENSIONS", "FrozenHeap", "WikiBot"]
 
@@ -153,6 +154,7 @@ class WikiBot(commands.Bot):
         sync_on_start: bool = True,
         refresh_interval: float | None = None,
         heartbeat_interval: float = HEARTBEAT_EVERY,
+        stop_grace: float = STOP_GRACE,
         **kwargs: Any,
     ) -> None:
         intents = discord.Intents.none()
@@ -197,6 +199,11 @@ class WikiBot(commands.Bot):
         self.sync_failures: dict[int, str] = {}
         #: Registered command ids by scope (guild id, None: global) and name, for mentions.
         self.command_ids: dict[int | None, dict[str, int]] = {}
+        #: Seconds the work in flight may take once :meth:`stop` was asked for.
+        self.stop_grace = stop_grace
+        self._stopping: asyncio.Task[None] | None = None
+        self._stop_at: float | None = None
+        self._closed = False
 
     @property
     def kb(self) -> KnowledgeBase:
@@ -332,7 +339,57 @@ class WikiBot(commands.Bot):
     async def on_ready(self) -> None:
         log.info("logged in as %s (%s) in %d guilds", self.user, self.user.id, len(self.guilds))
 
+    # --- stopping (see bot.shutdown) ---------------------------------------------------
+
+    def is_closed(self) -> bool:
+        # A stop under way counts as closed: discord.py's connect loop then ends when the
+        # gateway closes, instead of reconnecting.
+        return self._stopping is not None or super().is_closed()
+
+    def time_left(self) -> float | None:
+        """Seconds left for the work of a requested stop (None: no stop asked for)."""
+        if self._stop_at is None:
+            return None
+        return max(0.0, self._stop_at - asyncio.get_running_loop().time())
+
+    async def stop(self) -> None:
+        """Stop gracefully: close the gateway, let the handlers running finish within
+        :attr:`stop_grace` seconds, then :meth:`close` (stores flushed and closed)."""
+        if self._stopping is None:
+            self._stopping = asyncio.create_task(self._stop(), name="wikibot-stop-work")
+        await asyncio.shield(self._stopping)
+
+    async def _stop(self) -> None:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        self._stop_at = started + self.stop_grace
+        if self.ws is not None and self.ws.open:
+            try:
+                await asyncio.wait_for(self.ws.close(code=1000), self.time_left())
+            except (OSError, TimeoutError) as exc:
+                log.info("the gateway did not close cleanly: %r", exc)
+        log.info("gateway closed; letting the work in flight finish")
+        finished, cancelled = await finish_work(self.time_left() or 0.0)
+        if cancelled:
+            log.warning(
+                "stopping: %d task(s) cut short after %.1f s: %s",
+                len(cancelled),
+                self.stop_grace,
+                ", ".join(cancelled),
+            )
+        await self.close()
+        log.info(
+            "stopped in %.2f s (%d task(s) in flight finished)", loop.time() - started, finished
+        )
+
     async def close(self) -> None:
+        stopping = self._stopping
+        if stopping is not None and asyncio.current_task() is not stopping:
+            await asyncio.shield(stopping)  # the stop closes the bot once its work is done
+            return
+        if self._closed:
+            return
+        self._closed = True
         await super().close()
         self._pool.shutdown(wait=False, cancel_futures=True)
         if self._owns_kb and self._kb is not None:

@@ -216,14 +216,23 @@ def serve(args: argparse.Namespace) -> int:
     from knowledge.source import ArchiveError, CheckFailed, FetchError, StoreBusy
 
     from .client import WikiBot
+    from .shutdown import StopOnSignal
 
     t = load_templates("bot.yaml")
     command = _command(args)
     unreachable = _network_errors()
 
     async def run() -> None:
-        async with WikiBot(config) as bot:
-            await bot.start(token)
+        bot = WikiBot(config)
+        # SIGTERM (docker stop) and SIGINT: close the gateway, finish the work in flight,
+        # flush the stores, return (see bot.shutdown).
+        signals = StopOnSignal(bot)
+        signals.install()
+        try:
+            async with bot:
+                await bot.start(token)
+        finally:
+            signals.uninstall()
 
     delays = _retry_delays()
     attempt = 1

@@ -78,10 +78,15 @@ class UpkeepCog(commands.Cog):
         if reload is not None and not reload.done():
             # The index is closed right after this: let a running update finish first.
             log.info("waiting for the wiki refresh in progress to finish")
-            await asyncio.wait([reload])
-            failed = None if reload.cancelled() else reload.exception()
-            if failed is not None:
-                log.warning("the wiki refresh running at shutdown failed: %r", failed)
+            # Bounded when the bot is stopping (SIGTERM): a swap is atomic, so one cut
+            # short leaves the previous generation live for the next start.
+            await asyncio.wait([reload], timeout=self.bot.time_left())
+            if not reload.done():
+                log.warning("the wiki refresh in progress did not finish before the stop")
+            else:
+                failed = None if reload.cancelled() else reload.exception()
+                if failed is not None:
+                    log.warning("the wiki refresh running at shutdown failed: %r", failed)
         if self._beating:
             self.connected = False
             await self._beat()
