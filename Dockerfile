@@ -37,6 +37,7 @@ COPY pyproject.toml README.md LICENSE ./
 COPY knowledge knowledge
 COPY bot bot
 COPY templates templates
+COPY wikibot wikibot
 # The wheel holds bot/, knowledge/ and templates/ only: no tests reach the image.
 # Bytecode is compiled here, once (the bot cannot write it at run time): without it
 # the bot and each helper process it starts (page parsing, index builds) compiled every

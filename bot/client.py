@@ -157,6 +157,9 @@ class WikiBot(commands.Bot):
         stop_grace: float = STOP_GRACE,
         **kwargs: Any,
     ) -> None:
+        # The bot has no voice: discord.py's warnings about voice libraries say nothing.
+        discord.VoiceClient.warn_nacl = False
+        discord.VoiceClient.warn_dave = False
         intents = discord.Intents.none()
         intents.guilds = True  # app commands need nothing else: no message content, no members
         # ...but reading a new help post for the optional /support nudge does.
