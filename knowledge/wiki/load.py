@@ -25,6 +25,7 @@ __all__ = [
     "WikiFolderError",
     "check_wiki_folder",
     "load_wiki",
+    "page_files",
     "read_page",
 ]
 
@@ -32,8 +33,10 @@ log = logging.getLogger(__name__)
 
 #: Pages above this size are skipped: the real wiki's largest page is ~150 kB.
 MAX_PAGE_BYTES = 2 * 1024 * 1024
-#: Folders never read: images and other non-page data, VCS and tool folders.
-SKIP_DIRS = frozenset({"images", "img", "assets", "data", "node_modules", "__pycache__"})
+#: Folders never read (besides those whose name starts with a dot: VCS, tool settings):
+#: installed tool files, never pages. A folder named for images or data is read like any
+#: other, since a page kept there is still a page (only its ``.md`` files are read).
+SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
 
 
 class WikiFolderError(OSError):
@@ -73,6 +76,12 @@ def check_wiki_folder(root: str | os.PathLike[str]) -> Path:
 def _category(path: str) -> str:
     parts = PurePosixPath(path).parts
     return parts[0] if len(parts) > 1 else "general"
+
+
+def page_files(root: str | os.PathLike[str]) -> list[str]:
+    """The wiki paths of the Markdown files :func:`load_wiki` would read under ``root``
+    (before any is refused for its size or content), for counts such as the doctor's."""
+    return [rel for rel, _ in _iter_markdown(Path(root), [])]
 
 
 def _iter_markdown(root: Path, skipped: list[tuple[str, str]]) -> Iterable[tuple[str, str]]:
