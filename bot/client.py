@@ -44,6 +44,7 @@ from .config import BotConfig, data_dir_of
 from .cooldowns import Cooldowns
 from .errors import WikiTree
 from .heartbeat import HEARTBEAT_EVERY
+from .metrics import BotMetrics
 from .shutdown import STOP_GRACE, finish_work
 
 __all__ = ["EXTENSIONS", "FrozenHeap", "WikiBot"]
@@ -66,6 +67,7 @@ EXTENSIONS = (
     "bot.exts.upkeep",
     "bot.exts.welcome",
     "bot.exts.support",
+    "bot.exts.stats",
 )
 
 
@@ -164,6 +166,9 @@ class WikiBot(commands.Bot):
         intents.guilds = True  # app commands need nothing else: no message content, no members
         # ...but reading a new help post for the optional /support nudge does.
         intents.message_content = config.support.nudge
+        # ...and noticing the first helper reply in a ticket's post (metrics), the messages
+        # of the guild (their authors and times; no content without the intent above).
+        intents.guild_messages = config.support.forum_channel_id is not None
         kwargs.setdefault("intents", intents)
         kwargs.setdefault("allowed_mentions", discord.AllowedMentions.none())
         kwargs.setdefault("chunk_guilds_at_startup", False)
@@ -207,6 +212,8 @@ class WikiBot(commands.Bot):
         self._stopping: asyncio.Task[None] | None = None
         self._stop_at: float | None = None
         self._closed = False
+        #: Figures for Prometheus (served when ``metrics.port`` is set) and /wiki stats.
+        self.metrics = BotMetrics(self)
 
     @property
     def kb(self) -> KnowledgeBase:
@@ -250,6 +257,8 @@ class WikiBot(commands.Bot):
             # Parsing the wiki and opening the index take seconds: never on the event loop.
             self._kb = await asyncio.to_thread(self._load_knowledge)
         self.settle_memory()
+        if self._open_knowledge:  # serving (not `wikibot sync`): count, and serve if asked
+            self.metrics.start(self.config.metrics.host, self.config.metrics.port)
         self.add_dynamic_items(DeleteButton)  # under public answers of several commands
         for extension in EXTENSIONS:
             await self.load_extension(extension)
@@ -394,6 +403,7 @@ class WikiBot(commands.Bot):
             return
         self._closed = True
         await super().close()
+        self.metrics.stop()
         self._pool.shutdown(wait=False, cancel_futures=True)
         if self._owns_kb and self._kb is not None:
             await asyncio.to_thread(self._kb.close)

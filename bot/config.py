@@ -48,6 +48,7 @@ __all__ = [
     "BotConfig",
     "ConfigError",
     "Cooldown",
+    "MetricsConfig",
     "SupportConfig",
     "data_dir_of",
     "load_config",
@@ -68,6 +69,7 @@ DEFAULT_THINKING_AFTER = 1.0
 #: At most this much: the deferral must still reach Discord within its 3 seconds.
 MAX_THINKING_AFTER = 2.0
 MAX_DRAFT_HOURS = 30 * 24
+DEFAULT_METRICS_HOST = "127.0.0.1"
 _SECRET_KEYS = frozenset({"token", "discord_token", "bot_token", "secret", "client_secret"})
 _NO_SECRETS = "secrets are never read from the config file; set DISCORD_TOKEN"
 
@@ -101,6 +103,15 @@ class SupportConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class MetricsConfig:
+    """Where Prometheus metrics are served: ``port`` None means nowhere (the default)."""
+
+    port: int | None = None
+    #: Loopback by default: a scraper on the same host (or a sidecar) reads them.
+    host: str = DEFAULT_METRICS_HOST
+
+
+@dataclass(frozen=True, slots=True)
 class BotConfig:
     #: Guilds the commands are synced to at start-up (empty: no sync at start-up).
     guild_ids: tuple[int, ...]
@@ -130,6 +141,8 @@ class BotConfig:
     #: Seconds an answer may take before "thinking…" is shown (``discord.thinking_after``):
     #: answers ready sooner go out in the first response.
     thinking_after: float = DEFAULT_THINKING_AFTER
+    #: The Prometheus endpoint (``metrics.port``, ``metrics.host``): off by default.
+    metrics: MetricsConfig = MetricsConfig()
 
 
 # --- the file's schema ------------------------------------------------------------------
@@ -350,12 +363,30 @@ class _Support(_Section):
     nudge: Annotated[bool, Field(default=False, strict=True, description="true or false")]
 
 
+class _Metrics(_Section):
+    port: Annotated[
+        int | None,
+        Field(
+            default=None,
+            strict=True,
+            ge=1,
+            le=65535,
+            description="a TCP port from 1 to 65535 (leave it out: no metrics endpoint)",
+        ),
+    ]
+    host: Annotated[
+        _Text,
+        Field(default=DEFAULT_METRICS_HOST, description="an address to listen on, e.g. 127.0.0.1"),
+    ]
+
+
 class _File(_Section):
     discord: _Discord
     wiki: _Wiki
     cooldown: _Cooldown
     search: _Search
     support: _Support
+    metrics: _Metrics
 
 
 # --- errors ---------------------------------------------------------------------------
@@ -474,6 +505,7 @@ def parse_config(data: Any, *, name: str = "<config>", base: Path | None = None)
         caps=caps,
         http2=wiki.http2,
         thinking_after=file.discord.thinking_after,
+        metrics=MetricsConfig(port=file.metrics.port, host=file.metrics.host),
     )
 
 

@@ -46,7 +46,12 @@ def test_startup_syncs_the_command_schema_to_the_configured_guild(discord_standi
     assert search["query"]["required"] and not search["query"].get("autocomplete")
     assert search["section"]["autocomplete"] and not search["section"].get("required")
     wiki = options(slash["wiki"])
-    assert {name: o["type"] for name, o in wiki.items()} == {"status": 1, "reindex": 1, "sync": 1}
+    assert {name: o["type"] for name, o in wiki.items()} == {
+        "status": 1,
+        "stats": 1,
+        "reindex": 1,
+        "sync": 1,
+    }
     # Contexts and installs declared on every command; no deprecated dm_permission.
     assert all("dm_permission" not in c for c in synced)
     wiki = slash["wiki"]
