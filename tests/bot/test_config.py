@@ -101,6 +101,9 @@ def test_the_example_config_is_valid(tmp_path):
         ("wiki: {path: wiki, refresh_minutes: .inf}\n", "wiki.refresh_minutes", "minutes"),
         ("wiki: {path: wiki}\ndiscord: {thinking_after: 3}\n", "discord.thinking_after", "0 to 2"),
         ("wiki: {path: wiki}\ndiscord: {thinking_after: -1}\n", "discord.thinking_after", "got -1"),
+        ("wiki: {path: wiki}\nmetrics: {port: 70000}\n", "metrics.port", "1 to 65535"),
+        ("wiki: {path: wiki}\nmetrics: {port: '9108'}\n", "metrics.port", "TCP port"),
+        ("wiki: {path: wiki}\nmetrics: {host: ''}\n", "metrics.host", "address"),
         # A misspelt key is named, not the "required" key it leaves out.
         ("wiki: {pth: wiki}\n", "wiki.pth", "unknown key"),
     ],
