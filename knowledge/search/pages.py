@@ -33,8 +33,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from array import array
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import itemgetter
@@ -393,13 +394,62 @@ class PageRanking:
     family: str | None = None
 
 
+class _Counts:
+    """A section's term counts, read-only and compact: its terms as a tuple and their
+    counts as an array of unsigned ints, about a third of a dict's memory (thousands of
+    sections are kept for the next refresh to reuse; only the postings are searched).
+    Reads as a mapping: iteration gives the terms, ``values()`` the counts."""
+
+    __slots__ = ("counts", "terms")
+
+    def __init__(self, counts: Mapping[str, int]) -> None:
+        self.terms = tuple(counts)
+        self.counts = array("I", counts.values())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.terms)
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    def values(self) -> array[int]:
+        return self.counts
+
+    def items(self) -> Iterable[tuple[str, int]]:
+        return zip(self.terms, self.counts, strict=True)
+
+    def get(self, term: str, default: int | None = None) -> int | None:
+        try:
+            return self.counts[self.terms.index(term)]
+        except ValueError:
+            return default
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _Counts):
+            return self.terms == other.terms and self.counts == other.counts
+        return isinstance(other, Mapping) and dict(self.items()) == dict(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"_Counts({dict(self.items())!r})"
+
+
 @dataclass(slots=True)
 class _Doc:
     path: str
     anchor: str
     title: str
     length: int
-    tf: dict[str, int]
+    #: Term counts: a dict for a whole page (looked up per query), :class:`_Counts` for
+    #: a section (only read when postings are built).
+    tf: Mapping[str, int]
+
+
+def _distinct(terms: Iterable[str]) -> tuple[str, ...]:
+    """``terms`` once each, in order: a tuple holds a few words in a third of a
+    frozenset's memory, and a quote's words are only intersected with a log line's."""
+    return tuple(dict.fromkeys(terms))
 
 
 @dataclass(slots=True)
@@ -409,7 +459,8 @@ class _Quote:
     path: str
     anchor: str
     text: str
-    terms: frozenset[str]
+    #: Its distinct words (see :func:`_distinct`).
+    terms: tuple[str, ...]
     #: True for an Error quote, False for a code line.
     quote: bool = True
 
@@ -675,18 +726,18 @@ class _PageParts:
             terms = _section_terms(page, section, memo)
             whole.update(terms)
             sections.append(
-                _Doc(path, section.anchor, section.title, sum(terms.values()), dict(terms))
+                _Doc(path, section.anchor, section.title, sum(terms.values()), _Counts(terms))
             )
             for item in section.labelled:
                 if label_word(item.label) not in _ERROR_LABELS:
                     continue
                 for quote, _ in item.quotes:
-                    qterms = frozenset(t for t, _ in _tokens(_clean_error_line(quote), memo))
+                    qterms = _distinct(t for t, _ in _tokens(_clean_error_line(quote), memo))
                     if len(qterms) >= 2:
                         quotes.append(_Quote(path, section.anchor, quote, qterms))
             for block in section.code:
                 for line in block.text.splitlines()[:400]:
-                    lterms = frozenset(t for t, _ in _tokens(_clean_error_line(line), memo))
+                    lterms = _distinct(t for t, _ in _tokens(_clean_error_line(line), memo))
                     if len(lterms) >= 3:
                         quotes.append(_Quote(path, section.anchor, line, lterms, False))
         page_doc = _Doc(path, "", page.title, sum(whole.values()), dict(whole))
@@ -986,7 +1037,7 @@ class PageRanker:
                 inside = shared / len(entry.terms)
                 if shared < 2 or inside < 0.8:
                     continue
-                key = min(order[t] for t in entry.terms & terms)
+                key = min(order[t] for t in terms.intersection(entry.terms))
                 matches.append((key, number, 0.6 * inside, entry.text))
             enough = next((s for s in range(3, size + 1) if not s / size < 0.8), None)
             if enough is not None:
@@ -996,7 +1047,7 @@ class PageRanker:
                     candidates.update(self.line_postings.get(term, ()))
                 for number in candidates:
                     entry = quotes[number]
-                    held = entry.terms & terms
+                    held = terms.intersection(entry.terms)
                     shared = len(held)
                     if shared < 3 or shared / size < 0.8 or shared / len(entry.terms) < 0.5:
                         continue
