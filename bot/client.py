@@ -249,6 +249,8 @@ class WikiBot(commands.Bot):
         ``collect=False`` never runs a full collection now (see :class:`FrozenHeap`).
         """
         self._heap.settle(collect=collect)
+        if self._kb is not None:  # every (re)load ends here: its time, for the wiki's age
+            self.metrics.wiki_loaded(self._kb.state)
 
     async def setup_hook(self) -> None:
         if sys.getswitchinterval() > SWITCH_INTERVAL:

@@ -33,7 +33,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, ProcessCollector
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    ProcessCollector,
+    disable_created_metrics,
+)
 from prometheus_client.core import GaugeMetricFamily, InfoMetricFamily
 from prometheus_client.registry import Collector
 
@@ -82,16 +88,21 @@ class _ReadAtScrape(Collector):
         self._generation = 0
         self._loaded_at = 0.0
 
+    def note(self, state: object) -> None:
+        """The wiki state answered from now; a new one counts a generation, loaded now."""
+        with self._lock:
+            if state is not self._state:
+                self._state, self._loaded_at = state, time.time()
+                self._generation += 1
+
     def collect(self) -> Iterator[Any]:
         bot = self.bot
         kb = getattr(bot, "_kb", None)
         if kb is None:
             return
         state = kb.state
+        self.note(state)  # a reload not noted yet (the bot notes each as it settles)
         with self._lock:
-            if state is not self._state:
-                self._state, self._loaded_at = state, time.time()
-                self._generation += 1
             generation, loaded_at = self._generation, self._loaded_at
         wiki = state.wiki
         yield GaugeMetricFamily(
@@ -154,6 +165,9 @@ class BotMetrics:
     """The registry of one bot, what feeds it, and its optional HTTP endpoint."""
 
     def __init__(self, bot: Any) -> None:
+        # No ``*_created`` series beside each counter and histogram: nobody here reads
+        # them, and they double what a scrape carries (a setting of the whole process).
+        disable_created_metrics()
         self.registry = registry = CollectorRegistry()
         self.commands = Counter(
             "wikibot_commands",
@@ -181,7 +195,8 @@ class BotMetrics:
             "wikibot_log_messages", "Warnings and errors logged", ["level"], registry=registry
         )
         ProcessCollector(registry=registry)
-        registry.register(_ReadAtScrape(bot))
+        self._scraped = _ReadAtScrape(bot)
+        registry.register(self._scraped)
         self._log_handler = _CountLogs(self.log_messages)
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -195,6 +210,10 @@ class BotMetrics:
 
     def error(self, kind: str) -> None:
         self.errors.labels(kind).inc()
+
+    def wiki_loaded(self, state: object) -> None:
+        """Called after each (re)load: the wiki's age and generation count from here."""
+        self._scraped.note(state)
 
     # --- serving -------------------------------------------------------------------
 
