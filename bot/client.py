@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import functools
 import gc
 import logging
@@ -47,7 +48,7 @@ from .heartbeat import HEARTBEAT_EVERY
 from .metrics import BotMetrics
 from .shutdown import STOP_GRACE, finish_work
 
-__all__ = ["EXTENSIONS", "FrozenHeap", "WikiBot"]
+__all__ = ["EXTENSIONS", "FrozenHeap", "WikiBot", "trim_heap"]
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +123,14 @@ class FrozenHeap:
                     gc.enable()
 
     def settle(self, *, collect: bool = True) -> bool:
-        """Freeze what is alive; True when frozen garbage was collected first."""
+        """Freeze what is alive; True when frozen garbage was collected first. Either
+        way the C heap's free pages are then handed back to the system (:func:`trim_heap`)."""
+        try:
+            return self._settle(collect)
+        finally:
+            trim_heap()
+
+    def _settle(self, collect: bool) -> bool:
         gc.freeze()
         size = sys.getallocatedblocks()
         if self.baseline is None:
@@ -135,6 +143,27 @@ class FrozenHeap:
         gc.freeze()
         self.baseline = sys.getallocatedblocks()
         return True
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    try:  # the C library the interpreter runs on (no lookup, no subprocess)
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to trim
+        return None
+
+
+def trim_heap() -> None:
+    """Give the C heap's free pages back to the system (glibc's ``malloc_trim``).
+
+    A load and its page ranker's build make and free hundreds of MB of short-lived
+    objects; glibc keeps the freed pages, so the process stayed that much bigger for
+    good: 48 MB at 10x the wiki (measured with benchmarks/memory_bench.py), 2 MB at
+    1x. It takes about 5 ms at 10x, once per load.
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 class WikiBot(commands.Bot):

@@ -34,6 +34,7 @@ import dataclasses
 import math
 import re
 from array import array
+from bisect import bisect_left
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -432,7 +433,29 @@ class _Counts:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"_Counts({dict(self.items())!r})"
+        return f"{type(self).__name__}({dict(self.items())!r})"
+
+
+class _SortedCounts(_Counts):
+    """:class:`_Counts` with its terms sorted, so a query's ``term in tf`` (a whole
+    page's, for the few pages a ranking explains) is a binary search in C."""
+
+    __slots__ = ()
+
+    def __init__(self, counts: Mapping[str, int]) -> None:
+        ordered = sorted(counts.items())
+        self.terms = tuple(term for term, _ in ordered)
+        self.counts = array("I", (count for _, count in ordered))
+
+    def __contains__(self, term: object) -> bool:
+        terms = self.terms
+        at = bisect_left(terms, term)  # type: ignore[type-var]
+        return at < len(terms) and terms[at] == term
+
+    def get(self, term: str, default: int | None = None) -> int | None:
+        terms = self.terms
+        at = bisect_left(terms, term)
+        return self.counts[at] if at < len(terms) and terms[at] == term else default
 
 
 @dataclass(slots=True)
@@ -441,9 +464,9 @@ class _Doc:
     anchor: str
     title: str
     length: int
-    #: Term counts: a dict for a whole page (looked up per query), :class:`_Counts` for
-    #: a section (only read when postings are built).
-    tf: Mapping[str, int]
+    #: Term counts: :class:`_SortedCounts` for a whole page (looked up per query),
+    #: :class:`_Counts` for a section (only read when postings are built).
+    tf: _Counts
 
 
 def _distinct(terms: Iterable[str]) -> tuple[str, ...]:
@@ -740,7 +763,7 @@ class _PageParts:
                     lterms = _distinct(t for t, _ in _tokens(_clean_error_line(line), memo))
                     if len(lterms) >= 3:
                         quotes.append(_Quote(path, section.anchor, line, lterms, False))
-        page_doc = _Doc(path, "", page.title, sum(whole.values()), dict(whole))
+        page_doc = _Doc(path, "", page.title, sum(whole.values()), _SortedCounts(whole))
         return cls(page.sha, tuple(sections), page_doc, tuple(quotes))
 
 
