@@ -224,7 +224,11 @@ class BotMetrics:
             return
         from prometheus_client import start_http_server
 
-        self._server, self._thread = start_http_server(port, addr=host, registry=self.registry)
+        try:
+            self._server, self._thread = start_http_server(port, addr=host, registry=self.registry)
+        except OSError as exc:  # the port taken, a host not ours: Discord is served anyway
+            log.error("metrics: cannot listen on %s:%d (%s); no metrics endpoint", host, port, exc)
+            return
         self.address = (host, self._server.server_port)
         log.info("metrics served on http://%s:%d/metrics", host, self._server.server_port)
 

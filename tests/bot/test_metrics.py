@@ -113,3 +113,22 @@ def test_wiki_stats_shows_the_same_figures_to_admins_only(discord_standin, data)
     assert "0 answered by the wiki, 0 filed" in fields["Support requests"]
     assert "pages at revision" in fields["Wiki"] and "MB resident" in fields["Memory"]
     assert fields["Errors"] == "none yet"
+
+
+def test_a_metrics_port_already_taken_is_logged_and_the_bot_serves_anyway(caplog):
+    import socket
+
+    from bot.metrics import BotMetrics
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        metrics = BotMetrics(bot=None)
+        with caplog.at_level("ERROR", logger="bot.metrics"):
+            metrics.start("127.0.0.1", taken.getsockname()[1])
+        metrics.stop()
+    finally:
+        taken.close()
+    assert metrics.address is None
+    assert "cannot listen on 127.0.0.1" in caplog.text
