@@ -3,13 +3,16 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# setuptools warns at every editable install of a flat layout that folders named like the
+# packages may shadow them (9 lines); bot/install.py checks exactly that at each start.
+QUIET_EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
 
 .PHONY: demo test lint bench eval clean docker-smoke llm-smoke eval-answers
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(QUIET_EDITABLE) $(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
 demo: $(STAMP)  ## console on the demo wiki that ships inside the package

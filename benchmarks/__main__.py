@@ -1,7 +1,7 @@
 """Run every benchmark and print its figures: ``make bench`` / ``python -m benchmarks``.
 
-``make bench SCALE=10`` (``--scale 10``) runs the realistic benchmark alone on ten
-copies of the wiki (see :mod:`benchmarks.realistic_bench`).
+``make bench SCALE=10`` (``--scale 10``) runs the realistic and memory benchmarks alone
+on ten copies of the wiki (see :mod:`benchmarks.realistic_bench`).
 
 Each area runs in its own process, so its peak RSS is its own. Figures are
 printed, never asserted: these machines are too noisy for timed tests.
@@ -33,6 +33,7 @@ AREAS = [
     ("benchmarks.lint_bench", "wikibot lint on the whole wiki: cold, warm, checks alone", True),
     ("benchmarks.fault_bench", "fetch deadline vs a trickle; triage RSS on binary logs", False),
     ("benchmarks.ask_bench", "/ask streamed from a paced model stand-in: first text, stall", True),
+    ("benchmarks.memory_bench", "the bot's RSS, stage by stage, and in the steady state", True),
 ]
 
 
@@ -45,16 +46,19 @@ def main(argv: list[str] | None = None) -> int:
         "--scale",
         type=int,
         default=1,
-        help="N > 1: only the realistic benchmark, on N copies of the wiki (make bench SCALE=10)",
+        help="N > 1: the realistic and memory benchmarks only, on N copies of the wiki",
     )
     args = parser.parse_args(argv)
     if args.scale > 1:
         if not args.wiki.is_dir():
             print(f"benchmarks need a wiki: {args.wiki} not found", file=sys.stderr)
             return 2
-        print(f"\n## benchmarks.realistic_bench at {args.scale}x the wiki", flush=True)
-        cmd = [sys.executable, "-m", "benchmarks.realistic_bench", "--wiki", str(args.wiki)]
-        return subprocess.run([*cmd, "--scale", str(args.scale)], cwd=ROOT).returncode
+        failed = 0
+        for module in ("benchmarks.realistic_bench", "benchmarks.memory_bench"):
+            print(f"\n## {module} at {args.scale}x the wiki", flush=True)
+            cmd = [sys.executable, "-m", module, "--wiki", str(args.wiki)]
+            failed += bool(subprocess.run([*cmd, "--scale", str(args.scale)], cwd=ROOT).returncode)
+        return 1 if failed else 0
     args.only = args.only or args.area
     if not args.wiki.is_dir():
         print(f"benchmarks need a wiki: {args.wiki} not found (use --wiki DIR)", file=sys.stderr)

@@ -7,16 +7,19 @@ starts fast and works without it.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 
 from knowledge.cli.main import add_knowledge_commands
 
 from . import serve_cli
-from .install import check_install
+from .install import check_install, package_version
+from .logs import FORMATS, LogSettingError, log_settings, setup_logging
 
-__all__ = ["build_parser", "main"]
+__all__ = ["OWNERS_CHECKED", "build_parser", "main"]
+
+#: Commands that also check no other distribution installs our packages (about 0.1 s).
+OWNERS_CHECKED = frozenset({"serve", "sync", "doctor"})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,6 +28,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="Answers from the RTX PRO 6000 Blackwell field wiki: console and Discord bot.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
+    parser.add_argument(
+        "--log-format",
+        choices=FORMATS,
+        default=None,
+        help="log lines as text or JSON objects (default: $WIKIBOT_LOG_FORMAT or text)",
+    )
     sub = parser.add_subparsers(dest="cmd", metavar="COMMAND")
     add_knowledge_commands(sub)
     serve_cli.add_commands(sub)
@@ -35,10 +45,14 @@ def main(argv: list[str] | None = None) -> int:
     check_install()
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    try:
+        fmt, level = log_settings(args.log_format, verbose=args.verbose, default_level="WARNING")
+    except LogSettingError as exc:
+        print(f"wikibot: {exc}", file=sys.stderr)
+        return 2
+    setup_logging(fmt, level)
+    if args.cmd in OWNERS_CHECKED:
+        check_install(owners=True)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -55,6 +55,7 @@ __all__ = [
     "Cooldown",
     "GapsConfig",
     "LlmConfig",
+    "MetricsConfig",
     "SupportConfig",
     "data_dir_of",
     "load_config",
@@ -77,6 +78,7 @@ DEFAULT_GAPS_KEEP_DAYS = 90
 #: At most this much: the deferral must still reach Discord within its 3 seconds.
 MAX_THINKING_AFTER = 2.0
 MAX_DRAFT_HOURS = 30 * 24
+DEFAULT_METRICS_HOST = "127.0.0.1"
 _SECRET_KEYS = frozenset(
     {"token", "discord_token", "bot_token", "secret", "client_secret", "api_key", "key"}
 )
@@ -165,6 +167,15 @@ class GapsConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class MetricsConfig:
+    """Where Prometheus metrics are served: ``port`` None means nowhere (the default)."""
+
+    port: int | None = None
+    #: Loopback by default: a scraper on the same host (or a sidecar) reads them.
+    host: str = DEFAULT_METRICS_HOST
+
+
+@dataclass(frozen=True, slots=True)
 class BotConfig:
     #: Guilds the commands are synced to at start-up (empty: no sync at start-up).
     guild_ids: tuple[int, ...]
@@ -199,6 +210,8 @@ class BotConfig:
     gaps: GapsConfig = GapsConfig()
     #: Answers in words (``llm.*``); None: off, and the bot behaves as without it.
     llm: LlmConfig | None = None
+    #: The Prometheus endpoint (``metrics.port``, ``metrics.host``): off by default.
+    metrics: MetricsConfig = MetricsConfig()
 
 
 # --- the file's schema ------------------------------------------------------------------
@@ -431,6 +444,8 @@ class _Gaps(_Section):
             description="a whole number of days from 1 to 3650",
         ),
     ]
+
+
 def _http_url(value: str | None) -> str | None:
     if not value:
         return None
@@ -529,6 +544,23 @@ def _llm_config(llm: _Llm, name: str) -> LlmConfig | None:
     )
 
 
+class _Metrics(_Section):
+    port: Annotated[
+        int | None,
+        Field(
+            default=None,
+            strict=True,
+            ge=1,
+            le=65535,
+            description="a TCP port from 1 to 65535 (leave it out: no metrics endpoint)",
+        ),
+    ]
+    host: Annotated[
+        _Text,
+        Field(default=DEFAULT_METRICS_HOST, description="an address to listen on, e.g. 127.0.0.1"),
+    ]
+
+
 class _File(_Section):
     discord: _Discord
     wiki: _Wiki
@@ -537,6 +569,7 @@ class _File(_Section):
     support: _Support
     gaps: _Gaps
     llm: _Llm
+    metrics: _Metrics
 
 
 # --- errors ---------------------------------------------------------------------------
@@ -658,6 +691,7 @@ def parse_config(data: Any, *, name: str = "<config>", base: Path | None = None)
         thinking_after=file.discord.thinking_after,
         gaps=GapsConfig(enabled=file.gaps.enabled, keep_days=file.gaps.keep_days),
         llm=_llm_config(file.llm, name),
+        metrics=MetricsConfig(port=file.metrics.port, host=file.metrics.host),
     )
 
 

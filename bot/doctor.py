@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from knowledge.source import Generation, Store
 from knowledge.source.spec import DEFAULT_API_URL
 from knowledge.templates import Templates, load_templates
+from knowledge.wiki.load import page_files
 
 from .config import BotConfig, ConfigError, data_dir_of, load_config
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from .client import WikiBot
 
 __all__ = [
+    "PLACEHOLDER_IDS",
     "ChannelNeed",
     "Check",
     "channel_needs",
@@ -214,7 +216,9 @@ def _wiki_checks(config: BotConfig, t: Templates) -> list[Check]:
             return checks
         wiki = live.path
         index_fix = "doctor.index_fix_source"
-    pages = [p for p in wiki.rglob("*.md") if p.is_file()] if wiki.is_dir() else []
+    # The files the bot would read, by the loader's own rules (dot folders left out, a
+    # page under images/ kept), so the count is the one the index reports.
+    pages = [wiki / rel for rel in page_files(wiki)] if wiki.is_dir() else []
     if not pages:
         return [*checks, Check(t("doctor.wiki_empty", path=wiki), False, t("doctor.wiki_fix"))]
     checks.append(Check(t("doctor.wiki_ok", pages=len(pages), path=wiki), True))
@@ -384,7 +388,9 @@ async def run_checks(
     try:
         config = load_config(config_path)
     except ConfigError as exc:
-        return [Check(t("doctor.config_fail", error=exc), False, t("doctor.config_fix"))]
+        # A missing file names no key: say how to make one instead.
+        fix = "doctor.config_fix" if config_path.exists() else "doctor.config_missing_fix"
+        return [Check(t("doctor.config_fail", error=exc), False, t(fix, path=config_path))]
     checks = [
         Check(
             t(
@@ -396,8 +402,15 @@ async def run_checks(
             True,
         )
     ]
+    checks += _placeholder_checks(config, t)
     if not token:
         checks.append(Check(t("doctor.token_missing"), False, t("doctor.token_missing_fix")))
+        # What a token would have checked, listed so nobody takes its absence for a pass.
+        for guild_id in config.guild_ids:
+            checks.append(Check(t("doctor.guild_skipped", id=guild_id), None))
+        checks.append(Check(t("doctor.commands_skipped"), None))
+        if channel_needs(config, t) or extra_needs:
+            checks.append(Check(t("doctor.channels_skipped"), None))
     else:
         from .client import WikiBot
 
@@ -407,6 +420,29 @@ async def run_checks(
             checks += await _discord_checks(bot, config, token, needs, t)
     checks += await asyncio.to_thread(_wiki_checks, config, t)
     checks += await _llm_checks(config, t)
+    return checks
+
+
+#: The ids config.example.yaml uses as placeholders (a test keeps the two in step):
+#: a copy of the example left as it is points the bot at nobody's server.
+PLACEHOLDER_IDS = frozenset({123456789012345678})
+
+
+def _placeholder_checks(config: BotConfig, t: Templates) -> list[Check]:
+    """A failed check per config key still holding an id of config.example.yaml."""
+    keys: list[tuple[str, Iterable[int | None]]] = [
+        ("discord.guild_ids", config.guild_ids),
+        ("discord.admin_role_ids", config.admin_role_ids),
+        ("wiki.announce_channel", [config.announce_channel]),
+        ("support.forum_channel_id", [config.support.forum_channel_id]),
+        ("support.staff_role_ids", config.support.staff_role_ids),
+    ]
+    checks = []
+    for key, ids in keys:
+        for value in ids:
+            if value in PLACEHOLDER_IDS:
+                text = t("doctor.placeholder", key=key, id=value)
+                checks.append(Check(text, False, t("doctor.placeholder_fix", key=key)))
     return checks
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "STALE_COMMAND_ERRORS",
     "Refused",
     "WikiTree",
+    "count_command",
     "describe",
     "report_failure",
     "safe_choices",
@@ -50,6 +51,27 @@ class Refused(app_commands.CheckFailure):
     def __init__(self, text: str) -> None:
         super().__init__(text)
         self.text = text
+
+
+def _outcome(error: app_commands.AppCommandError) -> str:
+    """The ``outcome`` label of a command that ended in ``error`` (a small fixed set)."""
+    if isinstance(error, app_commands.CommandOnCooldown):
+        return "cooldown"
+    if isinstance(error, STALE_COMMAND_ERRORS):
+        return "stale"
+    if isinstance(error, app_commands.CheckFailure):  # Refused, guild only, other checks
+        return "refused"
+    return "error"
+
+
+def count_command(interaction: discord.Interaction, outcome: str) -> None:
+    """Count a slash or context-menu command and its time since Discord created it."""
+    metrics = getattr(interaction.client, "metrics", None)
+    command = interaction.command
+    if metrics is None or command is None:
+        return
+    seconds = (discord.utils.utcnow() - interaction.created_at).total_seconds()
+    metrics.command_done(command.qualified_name, outcome, seconds)
 
 
 def _templates(interaction: discord.Interaction) -> Templates:
@@ -80,6 +102,9 @@ async def report_failure(interaction: discord.Interaction, error: BaseException)
     """Log an unexpected failure with context and tell the user, ephemerally."""
     original = getattr(error, "original", None) or error
     log.error("%s failed", describe(interaction), exc_info=original)
+    metrics = getattr(interaction.client, "metrics", None)
+    if metrics is not None:
+        metrics.error(type(original).__name__)
     t = _templates(interaction)
     await _answer(interaction, t("errors.title"), t("errors.generic"), "error")
 
@@ -138,6 +163,7 @@ class WikiTree(app_commands.CommandTree):
         self, interaction: discord.Interaction, error: app_commands.AppCommandError
     ) -> None:
         t = _templates(interaction)
+        count_command(interaction, _outcome(error))
         if isinstance(error, app_commands.CommandOnCooldown):
             name = interaction.command.qualified_name if interaction.command else "command"
             log.info("cooldown: %s, %.1fs left", describe(interaction), error.retry_after)

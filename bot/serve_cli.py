@@ -170,13 +170,16 @@ def _network_errors() -> tuple[type[BaseException], ...]:
     )
 
 
-def _setup_logging(verbose: bool) -> None:
-    import discord
+def _setup_logging(args: argparse.Namespace) -> None:
+    """The one log format (bot.logs), at INFO unless WIKIBOT_LOG_LEVEL or -v says otherwise."""
+    from .logs import log_settings, setup_logging
 
-    # bot.cli configured a plain root handler for the console; the bot logs its own way.
-    for handler in list(logging.root.handlers):
-        logging.root.removeHandler(handler)
-    discord.utils.setup_logging(level=logging.DEBUG if verbose else logging.INFO, root=True)
+    fmt, level = log_settings(
+        getattr(args, "log_format", None),
+        verbose=getattr(args, "verbose", False),
+        default_level="INFO",
+    )
+    setup_logging(fmt, level)
 
 
 def _storage_problem(config: BotConfig) -> str | None:
@@ -208,7 +211,7 @@ def serve(args: argparse.Namespace) -> int:
     if problem is not None:
         print(problem, file=sys.stderr)
         return 1
-    _setup_logging(getattr(args, "verbose", False))
+    _setup_logging(args)
     import asyncio
 
     import discord
@@ -216,14 +219,23 @@ def serve(args: argparse.Namespace) -> int:
     from knowledge.source import ArchiveError, CheckFailed, FetchError, StoreBusy
 
     from .client import WikiBot
+    from .shutdown import StopOnSignal
 
     t = load_templates("bot.yaml")
     command = _command(args)
     unreachable = _network_errors()
 
     async def run() -> None:
-        async with WikiBot(config) as bot:
-            await bot.start(token)
+        bot = WikiBot(config)
+        # SIGTERM (docker stop) and SIGINT: close the gateway, finish the work in flight,
+        # flush the stores, return (see bot.shutdown).
+        signals = StopOnSignal(bot)
+        signals.install()
+        try:
+            async with bot:
+                await bot.start(token)
+        finally:
+            signals.uninstall()
 
     delays = _retry_delays()
     attempt = 1
@@ -279,7 +291,7 @@ def sync(args: argparse.Namespace) -> int:
     if isinstance(prepared, int):
         return prepared
     config, token = prepared
-    _setup_logging(getattr(args, "verbose", False))
+    _setup_logging(args)
     import discord
 
     from .client import WikiBot

@@ -463,6 +463,11 @@ class KnowledgeBase:
         return self.links.base
 
     @property
+    def last_build(self) -> BuildStats | None:
+        """The figures of the last opening or build of the search index (None: not yet)."""
+        return self._opened
+
+    @property
     def state(self) -> WikiState:
         if self._state is None:
             raise RuntimeError("knowledge base not loaded")

@@ -7,12 +7,13 @@
 # storage driver when none runs and we are root) and, when BASE cannot be pulled,
 # debootstrap to build a stand-in base from Debian's own python3 packages.
 #
-#   make docker-smoke                      # BASE=python:3.11-slim, the demo wiki
+#   make docker-smoke                      # BASE: the Dockerfile's pinned default, the demo wiki
 #   BASE=debian-python3 WIKI=../rtx6kpro make docker-smoke
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-BASE=${BASE:-python:3.11-slim}
+# The Dockerfile's own default (pinned by digest), unless BASE is given.
+BASE=${BASE:-$(sed -n 's/^ARG BASE=//p' Dockerfile)}
 STANDIN_BASE=${STANDIN_BASE:-wikibot-base:bookworm-python3}
 DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 IMAGE=${IMAGE:-wikibot:smoke}
@@ -77,9 +78,11 @@ if docker run --rm --network host "$BASE" python3 -c \
 else
     say "the package index cannot be reached from a container: wheels built here (pip wheel)"
     rm -rf .wheelhouse
-    python3 -m pip wheel --quiet --wheel-dir .wheelhouse '.[http2]' pip setuptools wheel \
+    # The locked versions, checked against their hashes, and the build backend.
+    { python3 -m pip wheel --quiet --require-hashes --no-deps --wheel-dir .wheelhouse \
+        -r requirements.lock \
+        && python3 -m pip wheel --quiet --wheel-dir .wheelhouse 'setuptools>=77' wheel; } \
         >"$WORK/wheel.log" 2>&1 || { tail -20 "$WORK/wheel.log" >&2; exit 1; }
-    rm -f .wheelhouse/rtx6k_wikibot-*.whl
     BUILD_ARGS+=(--build-arg WHEELHOUSE=.wheelhouse)
 fi
 

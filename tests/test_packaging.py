@@ -125,3 +125,81 @@ def test_python_p_and_the_wikibot_command_use_the_projects_own_packages(web_proj
     run = _run([str(script), "--help"], web_project)
     assert run.returncode == 0, run.stderr
     assert "usage: wikibot" in run.stdout
+
+
+# --- the conventions of a Python command ------------------------------------------
+
+
+@pytest.mark.parametrize("command", [["wikibot"], [sys.executable, "-m", "wikibot"]])
+def test_version_from_the_command_and_from_python_m_wikibot(command, tmp_path):
+    if command == ["wikibot"]:
+        script = Path(sys.executable).with_name("wikibot")
+        if not script.exists():
+            pytest.skip("the wikibot command is not installed beside this Python")
+        command = [str(script)]
+    run = _run([*command, "--version"], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == f"wikibot {importlib.metadata.version('rtx6k-wikibot')}"
+
+
+def test_the_license_file_is_the_mit_text_pyproject_names():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
+    assert project["license"] == "MIT"
+    text = (ROOT / "LICENSE").read_text("utf-8")
+    assert text.startswith("MIT License") and "WITHOUT WARRANTY OF ANY KIND" in text
+
+
+def _fake_distribution(site: Path, name: str, files: dict[str, str]) -> None:
+    info = site / f"{name.replace('-', '_')}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    for file, text in files.items():
+        (info / file).write_text(text, encoding="utf-8")
+
+
+def test_another_distribution_owning_one_of_our_packages_is_named_and_refused(
+    tmp_path, monkeypatch
+):
+    from bot.install import check_install, foreign_owners
+
+    assert foreign_owners() == {}, "this environment is clean"
+    _fake_distribution(tmp_path, "web-kit", {"top_level.txt": "templates\nwebkit\n"})
+    _fake_distribution(  # no top_level.txt: its RECORD says what it installs
+        tmp_path, "notes-app", {"RECORD": "knowledge/__init__.py,,\nnotes_app/x.py,,\n"}
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert foreign_owners() == {"templates": ["web-kit 1.0"], "knowledge": ["notes-app 1.0"]}
+    check_install()  # the cheap check alone does not read the distributions
+    with pytest.raises(SystemExit) as stopped:
+        check_install(owners=True)
+    message = str(stopped.value)
+    assert "'templates' also by web-kit 1.0" in message
+    assert "'knowledge' also by notes-app 1.0" in message
+    assert "own virtual environment" in message
+
+
+def test_an_editable_install_as_make_does_it_prints_no_setuptools_warning(tmp_path):
+    """make's first install (make demo, make test) used to print setuptools' 9-line
+    warning about folders shadowing a flat layout; the Makefile silences it."""
+    if _setuptools_version() < (77,):
+        pytest.skip("building offline needs setuptools>=77 here (the test extra)")
+    makefile = (ROOT / "Makefile").read_text("utf-8")
+    env_line = next(line for line in makefile.splitlines() if line.startswith("QUIET_EDITABLE"))
+    name, value = env_line.split(":=", 1)[1].strip().split("=", 1)
+    assert "$(QUIET_EDITABLE) $(BIN)/pip install" in makefile
+    source = tmp_path / "src"
+    shutil.copytree(ROOT, source, ignore=_ignore)
+    hook = f"from setuptools import build_meta; build_meta.build_editable(r'{tmp_path}')"
+
+    def build(extra: dict[str, str]) -> str:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"} | extra
+        run = subprocess.run(
+            [sys.executable, "-c", hook], cwd=source, env=env, capture_output=True, text=True
+        )
+        assert run.returncode == 0, run.stderr
+        return run.stderr
+
+    assert "Editable installation" in build({}), "setuptools still warns without it"
+    assert "Editable installation" not in build({name: value.strip('"')})

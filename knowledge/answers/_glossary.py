@@ -32,7 +32,7 @@ def acronym(state: WikiState, t: Templates, query: str) -> Reply:
         example = glossary.entries[0].term if glossary.entries else "TP"
         return Reply(
             "not_found",
-            t("acronym.not_found_title", query=""),
+            t("acronym.empty_title"),
             t("acronym.empty", example=inline_code(example)),
             ephemeral=True,
         )

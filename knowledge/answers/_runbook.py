@@ -21,7 +21,7 @@ def runbook(state: WikiState, t: Templates, query: str) -> Reply:
     if not catalogue.families:
         return Reply(
             "unavailable",
-            t("runbook.not_found_title", query="?"),
+            t("runbook.no_catalogue_title"),
             t("runbook.no_catalogue"),
             ephemeral=True,
         )
@@ -29,7 +29,7 @@ def runbook(state: WikiState, t: Templates, query: str) -> Reply:
     if not text:
         return Reply(
             "not_found",
-            t("runbook.not_found_title", query=""),
+            t("runbook.empty_title"),
             t("runbook.empty", example=inline_code(catalogue.families[0].name)),
             ephemeral=True,
         )

@@ -156,9 +156,15 @@ def _launch_lines(launch: Launch | None, t: Templates) -> list[str]:
     return lines
 
 
+#: Checks whose findings the reply's checklist field already lists, item by item.
+SHOWN_IN_CHECKLIST = frozenset({"checklist"})
+
+
 def _finding_blocks(result: TriageResult, t: Templates) -> list[list[str]]:
     blocks = []
     for f in result.findings:
+        if f.check in SHOWN_IN_CHECKLIST:  # said once, in the checklist, not twice
+            continue
         lines = [t("finding", severity=f.severity, message=_md(f.message))]
         lines.extend(t("finding_evidence", evidence=_md(e)) for e in f.evidence)
         if f.page:

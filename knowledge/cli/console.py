@@ -30,6 +30,8 @@ _UNESCAPE = re.compile(r"\\([\\*_`~|>#\[\]()\-+!<:])")
 _BOLD = re.compile(r"(?<!\\)\*\*(.+?)(?<!\\)\*\*", re.DOTALL)
 _OPTION = re.compile(r"^(in|page):(\S+)$", re.IGNORECASE)
 _QUIT = frozenset({"quit", "exit", "q"})
+#: Bare words (no slash) that ask for help rather than search for themselves.
+_HELP = frozenset({"help", "?"})
 _HISTORY_LINES = 1000
 _TITLE_RULE = 72
 _PAGES_SHOWN = 5
@@ -102,6 +104,8 @@ def dispatch(kb: KnowledgeBase, line: str, llm: LlmSettings | None = None) -> Re
             kb.t("cli.empty", commands=commands),
             ephemeral=True,
         )
+    if line.casefold() in _HELP:  # like bare `exit` and `quit`
+        return COMMANDS["help"](kb, "")
     if not line.startswith("/"):
         return _search(kb, line)
     name, _, arg = line.lstrip("/").partition(" ")
@@ -143,6 +147,15 @@ def render_text(reply: Reply, t: Templates | None = None) -> str:
     return "\n".join(out)
 
 
+def _command_name(line: str) -> str:
+    """The command a console line runs, for the log: never the words the user typed."""
+    if not line.startswith("/"):
+        return "/search"
+    words = line[1:].split(maxsplit=1)
+    name = words[0].casefold() if words else ""
+    return f"/{name}" if name in COMMANDS or name == "support" else "an unknown command"
+
+
 def _plain(text: str) -> str:
     """Markdown escapes and bold markers removed; code spans and links kept."""
     return _UNESCAPE.sub(r"\1", _BOLD.sub(r"\1", text))
@@ -174,6 +187,9 @@ def run_console(kb: KnowledgeBase, history: str, llm: LlmSettings | None = None)
             except EOFError:
                 print()
                 break
+            except KeyboardInterrupt:  # Ctrl-C drops the line typed, as a shell does
+                print()
+                continue
             line = line.strip()
             if not line:
                 continue
@@ -190,12 +206,14 @@ def run_console(kb: KnowledgeBase, history: str, llm: LlmSettings | None = None)
                         print(store_problem(exc))
                     continue
                 print(render_text(dispatch(kb, line, llm), t))
+            except KeyboardInterrupt:  # Ctrl-C during a command stops that command only
+                print()
+                print(t("cli.interrupted"))
             except Exception:  # keep the console alive whatever one command does
-                log.exception("command failed: %s", line[:200])
+                # The command's name only: its arguments are what the user typed.
+                log.exception("command failed: %s", _command_name(line))
                 print(t("cli.command_failed"))
             print()
-    except KeyboardInterrupt:
-        print()
     finally:
         if readline is not None:
             with contextlib.suppress(OSError):

@@ -27,6 +27,7 @@ steps of twenty users at once no longer wait on the disk one after the other.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import logging
 import os
@@ -49,7 +50,16 @@ from knowledge.intake.store import (
     StoreUnavailable,
 )
 
-__all__ = ["BUSY_SECONDS", "FILE_NAME", "MAX_ID", "MIGRATIONS", "SqliteTicketStore", "unavailable"]
+__all__ = [
+    "BUSY_SECONDS",
+    "FILE_NAME",
+    "MAX_ID",
+    "MIGRATIONS",
+    "SqliteTicketStore",
+    "TicketFigures",
+    "ticket_figures",
+    "unavailable",
+]
 
 log = logging.getLogger(__name__)
 
@@ -620,3 +630,35 @@ class SqliteTicketStore:
         if ticket is None:
             raise NotFound(str(ticket_id))
         return ticket
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TicketFigures:
+    """Counts for metrics and ``/wiki stats``: tickets by status, and the requests the
+    wiki answered before a ticket (deflections) against those filed."""
+
+    by_status: dict[str, int]
+    deflected: int
+    filed: int
+
+
+def ticket_figures(data_dir: Path) -> TicketFigures | None:
+    """The figures of the ticket store in ``data_dir``, read over a read-only connection
+    of their own (any thread may call this); None when there is no store yet."""
+    path = Path(data_dir) / FILE_NAME
+    if not path.is_file():
+        return None
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
+    try:
+        by_status = dict(db.execute("SELECT status, COUNT(*) FROM tickets GROUP BY status"))
+        kinds = dict(
+            db.execute(
+                "SELECT kind, COUNT(*) FROM ticket_events"
+                " WHERE kind IN ('deflected', 'created') GROUP BY kind"
+            )
+        )
+    except sqlite3.Error:  # a store not migrated yet: nothing to count
+        return None
+    finally:
+        db.close()
+    return TicketFigures(by_status, kinds.get("deflected", 0), kinds.get("created", 0))

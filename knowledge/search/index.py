@@ -384,7 +384,7 @@ class SearchIndex:
                 return self.search(query, limit=limit, offset=offset, category=category)
             return SearchResults(query=prepared.text, total=entry.total, hits=hits)
         except Exception:
-            log.exception("search failed for %r", prepared.text)
+            log.exception("search failed (%d query terms)", len(prepared.terms))
             return SearchResults(
                 query=prepared.text, total=0, hits=(), problem="search failed, please retry"
             )

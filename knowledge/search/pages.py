@@ -35,8 +35,10 @@ import dataclasses
 import functools
 import math
 import re
+from array import array
+from bisect import bisect_left
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import itemgetter
@@ -512,13 +514,84 @@ class PageRanking:
     family: str | None = None
 
 
+class _Counts:
+    """A section's term counts, read-only and compact: its terms as a tuple and their
+    counts as an array of unsigned ints, about a third of a dict's memory (thousands of
+    sections are kept for the next refresh to reuse; only the postings are searched).
+    Reads as a mapping: iteration gives the terms, ``values()`` the counts."""
+
+    __slots__ = ("counts", "terms")
+
+    def __init__(self, counts: Mapping[str, int]) -> None:
+        self.terms = tuple(counts)
+        self.counts = array("I", counts.values())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.terms)
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    def values(self) -> array[int]:
+        return self.counts
+
+    def items(self) -> Iterable[tuple[str, int]]:
+        return zip(self.terms, self.counts, strict=True)
+
+    def get(self, term: str, default: int | None = None) -> int | None:
+        try:
+            return self.counts[self.terms.index(term)]
+        except ValueError:
+            return default
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _Counts):
+            return self.terms == other.terms and self.counts == other.counts
+        return isinstance(other, Mapping) and dict(self.items()) == dict(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({dict(self.items())!r})"
+
+
+class _SortedCounts(_Counts):
+    """:class:`_Counts` with its terms sorted, so a query's ``term in tf`` (a whole
+    page's, for the few pages a ranking explains) is a binary search in C."""
+
+    __slots__ = ()
+
+    def __init__(self, counts: Mapping[str, int]) -> None:
+        ordered = sorted(counts.items())
+        self.terms = tuple(term for term, _ in ordered)
+        self.counts = array("I", (count for _, count in ordered))
+
+    def __contains__(self, term: object) -> bool:
+        terms = self.terms
+        at = bisect_left(terms, term)  # type: ignore[type-var]
+        return at < len(terms) and terms[at] == term
+
+    def get(self, term: str, default: int | None = None) -> int | None:
+        terms = self.terms
+        at = bisect_left(terms, term)
+        return self.counts[at] if at < len(terms) and terms[at] == term else default
+
+
 @dataclass(slots=True)
 class _Doc:
     path: str
     anchor: str
     title: str
     length: int
-    tf: dict[str, int]
+    #: Term counts: :class:`_SortedCounts` for a whole page (looked up per query),
+    #: :class:`_Counts` for a section (only read when postings are built).
+    tf: _Counts
+
+
+def _distinct(terms: Iterable[str]) -> tuple[str, ...]:
+    """``terms`` once each, in order: a tuple holds a few words in a third of a
+    frozenset's memory, and a quote's words are only intersected with a log line's."""
+    return tuple(dict.fromkeys(terms))
 
 
 @dataclass(slots=True)
@@ -528,7 +601,8 @@ class _Quote:
     path: str
     anchor: str
     text: str
-    terms: frozenset[str]
+    #: Its distinct words (see :func:`_distinct`).
+    terms: tuple[str, ...]
     #: True for an Error quote, False for a code line.
     quote: bool = True
 
@@ -794,21 +868,21 @@ class _PageParts:
             terms = _section_terms(page, section, memo)
             whole.update(terms)
             sections.append(
-                _Doc(path, section.anchor, section.title, sum(terms.values()), dict(terms))
+                _Doc(path, section.anchor, section.title, sum(terms.values()), _Counts(terms))
             )
             for item in section.labelled:
                 if label_word(item.label) not in _ERROR_LABELS:
                     continue
                 for quote, _ in item.quotes:
-                    qterms = frozenset(t for t, _ in _tokens(_clean_error_line(quote), memo))
+                    qterms = _distinct(t for t, _ in _tokens(_clean_error_line(quote), memo))
                     if len(qterms) >= 2:
                         quotes.append(_Quote(path, section.anchor, quote, qterms))
             for block in section.code:
                 for line in block.text.splitlines()[:400]:
-                    lterms = frozenset(t for t, _ in _tokens(_clean_error_line(line), memo))
+                    lterms = _distinct(t for t, _ in _tokens(_clean_error_line(line), memo))
                     if len(lterms) >= 3:
                         quotes.append(_Quote(path, section.anchor, line, lterms, False))
-        page_doc = _Doc(path, "", page.title, sum(whole.values()), dict(whole))
+        page_doc = _Doc(path, "", page.title, sum(whole.values()), _SortedCounts(whole))
         return cls(page.sha, tuple(sections), page_doc, tuple(quotes))
 
 
@@ -824,10 +898,11 @@ class PageRanker:
     kinds: dict[str, str]
     page_titles: dict[str, str]
     quotes: list[_Quote]
-    #: term -> numbers of the Error quotes holding it (in :attr:`quotes`)
-    quote_postings: dict[str, list[int]]
-    #: term -> numbers of the code lines holding it (in :attr:`quotes`)
-    line_postings: dict[str, list[int]]
+    #: term -> numbers of the Error quotes holding it (in :attr:`quotes`), as an array of
+    #: C ints: 4 bytes a posting where a list of Python ints took 36 (17 MB at 10x)
+    quote_postings: dict[str, array[int]]
+    #: term -> numbers of the code lines holding it (in :attr:`quotes`), the same way
+    line_postings: dict[str, array[int]]
     #: The page document number of each section document (int32), in section order
     #: (so in page order: a page's sections are one run).
     section_pages: np.ndarray
@@ -922,8 +997,8 @@ class PageRanker:
             kinds=kinds,
             page_titles=titles,
             quotes=quotes,
-            quote_postings=dict(postings),
-            line_postings=dict(line_postings),
+            quote_postings={term: array("i", numbers) for term, numbers in postings.items()},
+            line_postings={term: array("i", numbers) for term, numbers in line_postings.items()},
             section_pages=np.array([page_number[d.path] for d in section_docs], dtype=np.int32),
             page_priors=np.array(
                 [PAGE_PRIORS.get(kinds.get(d.path, "reference"), 1.0) for d in page_docs],
@@ -1111,7 +1186,7 @@ class PageRanker:
                 inside = shared / len(entry.terms)
                 if shared < 2 or inside < 0.8:
                     continue
-                key = min(order[t] for t in entry.terms & terms)
+                key = min(order[t] for t in terms.intersection(entry.terms))
                 matches.append((key, number, 0.6 * inside, entry.text))
             enough = next((s for s in range(3, size + 1) if not s / size < 0.8), None)
             if enough is not None:
@@ -1121,7 +1196,7 @@ class PageRanker:
                     candidates.update(self.line_postings.get(term, ()))
                 for number in candidates:
                     entry = quotes[number]
-                    held = entry.terms & terms
+                    held = terms.intersection(entry.terms)
                     shared = len(held)
                     if shared < 3 or shared / size < 0.8 or shared / len(entry.terms) < 0.5:
                         continue

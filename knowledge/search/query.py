@@ -70,7 +70,8 @@ def prepare_query(
             seen.add(term)
             terms.append(term)
     except Exception:  # an analyzer bug must not reach the caller
-        log.exception("query analysis failed for %r", text)
+        # The query is the user's text: its size, never its words, goes to the log.
+        log.exception("query analysis failed (a query of %d characters)", len(text))
         return PreparedQuery(text=text, terms=(), problem=PROBLEM_NO_WORDS)
     if not terms:
         return PreparedQuery(text=text, terms=(), problem=PROBLEM_NO_WORDS, truncated=truncated)

@@ -16,12 +16,14 @@ from pathlib import Path
 from knowledge.wiki.model import FileStat, Page, Wiki
 from knowledge.wiki.pagefile import content_sha, parse_bytes, read_bytes
 
-__all__ = ["SKIP_DIRS", "WikiFolderError", "check_wiki_folder", "load_wiki"]
+__all__ = ["SKIP_DIRS", "WikiFolderError", "check_wiki_folder", "load_wiki", "page_files"]
 
 log = logging.getLogger(__name__)
 
-#: Folders never read: images and other non-page data, VCS and tool folders.
-SKIP_DIRS = frozenset({"images", "img", "assets", "data", "node_modules", "__pycache__"})
+#: Folders never read (besides those whose name starts with a dot: VCS, tool settings):
+#: installed tool files, never pages. A folder named for images or data is read like any
+#: other, since a page kept there is still a page (only its ``.md`` files are read).
+SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
 
 
 class WikiFolderError(OSError):
@@ -56,6 +58,12 @@ def check_wiki_folder(root: str | os.PathLike[str]) -> Path:
     except OSError as exc:
         raise WikiFolderError(path, "unreadable", exc.strerror or str(exc)) from exc
     return path.resolve()
+
+
+def page_files(root: str | os.PathLike[str]) -> list[str]:
+    """The wiki paths of the Markdown files :func:`load_wiki` would read under ``root``
+    (before any is refused for its size or content), for counts such as the doctor's."""
+    return [rel for rel, _ in _iter_markdown(Path(root), [])]
 
 
 def _iter_markdown(root: Path, skipped: list[tuple[str, str]]) -> Iterable[tuple[str, str]]:

@@ -104,6 +104,9 @@ def test_the_example_config_is_valid(tmp_path):
         ("wiki: {path: wiki}\ngaps: {enabled: 'no'}\n", "gaps.enabled", "true or false"),
         ("wiki: {path: wiki}\ngaps: {keep_days: 0}\n", "gaps.keep_days", "1 to 3650"),
         ("wiki: {path: wiki}\ngaps: {keep_days: 1.5}\n", "gaps.keep_days", "whole number"),
+        ("wiki: {path: wiki}\nmetrics: {port: 70000}\n", "metrics.port", "1 to 65535"),
+        ("wiki: {path: wiki}\nmetrics: {port: '9108'}\n", "metrics.port", "TCP port"),
+        ("wiki: {path: wiki}\nmetrics: {host: ''}\n", "metrics.host", "address"),
         # A misspelt key is named, not the "required" key it leaves out.
         ("wiki: {pth: wiki}\n", "wiki.pth", "unknown key"),
     ],

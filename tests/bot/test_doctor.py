@@ -219,3 +219,82 @@ def test_doctor_names_read_message_history_in_the_help_forum(threaded_standin, t
     (forum,) = [c for c in checks if c.text.startswith("Channel #")]
     assert forum.ok is False
     assert forum.text.endswith("the bot lacks Read Message History")
+
+
+# --- first-run papercuts ---------------------------------------------------------------
+
+
+def test_without_a_config_file_the_fix_says_how_to_make_one(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("DISCORD_TOKEN", raising=False)
+    missing = tmp_path / "config.yaml"
+    assert main(["doctor", "--config", str(missing)]) == 1
+    out = capsys.readouterr().out
+    assert "key named above" not in out
+    assert f"fix: Copy config.example.yaml to {missing} and edit it" in out
+
+
+def test_the_examples_placeholder_ids_are_refused(tmp_path, monkeypatch, capsys):
+    import re
+
+    import yaml
+
+    from bot.doctor import PLACEHOLDER_IDS
+    from tests.support import ROOT
+
+    example = (ROOT / "config.example.yaml").read_text("utf-8")
+    # Every id in the example (set or commented out) is one the doctor knows as a placeholder.
+    assert set(map(int, re.findall(r"\b\d{17,20}\b", example))) == PLACEHOLDER_IDS
+    (placeholder,) = yaml.safe_load(example)["discord"]["guild_ids"]
+    monkeypatch.delenv("DISCORD_TOKEN", raising=False)
+    extra = f"support:\n  forum_channel_id: {placeholder}\n"
+    config = _config(tmp_path, [placeholder, DEFAULT_IDS.guild], extra=extra)
+    assert main(["doctor", "--config", str(config)]) == 1
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if "placeholder of config.example.yaml" in line]
+    assert len(lines) == 2 and lines[0].startswith("[FAIL]")
+    assert f"discord.guild_ids holds {placeholder}" in lines[0]
+    assert f"support.forum_channel_id holds {placeholder}" in lines[1]
+
+
+def test_without_a_token_the_checks_that_need_one_are_listed_as_skipped(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.delenv("DISCORD_TOKEN", raising=False)
+    extra = f"support:\n  forum_channel_id: {DEFAULT_IDS.forum}\n"
+    config = _config(tmp_path, [DEFAULT_IDS.guild, MISSING_GUILD], extra=extra)
+    assert main(["doctor", "--config", str(config)]) == 1
+    out = capsys.readouterr().out
+    skipped = [line for line in out.splitlines() if line.startswith("[skip]")]
+    assert skipped == [
+        f"[skip] Server {DEFAULT_IDS.guild}: not checked without a token",
+        f"[skip] Server {MISSING_GUILD}: not checked without a token",
+        "[skip] Commands: not checked without a token",
+        "[skip] Channel permissions: not checked without a token",
+    ]
+    assert out.rstrip().endswith("1 of 5 checks failed."), "skipped checks are not counted"
+
+
+def test_the_page_count_is_the_indexs_and_a_page_under_images_is_read(
+    tmp_path, monkeypatch, capsys
+):
+    """A guide kept in images/ was dropped by a folder skip list the doctor did not share:
+    the doctor counted it, the index did not, and nothing said why."""
+    import shutil
+
+    wiki = tmp_path / "wiki"
+    shutil.copytree(demo_wiki_dir(), wiki)
+    (wiki / "images").mkdir(exist_ok=True)
+    (wiki / "images" / "guide.md").write_text("# A deployment guide\n\nSteps.\n", "utf-8")
+    (wiki / ".github").mkdir()
+    (wiki / ".github" / "PULL_REQUEST_TEMPLATE.md").write_text("# Template\n", "utf-8")
+    data = tmp_path / "data"
+    kb = KnowledgeBase.open(wiki, data)
+    indexed = len(kb.wiki.pages)
+    assert "images/guide.md" in kb.wiki.pages
+    kb.close()
+    monkeypatch.delenv("DISCORD_TOKEN", raising=False)
+    config = tmp_path / "config.yaml"
+    config.write_text(f"wiki:\n  path: {wiki}\n  data_dir: {data}\n", encoding="utf-8")
+    main(["doctor", "--config", str(config)])
+    out = capsys.readouterr().out
+    assert f"Wiki folder: {indexed} pages in {wiki}" in out

@@ -48,6 +48,7 @@ def test_startup_syncs_the_command_schema_to_the_configured_guild(discord_standi
     wiki = options(slash["wiki"])
     assert {name: o["type"] for name, o in wiki.items()} == {
         "status": 1,
+        "stats": 1,
         "reindex": 1,
         "sync": 1,
         "lint": 1,

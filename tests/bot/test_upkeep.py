@@ -7,6 +7,7 @@ heartbeat_interval=...)``); waits poll for the outcome, nothing is timed.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -520,3 +521,37 @@ def test_a_refresh_loads_and_builds_the_ranker_with_automatic_gc_off(
     discord_standin.run(bot_factory(kb=kb, refresh_interval=TICK), scenario)
     assert seen == {"reload": False, "ranker": False}
     assert gc.isenabled()
+
+
+def test_a_stop_waits_for_a_refresh_only_within_its_grace(discord_standin, tmp_path, monkeypatch):
+    """SIGTERM's stop (WikiBot.stop): a wiki refresh that does not end within the grace
+    is left to its thread (a swap is atomic) and the bot closes anyway, saying so."""
+    kb = fresh_kb(tmp_path)
+    real_reload = kb.reload
+    started, release = threading.Event(), threading.Event()
+
+    def stuck_reload(**kwargs):
+        started.set()
+        release.wait(30)
+        return real_reload(**kwargs)
+
+    monkeypatch.setattr(kb, "reload", stuck_reload)
+
+    def factory(**kwargs):
+        return WikiBot(make_config(), knowledge=kb, refresh_interval=TICK, stop_grace=0.3, **kwargs)
+
+    async def scenario(standin):
+        await standin.wait_until(lambda: started.is_set() or None, what="a refresh", poll=0.01)
+        loop = asyncio.get_running_loop()
+        begun = loop.time()
+        try:
+            await standin.client.stop()
+            took = loop.time() - begun
+        finally:
+            release.set()
+        return took, standin.client.is_closed()
+
+    took, closed = discord_standin.run(factory, scenario)
+    assert closed and took < 10.0  # a hang guard; the grace is 0.3 s
+    records = discord_standin.last.log_records
+    assert any("did not finish before the stop" in r.getMessage() for r in records)

@@ -1,4 +1,5 @@
-"""/wiki status (anyone); /wiki reindex, lint, gaps and sync (admins; a global sync: the owner)."""
+"""/wiki status (anyone); /wiki stats, reindex, lint, gaps and sync (admins; a global sync:
+the owner)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from discord.ext import commands
 
 from bot.cooldowns import cooldown
 from bot.errors import Refused, describe
+from bot.exts.stats._reply import stats_reply
 from bot.exts.upkeep._announce import post_announcement
 from bot.respond import defer, in_time, send_reply
 from knowledge.lint import CHECKS
@@ -81,6 +83,19 @@ class AdminCog(commands.Cog):
         if self.bot.follower is not None:  # source, commit, fetched, last checked, last error
             reply = self.bot.follower.status(reply)
         await send_reply(interaction, reply, kb, private=True)
+
+    @wiki.command(name="stats")
+    @admin_only("stats.action")
+    @cooldown()
+    async def stats(self, interaction: discord.Interaction) -> None:
+        """The bot's figures: commands, support requests, tickets, wiki, errors, memory (admins).
+
+        Read from the bot's metrics registry (the same figures Prometheus scrapes, when
+        metrics.port is set), plus a few counts from the ticket store: in a thread.
+        """
+        snapshot = await asyncio.to_thread(self.bot.metrics.snapshot)
+        reply = stats_reply(snapshot, self.bot.t)
+        await send_reply(interaction, reply, self.bot.kb, private=True)
 
     @wiki.command(name="reindex")
     @admin_only("admin.reindex_action")

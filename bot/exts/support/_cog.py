@@ -138,7 +138,11 @@ class SupportCog(commands.Cog):
         # Filings and draft saves already handed to the threads finish before the store
         # closes (they would fail on a closed database); a post made but not yet recorded
         # is found again by its key after the restart.
-        await asyncio.get_running_loop().run_in_executor(None, self._close_store)
+        closing = asyncio.get_running_loop().run_in_executor(None, self._close_store)
+        try:  # bounded when the bot is stopping (SIGTERM); SQLite keeps what was committed
+            await asyncio.wait_for(closing, self.bot.time_left())
+        except TimeoutError:
+            log.warning("the ticket store was still busy when the stop's time ran out")
 
     def _close_store(self) -> None:
         self._filing_pool.shutdown(wait=True)

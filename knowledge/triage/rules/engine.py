@@ -49,6 +49,8 @@ class Finding:
     #: ``path#anchor`` of the wiki section that justifies it, or None.
     page: str | None = None
     evidence: tuple[str, ...] = ()
+    #: The coded check that found it (``check:`` of its rule), None for a generic rule.
+    check: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +117,7 @@ class BoundRules:
                         message=rule.text(hit.variant, values),
                         page=hit.page or self._page(rule, subject),
                         evidence=evidence,
+                        check=rule.check,
                     )
                 )
         order = {s: i for i, s in enumerate(SEVERITIES)}

@@ -120,3 +120,86 @@ def test_cli_names_a_missing_wiki_folder(tmp_path, command):
     result = _wikibot(*args, tmp_path=tmp_path)
     assert result.returncode != 0
     assert "wiki folder not found" in result.stderr and "Traceback" not in result.stderr
+
+
+# --- first-run papercuts ------------------------------------------------------------
+
+
+def _console(kb, monkeypatch, lines, capsys, tmp_path):
+    """Run the console on ``lines`` (an item that is an exception is raised by input())."""
+    from knowledge.cli import console
+
+    feed = iter(lines)
+
+    def fake_input(prompt: str = "") -> str:
+        item = next(feed)
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+    monkeypatch.setattr("builtins.input", fake_input)
+    console.run_console(kb, str(tmp_path / "history"))
+    return capsys.readouterr().out
+
+
+def test_ctrl_c_at_the_prompt_drops_the_line_and_the_console_goes_on(
+    kb, monkeypatch, capsys, tmp_path
+):
+    out = _console(
+        kb, monkeypatch, [KeyboardInterrupt(), "/acronym DCP", "/quit"], capsys, tmp_path
+    )
+    assert "Decode Context Parallelism" in out, "the next command still ran"
+
+
+def test_ctrl_c_during_a_command_stops_that_command_only(kb, monkeypatch, capsys, tmp_path):
+    from knowledge.cli import console
+
+    real = console.dispatch
+    calls = iter([KeyboardInterrupt(), None])
+
+    def interrupted_once(kb_, line):
+        failure = next(calls)
+        if failure is not None:
+            raise failure
+        return real(kb_, line)
+
+    monkeypatch.setattr(console, "dispatch", interrupted_once)
+    out = _console(kb, monkeypatch, ["/search nccl", "/acronym DCP", "/quit"], capsys, tmp_path)
+    assert "Stopped." in out and "Decode Context Parallelism" in out
+
+
+@pytest.mark.parametrize("word", ["help", "?", "HELP", "/help"])
+def test_bare_help_and_question_mark_show_the_help(kb, word):
+    reply = dispatch(kb, word)
+    assert reply.text == dispatch(kb, "/help").text and "/quit" in reply.text
+    assert dispatch(kb, "help with nccl").kind == "search", "a question is still a search"
+
+
+@pytest.mark.parametrize(
+    ("line", "title"),
+    [("/acronym", "/acronym needs a term"), ("/runbook  ", "/runbook needs a model family")],
+)
+def test_an_empty_argument_names_the_command_typed(kb, line, title):
+    reply = dispatch(kb, line)
+    assert reply.title == title and "``" not in reply.title and "`?`" not in reply.title
+
+
+def test_a_failing_command_logs_its_name_never_what_was_typed(
+    kb, monkeypatch, capsys, tmp_path, caplog
+):
+    from knowledge.cli import console
+
+    def broken(kb_, line):
+        raise ValueError("broken")
+
+    monkeypatch.setattr(console, "dispatch", broken)
+    lines = ["/search my-secret-words", "pasted question words", "/zzz private", "/quit"]
+    with caplog.at_level("ERROR", logger="knowledge.cli.console"):
+        _console(kb, monkeypatch, lines, capsys, tmp_path)
+    messages = [r.getMessage() for r in caplog.records]
+    assert messages == [
+        "command failed: /search",
+        "command failed: /search",
+        "command failed: an unknown command",
+    ]
+    assert "secret" not in caplog.text and "pasted" not in caplog.text

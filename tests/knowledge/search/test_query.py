@@ -172,3 +172,15 @@ def test_limit_and_offset_are_clamped(index):
     assert len(index.search("sprocket", limit=0).hits) == 1
     assert len(index.search("sprocket", limit=10_000).hits) == 13
     assert index.search("sprocket", offset=-5).hits == index.search("sprocket").hits
+
+
+def test_a_failing_analysis_logs_the_querys_size_never_its_words(caplog):
+    from knowledge.search.query import PROBLEM_NO_WORDS, prepare_query
+
+    def broken(text):
+        raise RuntimeError("analyzer bug")
+
+    with caplog.at_level("ERROR", logger="knowledge.search.query"):
+        prepared = prepare_query("my private question", broken)
+    assert prepared.problem == PROBLEM_NO_WORDS
+    assert "private" not in caplog.text and "19 characters" in caplog.text

@@ -475,3 +475,22 @@ def test_an_error_quoted_on_several_pages_leads_with_the_page_the_ranker_puts_fi
         "troubleshooting/arena.md",
         "models/gadget.md",
     ]
+
+
+def test_each_missing_checklist_item_is_listed_once_in_the_checklist_not_also_as_a_finding(
+    ctx,
+):
+    result = triage(ctx, {"text": "my GLM-5 server dies after loading"})
+    missing = [f for f in result.findings if f.check == "checklist"]
+    assert missing, "the findings still carry them (JSON, eval)"
+    reply = triage_reply(result, ctx.templates)
+    text = render_text(reply)
+    for item in result.completeness.items:
+        if item.status == "missing":
+            assert text.count(item.label) == 1, item.label
+    findings = "\n".join(f.value for f in reply.fields if f.name.startswith("Findings"))
+    assert "Missing from the request" not in findings
+    # A finding of another check is still shown in the findings.
+    launch = triage(ctx, v3_request())
+    shown_text = shown(launch, ctx)
+    assert any(f.check != "checklist" and f.message[:30] in shown_text for f in launch.findings)

@@ -70,14 +70,17 @@ def test_bad_files_are_skipped_or_degraded_with_a_reason(tmp_path, caplog):
     (tmp_path / "latin1.md").write_bytes("# Caf\xe9\n\nna\xefve\n".encode("latin-1"))
     (tmp_path / "huge.md").write_bytes(b"# Huge\n" + b"a" * (MAX_PAGE_BYTES + 1))
     (tmp_path / "empty.md").write_text("")
+    # A page kept beside the images is still a page; installed tool files are not.
     (tmp_path / "images").mkdir()
-    (tmp_path / "images" / "pic.md").write_text("# should not load\n")
+    (tmp_path / "images" / "guide.md").write_text("# A guide kept with its pictures\n")
+    (tmp_path / "node_modules" / "pkg").mkdir(parents=True)
+    (tmp_path / "node_modules" / "pkg" / "README.md").write_text("# not the wiki\n")
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "x.md").write_text("# hidden\n")
     (tmp_path / "link.md").symlink_to(tmp_path / "good.md")
     wiki = load_wiki(tmp_path)
     skipped = dict(wiki.skipped)
-    assert set(wiki.pages) == {"good.md", "latin1.md", "empty.md"}
+    assert set(wiki.pages) == {"good.md", "latin1.md", "empty.md", "images/guide.md"}
     assert "binary" in skipped["binary.md"]
     assert "too large" in skipped["huge.md"]
     assert "symbolic link" in skipped["link.md"]
@@ -106,7 +109,7 @@ def test_every_snapshot_page_loads():
     on_disk = {
         p.relative_to(SNAPSHOT).as_posix()
         for p in SNAPSHOT.rglob("*.md")
-        if not any(part.startswith(".") or part == "images" for part in p.parts)
+        if not any(part.startswith(".") for part in p.parts)
     }
     assert wiki.skipped == []
     assert set(wiki.pages) == on_disk
