@@ -1214,3 +1214,80 @@ def test_missing_permissions_are_refused_with_50013(discord_standin) -> None:
         assert int(rec.payload["app_permissions"]) & send == 0
 
     discord_standin.run(make_bot, scenario)
+
+
+# ---------------------------------------------------------------------------- forum rules
+
+
+def _forum_with(ds_config: Any, **changes: Any) -> None:
+    import dataclasses
+
+    guild = ds_config.guild
+    guild.channels[:] = [
+        dataclasses.replace(c, **changes) if c.id == DEFAULT_IDS.forum else c
+        for c in guild.channels
+    ]
+
+
+def test_a_forum_requiring_tags_refuses_a_post_without_one_with_40067(discord_standin) -> None:
+    _forum_with(discord_standin.config, flags=1 << 4)  # "Require tags"
+
+    async def scenario(ds: Standin) -> None:
+        await ds.wait_connected()
+        forum = ds.client.get_channel(DEFAULT_IDS.forum)
+        assert isinstance(forum, discord.ForumChannel) and forum.flags.require_tag
+        with pytest.raises(discord.HTTPException) as refused:
+            await forum.create_thread(name="no tag", content="q")
+        assert (refused.value.status, refused.value.code) == (400, 40067)
+        tag = forum.get_tag(DEFAULT_IDS.tag_open)
+        made = await forum.create_thread(name="tagged", content="q", applied_tags=[tag])
+        assert made.thread.applied_tags == [tag]
+
+    discord_standin.run(make_bot, scenario)
+
+
+def test_an_archived_thread_takes_no_edit_but_unarchiving_it_50083(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        await ds.wait_connected()
+        forum = ds.client.get_channel(DEFAULT_IDS.forum)
+        thread = (await forum.create_thread(name="post", content="q")).thread
+        thread = await thread.edit(archived=True)
+        for change in ({"name": "renamed"}, {"archived": True, "locked": True}):
+            with pytest.raises(discord.HTTPException) as refused:
+                await thread.edit(**change)
+            assert (refused.value.status, refused.value.code) == (400, 50083), change
+        tag = forum.get_tag(DEFAULT_IDS.tag_solved)
+        thread = await thread.edit(archived=False, applied_tags=[tag])  # unarchive and edit
+        assert not thread.archived and thread.applied_tags == [tag]
+
+    discord_standin.run(make_bot, scenario)
+
+
+def test_thread_edits_need_manage_threads_except_what_the_owner_may_do(discord_standin) -> None:
+    manage_threads = 1 << 34
+    _forum_with(discord_standin.config, overwrites=((DEFAULT_IDS.role_bot, 0, 0, manage_threads),))
+
+    async def scenario(ds: Standin) -> None:
+        await ds.wait_connected()
+        forum = ds.client.get_channel(DEFAULT_IDS.forum)
+        own = (await forum.create_thread(name="mine", content="q")).thread
+        own = await own.edit(name="still mine", archived=True)  # the owner may archive
+        own = await own.edit(archived=False)  # and unarchive (not locked)
+        with pytest.raises(discord.Forbidden) as refused:
+            await own.edit(locked=True)
+        assert refused.value.code == 50013
+        other = ds.ids.next()  # a post someone else made, archived
+        meta = {**ds.threads[own.id]["thread_metadata"], "archived": False}
+        ds.threads[other] = {
+            **ds.threads[own.id],
+            "id": str(other),
+            "owner_id": "42",
+            "thread_metadata": meta,
+        }
+        for change in ({"name": "renamed by the bot"}, {"archived": True}):
+            with pytest.raises(discord.Forbidden):
+                await ds.client.http.edit_channel(other, **change)
+        meta["archived"] = True
+        await ds.client.http.edit_channel(other, archived=False)  # unarchiving: allowed
+
+    discord_standin.run(make_bot, scenario)

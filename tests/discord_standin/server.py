@@ -98,6 +98,11 @@ VIEW_CHANNEL = 1 << 10
 SEND_MESSAGES = 1 << 11
 READ_MESSAGE_HISTORY = 1 << 16
 PRIVATE_THREAD = 12
+MANAGE_THREADS = 1 << 34
+#: A forum's flag: a post must have a tag (else 400, 40067).
+REQUIRE_TAG = 1 << 4
+#: What a thread's owner may change in it without Manage Threads.
+OWNER_EDITABLE = frozenset({"name", "archived", "auto_archive_duration", "applied_tags"})
 SEND_MESSAGES_IN_THREADS = 1 << 38
 CREATE_PUBLIC_THREADS = 1 << 35
 TEXT_LIKE_CHANNELS = {0, 5, 10, 11, 12}
@@ -2083,6 +2088,9 @@ class Standin:
             )
             return self._error(404, 10003, "Unknown Channel")
         body = request[RECORD].json or {}
+        refused = self._thread_edit_refused(thread, body)
+        if refused is not None:
+            return refused
         errors = limits.FormErrors()
         if "name" in body:
             errors.length_between(("name",), body["name"], 1, limits.THREAD_NAME_MAX)
@@ -2100,6 +2108,30 @@ class Standin:
             meta["archive_timestamp"] = iso_now()
         await self._send_dispatch("THREAD_UPDATE", thread)
         return self._json(thread)
+
+    def _thread_edit_refused(
+        self, thread: Mapping[str, Any], body: Mapping[str, Any]
+    ) -> web.Response | None:
+        """Discord's rules for editing a thread: an archived thread takes no edit but
+        the one that unarchives it (400, 50083); locking, unlocking and unarchiving a
+        locked thread need Manage Threads, and so does any edit by another than the
+        thread's owner, except unarchiving an unlocked thread (403, 50013)."""
+        meta = thread["thread_metadata"]
+        if meta.get("archived") and body.get("archived") is not False:
+            return self._error(400, 50083, "Operation cannot be performed on an archived thread.")
+        thread_id = int(thread["id"])
+        permissions = self.bot_channel_permissions(thread_id)
+        if permissions & MANAGE_THREADS:
+            return None
+        locked = bool(meta.get("locked"))
+        changes_lock = "locked" in body and bool(body["locked"]) != locked
+        unarchives_locked = meta.get("archived") and locked and body.get("archived") is False
+        owner = int(thread.get("owner_id") or 0) == self.bot_member.id
+        only_unarchive = set(body) <= {"archived"} and body.get("archived") is False
+        by_owner = owner and set(body) - {"locked"} <= OWNER_EDITABLE
+        if changes_lock or unarchives_locked or not (by_owner or only_unarchive):
+            return self._error(403, 50013, "Missing Permissions")
+        return None
 
     def _writable_channel(self, channel_id: int) -> web.Response | None:
         """None when the bot may post in the channel, else Discord's error answer."""
@@ -2204,6 +2236,10 @@ class Standin:
                     errors.add(("applied_tags", i), "BASE_TYPE_CHOICES", f"Unknown tag {tag}.")
         if errors:
             return self._form_error(errors)
+        if forum and parent.flags & REQUIRE_TAG and not body.get("applied_tags"):
+            return self._error(
+                400, 40067, "A tag is required to create a forum post in this channel"
+            )
         first = body.get("message") if forum else None
         if forum and limits.is_empty_message(first or {}, has_files=bool(record.files)):
             return self._empty_message_error()
