@@ -98,6 +98,9 @@ class SupportConfig:
     rate_minutes: float = 10.0
     #: Answer new forum posts with the missing checklist items (Message Content intent).
     nudge: bool = False
+    #: A tag of the help forum (its name or id) put on every ticket's post: a forum with
+    #: "Require tags" on refuses a post without one (Discord's error 40067).
+    default_tag: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,6 +351,11 @@ class _Support(_Section):
         ),
     ]
     nudge: Annotated[bool, Field(default=False, strict=True, description="true or false")]
+    default_tag: Annotated[
+        Annotated[str, BeforeValidator(lambda v: str(v) if isinstance(v, int) else v)] | None,
+        StringConstraints(strict=True, strip_whitespace=True, min_length=1, max_length=100),
+        Field(default=None, description="the name (or id) of a tag of the help forum"),
+    ]
 
 
 class _File(_Section):
@@ -467,6 +475,7 @@ def parse_config(data: Any, *, name: str = "<config>", base: Path | None = None)
             rate_count=file.support.rate_count,
             rate_minutes=file.support.rate_minutes,
             nudge=file.support.nudge,
+            default_tag=file.support.default_tag,
         ),
         wiki_source=wiki.source,
         api_url=wiki.api_url,

@@ -291,7 +291,36 @@ async def _discord_checks(
             text = t("doctor.commands_ok", where=where, count=len(registered))
             checks.append(Check(text, True))
     checks += await _channel_checks(bot, needs, t)
+    checks += await _forum_tag_checks(bot, config, t)
     return checks
+
+
+async def _forum_tag_checks(bot: WikiBot, config: BotConfig, t: Templates) -> list[Check]:
+    """Whether every ticket's post gets a tag when the help forum requires one."""
+    import discord
+
+    from .exts.support._helpers import find_tag, require_tag_problem
+
+    forum_id = config.support.forum_channel_id
+    if forum_id is None:
+        return []
+    try:
+        forum = await bot.fetch_channel(forum_id)
+    except discord.HTTPException:
+        return []  # said by the channel check already
+    if not isinstance(forum, discord.ForumChannel):
+        return []
+    default = config.support.default_tag
+    problem = require_tag_problem(forum, default)
+    if problem is None:
+        tag = find_tag(forum, default) or find_tag(forum, "open")
+        if tag is not None:
+            return [Check(t("doctor.forum_tags_ok", tag=tag.name), True)]
+        return [Check(t("doctor.forum_tags_free"), True)]
+    text = t(f"doctor.forum_tags_{problem}", tag=default, name=forum.name)
+    tags = ", ".join(tag.name for tag in forum.available_tags) or "-"
+    fix = t("doctor.forum_tags_fix", config=config.source or "config.yaml", tags=tags)
+    return [Check(text, False, fix)]
 
 
 async def _channel_checks(bot: WikiBot, needs: Sequence[ChannelNeed], t: Templates) -> list[Check]:

@@ -167,7 +167,7 @@ def _ticket_text(ticket: Ticket, t: Callable[..., str]) -> str:
         ),
         f"{ticket.user}, {iso(ticket.created_at)}",
     ]
-    post = {"none": "post.none", "pending": "post.pending", "posted": "post.posted"}
+    post = {s: f"post.{s}" for s in ("none", "pending", "posted", "failed")}
     out.append(
         t(
             f"ticket.{post[ticket.post_state]}",

@@ -90,6 +90,9 @@ class IntakeSettings:
     retry_max: float = 1800.0
     #: Seconds one poster holds a ticket before another may try.
     lease: float = 60.0
+    #: Attempts at a post Discord refuses for good (a 400: a required tag missing, a
+    #: body it will not take) before the post is given up (``post_state`` "failed").
+    refused_attempts: int = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -503,13 +506,23 @@ class SupportDesk:
     def posted(self, ticket_id: int, thread_id: int) -> Ticket:
         return self.store.mark_posted(ticket_id, thread_id, at=self.clock())
 
-    def post_failed(self, ticket: Ticket, error: str) -> Ticket:
+    def post_failed(self, ticket: Ticket, error: str, *, refused: bool = False) -> Ticket:
+        """Count a failed post; retried later with a growing delay. ``refused``: Discord
+        refused the request itself (retrying the same post cannot help unless the forum
+        changes): after ``settings.refused_attempts`` such failures the post is given up
+        and the ticket stays in the store as "failed" for the staff to see."""
         now = self.clock()
         delay = min(self.settings.retry_max, self.settings.retry_base * 2**ticket.post_attempts)
-        return self.store.mark_post_failed(ticket.id, error, at=now, retry_at=now + delay)
+        give_up = refused and ticket.post_attempts + 1 >= self.settings.refused_attempts
+        return self.store.mark_post_failed(
+            ticket.id, error, at=now, retry_at=now + delay, give_up=give_up
+        )
 
     def pending_count(self) -> int:
         return self.store.pending_count()
+
+    def failed_count(self) -> int:
+        return self.store.failed_count()
 
     def ticket_post(self, ticket: Ticket) -> TicketPost:
         """The forum post for ``ticket``: a short text, an embed, attachments, tags."""

@@ -26,14 +26,16 @@ __all__ = [
 #: open: being filled; filed: a ticket was made from it; deflected: "this solved it".
 DRAFT_STATES: Final = ("open", "filed", "deflected")
 TICKET_STATUSES: Final = ("open", "solved", "closed")
-#: none: filed without a forum (command line); pending: to be posted; posted: in the forum.
-POST_STATES: Final = ("none", "pending", "posted")
+#: none: filed without a forum (command line); pending: to be posted; posted: in the forum;
+#: failed: Discord refused the post for a reason retrying does not change (given up).
+POST_STATES: Final = ("none", "pending", "posted", "failed")
 EVENT_KINDS: Final = (
     "created",
     "deflected",
     "post_started",
     "posted",
     "post_failed",
+    "post_given_up",
     "solved",
     "closed",
     "reopened",

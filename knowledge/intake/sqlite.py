@@ -490,6 +490,10 @@ class SqliteTicketStore:
         rows = self._read("SELECT COUNT(*) FROM tickets WHERE post_state = 'pending'")
         return int(rows[0][0])
 
+    def failed_count(self) -> int:
+        rows = self._read("SELECT COUNT(*) FROM tickets WHERE post_state = 'failed'")
+        return int(rows[0][0])
+
     def mark_posted(self, ticket_id: int, thread_id: int, *, at: float) -> Ticket:
         with self._write(flush=False) as db:
             cur = db.execute(
@@ -504,15 +508,25 @@ class SqliteTicketStore:
         assert ticket is not None
         return ticket
 
-    def mark_post_failed(self, ticket_id: int, error: str, *, at: float, retry_at: float) -> Ticket:
+    def mark_post_failed(
+        self, ticket_id: int, error: str, *, at: float, retry_at: float, give_up: bool = False
+    ) -> Ticket:
         with self._write() as db:
             cur = db.execute(
                 "UPDATE tickets SET post_attempts = post_attempts + 1, post_error = ?, "
-                "next_attempt_at = ?, updated_at = ? WHERE id = ? AND post_state = 'pending'",
-                (self._safe(error[:500]), retry_at, at, ticket_id),
+                "next_attempt_at = ?, updated_at = ?, post_state = ? "
+                "WHERE id = ? AND post_state = 'pending'",
+                (
+                    self._safe(error[:500]),
+                    None if give_up else retry_at,
+                    at,
+                    "failed" if give_up else "pending",
+                    ticket_id,
+                ),
             )
             if cur.rowcount:
-                self._event(db, "post_failed", "bot", at, ticket_id=ticket_id, detail=error[:200])
+                kind = "post_given_up" if give_up else "post_failed"
+                self._event(db, kind, "bot", at, ticket_id=ticket_id, detail=error[:200])
         ticket = self.get_ticket(ticket_id)
         if ticket is None:
             raise NotFound(str(ticket_id))

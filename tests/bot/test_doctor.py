@@ -217,3 +217,33 @@ def test_doctor_names_read_message_history_in_the_help_forum(threaded_standin, t
     (forum,) = [c for c in checks if c.text.startswith("Channel #")]
     assert forum.ok is False
     assert forum.text.endswith("the bot lacks Read Message History")
+
+
+def test_doctor_checks_that_a_forum_requiring_tags_gets_one_on_every_post(
+    threaded_standin, tmp_path
+):
+    import asyncio
+
+    from tests.discord_standin.payloads import ForumTagSpec
+
+    tags = (ForumTagSpec(DEFAULT_IDS.tag_open + 50, "needs help"),)
+    threaded_standin.guild.channels[:] = [
+        dataclasses.replace(c, flags=1 << 4, available_tags=tags)
+        if c.id == DEFAULT_IDS.forum
+        else c
+        for c in threaded_standin.guild.channels
+    ]
+    results = {}
+    for name, default in (("none", ""), ("typo", "needs hepl"), ("set", "needs help")):
+        extra = f"support:\n  forum_channel_id: {DEFAULT_IDS.forum}\n"
+        if default:
+            extra += f"  default_tag: {default}\n"
+        folder = tmp_path / name
+        folder.mkdir()
+        config = _config(folder, [DEFAULT_IDS.guild], index=False, extra=extra)
+        checks = asyncio.run(run_checks(config, threaded_standin.config.token))
+        (results[name],) = [c for c in checks if c.text.startswith("Help forum tags")]
+    assert results["none"].ok is False and "Require tags" in results["none"].text
+    assert "support.default_tag" in results["none"].fix and "needs help" in results["none"].fix
+    assert results["typo"].ok is False and "needs hepl" in results["typo"].text
+    assert results["set"].ok and "needs help" in results["set"].text

@@ -70,10 +70,12 @@ from ._helpers import (
     FORUM_PERMISSIONS,
     Submitted,
     failure_reason,
+    is_refused,
     is_staff,
     missing_permissions,
     parse_modal_id,
     read_submit,
+    require_tag_problem,
     tags_for,
     user_id_of,
     user_key,
@@ -507,6 +509,8 @@ class SupportCog(commands.Cog):
             if reason == "forbidden":
                 names = await self._missing_names(("send_messages", *FORUM_PERMISSIONS))
                 text = self.t("filed.forbidden", id=ticket.id, permissions=names)
+            elif reason in ("tag_required", "refused"):
+                text = self.t("filed.refused", id=ticket.id, reason=self.t(f"reasons.{reason}"))
             else:
                 text = self.t("filed.pending", reason=self.t(f"reasons.{reason}"))
             await self._say(
@@ -571,7 +575,9 @@ class SupportCog(commands.Cog):
                     return found, ""
             if ticket.post_started_at is None:  # filing records it with the ticket
                 await self.in_filing(desk.start_post, ticket.id)
-            tags = tags_for(forum, post.tags, ticket.triage.get("family_name"))
+            tags = tags_for(
+                forum, post.tags, ticket.triage.get("family_name"), self.config.default_tag
+            )
             asker = user_id_of(ticket.user)
             mention = f"<@{asker}>\n" if asker else ""
             files = [
@@ -598,7 +604,15 @@ class SupportCog(commands.Cog):
             if reason == "forbidden" and missing:
                 error += f": missing {', '.join(missing)}"
             log.warning("ticket %d not posted (%s): %s", ticket.id, error, exc)
-            await self.in_filing(desk.post_failed, ticket, error)
+            failed = await self.in_filing(desk.post_failed, ticket, error, refused=is_refused(exc))
+            if failed.post_state == "failed":
+                log.error(
+                    "ticket %d: the help forum refused its post %d times (%s); given up,"
+                    " the ticket is kept (/ticket list)",
+                    ticket.id,
+                    failed.post_attempts,
+                    error,
+                )
             return None, reason
         finally:
             self._posting.discard(ticket.id)
@@ -707,8 +721,13 @@ class SupportCog(commands.Cog):
         forum = channel.parent
         statuses = {"open", "solved", "closed"}
         keep = [t for t in channel.applied_tags if t.name.casefold() not in statuses]
-        wanted = tags_for(forum, [ticket.status], None)
+        wanted = tags_for(forum, [ticket.status], None, self.config.default_tag)
+        keep = [t for t in keep if t not in wanted]
         try:
+            if channel.archived and ticket.status != "open":
+                # Discord refuses any edit of an archived post but unarchiving (50083):
+                # a post Discord archived after a quiet week is opened, then edited.
+                channel = await channel.edit(archived=False)
             await channel.edit(
                 applied_tags=(keep + wanted)[:5],
                 archived=ticket.status != "open",
@@ -755,6 +774,7 @@ class SupportCog(commands.Cog):
                 title=discord.utils.escape_mentions(t.title[:80]),
             )
             + (f" <#{t.thread_id}>" if t.thread_id else "")
+            + (" · " + self.t("ticket.post_failed") if t.post_state == "failed" else "")
             for t in tickets
         ]
         await self._say(
@@ -869,16 +889,31 @@ class SupportCog(commands.Cog):
         """One field for /wiki status: open and pending tickets, the checklist's source."""
         desk = await self.desk()
 
-        def counts() -> tuple[int, int, str]:
+        def counts() -> tuple[int, int, str, int]:
             opened = desk.store.count_tickets(status="open")
             waiting = desk.store.posts_due(float("inf"), limit=50)
             error = next((t.post_error for t in reversed(waiting) if t.post_error), "")
-            return opened, desk.pending_count(), error
+            return opened, desk.pending_count(), error, desk.failed_count()
 
-        opened, pending, error = await self.in_store(counts)
+        opened, pending, error, failed = await self.in_store(counts)
         source = desk.form.source or self.t("status.builtin")
         failing = self.t("status.failing", error=error) if pending and error else ""
+        problem = ""
+        with contextlib.suppress(discord.HTTPException):
+            forum = await self._forum()
+            key = require_tag_problem(forum, self.config.default_tag) if forum else None
+            if key:
+                text = self.t(f"tag_problems.{key}", tag=self.config.default_tag)
+                problem = self.t("status.problem", text=text)
         return Field(
             self.t("status.field"),
-            self.t("status.value", open=opened, pending=pending, failing=failing, source=source),
+            self.t(
+                "status.value",
+                open=opened,
+                pending=pending,
+                failing=failing,
+                failed=self.t("status.failed", count=failed) if failed else "",
+                source=source,
+                problem=problem,
+            ),
         )

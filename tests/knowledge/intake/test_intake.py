@@ -659,3 +659,25 @@ def test_acknowledged_tickets_survive_kill_9_mid_filing(tmp_path):
 def test_control_characters_go_alike_from_ascii_and_other_text(text):
     lines = text.replace("\r\n", "\n").replace("\r", "\n")
     assert validate._normalise(text)[0] == validate._CONTROL_RE.sub("", lines)
+
+
+def test_a_post_discord_refuses_is_given_up_after_a_few_attempts(desk, store, clock):
+    """A refusal (a 400) is retried ``refused_attempts`` times in all, then the ticket
+    stays "failed": not due again, counted apart; other failures keep being retried."""
+    ticket = desk.file(fill(desk).id, "discord:1", post=True).ticket
+    for attempt in range(1, desk.settings.refused_attempts + 1):
+        clock.now += desk.settings.retry_max + 61
+        (due,) = desk.due_posts()
+        failed = desk.post_failed(due, "400 40067 tag_required", refused=True)
+        assert failed.post_attempts == attempt
+    assert failed.post_state == "failed" and failed.next_attempt_at is None
+    clock.now += desk.settings.retry_max * 10
+    assert desk.due_posts() == []
+    assert store.pending_count() == 0 and store.failed_count() == 1
+    assert [e.kind for e in store.events(ticket.id)][-1] == "post_given_up"
+    other = desk.file(fill(desk, "discord:2").id, "discord:2", post=True).ticket
+    for _ in range(desk.settings.refused_attempts + 2):
+        clock.now += desk.settings.retry_max + 61
+        (due,) = desk.due_posts()
+        assert desk.post_failed(due, "503").post_state == "pending"
+    assert store.get_ticket(other.id).post_state == "pending"

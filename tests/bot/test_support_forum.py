@@ -1,0 +1,159 @@
+"""/support against Discord's forum rules: "Require tags" (40067), edits of archived
+posts (50083), and what the asker, the staff and ``/wiki status`` are told.
+
+Each test drives the real bot through the loopback stand-in, which refuses what
+Discord refuses (see ``tests/discord_standin/server.py``: ``REQUIRE_TAG``,
+``_thread_edit_refused``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from knowledge.intake.sqlite import SqliteTicketStore
+from tests.bot import test_support
+from tests.bot.helpers import EPHEMERAL, buttons, embed_of
+from tests.bot.test_support import (
+    _guild_with_forum,
+    button_id,
+    factory,
+    through_step_1,
+    through_step_2,
+)
+from tests.discord_standin import DEFAULT_IDS
+from tests.discord_standin.payloads import ForumTagSpec
+
+# The data folders of test_support: the demo wiki's index built once, copied per test.
+base_data = test_support.base_data
+data = test_support.data
+
+REQUIRE_TAG = 1 << 4
+NEEDS_HELP = ForumTagSpec(DEFAULT_IDS.tag_open + 50, "needs help")
+HARDWARE = ForumTagSpec(DEFAULT_IDS.tag_open + 51, "hardware")
+
+
+def _support_field(message: dict[str, Any]) -> str:
+    return {f["name"]: f["value"] for f in embed_of(message)["fields"]}["Support tickets"]
+
+
+async def _file(ds) -> dict[str, Any]:
+    _, _, saved = await through_step_1(ds)
+    _, check = await through_step_2(ds, saved)
+    filed = await ds.press(check, button_id(check, "File the ticket"))
+    return (await filed.answer()).shown
+
+
+def _due_now(folder) -> None:
+    store = SqliteTicketStore.in_folder(folder)
+    try:
+        store._db.execute("UPDATE tickets SET next_attempt_at = 0 WHERE post_state = 'pending'")
+    finally:
+        store.close()
+
+
+def test_a_forum_requiring_tags_gets_the_configured_default_tag(discord_standin, data):
+    """Tags named otherwise than the bot's statuses: only the configured default tag
+    makes the post acceptable to a forum with "Require tags" on."""
+    discord_standin.config.guild = _guild_with_forum(
+        flags=REQUIRE_TAG, available_tags=(NEEDS_HELP, HARDWARE)
+    )
+
+    async def scenario(ds):
+        told = await _file(ds)
+        status = (await ds.slash("wiki status", user_id=DEFAULT_IDS.mod)).response.message
+        return told, status
+
+    told, status = discord_standin.run(factory(data, default_tag="Needs Help"), scenario)
+    (request,) = discord_standin.last.requests_to("create_thread")
+    assert request.status == 200
+    assert request.json["applied_tags"] == [str(NEEDS_HELP.id)]
+    assert "Your post is up" in embed_of(told)["description"]
+    assert "Problem" not in _support_field(status)
+
+
+def test_a_refused_post_is_retried_a_few_times_then_given_up_where_staff_see_it(
+    discord_standin, data
+):
+    """No tag fits a forum that requires one: Discord answers 40067 to every attempt.
+    The asker is told the forum refused the post (not "the bot retries on its own"),
+    the bot stops after a few attempts, and /wiki status and /ticket list show it."""
+    discord_standin.config.guild = _guild_with_forum(
+        flags=REQUIRE_TAG, available_tags=(NEEDS_HELP, HARDWARE)
+    )
+
+    async def scenario(ds):
+        ds.expect_error_log("refused its post 3 times")
+        told = await _file(ds)
+        for attempt in (2, 3):
+            _due_now(data)
+            await ds.wait_until(
+                lambda n=attempt: len(ds.requests_to("create_thread")) >= n or None,
+                timeout=20,
+                poll=0.05,
+            )
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + 20
+        while loop.time() < give_up:  # the third failure being recorded
+            store = SqliteTicketStore.in_folder(data)
+            try:
+                if store.get_ticket(1).post_state == "failed":
+                    break
+            finally:
+                store.close()
+            await asyncio.sleep(0.025)
+        _due_now(data)
+        await asyncio.sleep(0.3)  # several rounds of the retry loop
+        status = (await ds.slash("wiki status", user_id=DEFAULT_IDS.mod)).response.message
+        listed = (await ds.slash("ticket list", user_id=DEFAULT_IDS.mod)).response.message
+        return told, status, listed
+
+    told, status, listed = discord_standin.run(factory(data), scenario)
+    attempts = discord_standin.last.requests_to("create_thread")
+    assert [r.error_code for r in attempts] == [40067, 40067, 40067], "three, then no more"
+    said = embed_of(told)["description"]
+    assert told["flags"] & EPHEMERAL
+    assert "refused its post" in said and "requires a tag" in said
+    assert "retries on its own" not in said
+    field = _support_field(status)
+    assert "1 not posted after the forum refused them" in field
+    assert "support.default_tag" in field and "Require tags" in field
+    assert "#1 ·" in embed_of(listed)["description"]
+    assert "not posted (the forum refused it)" in embed_of(listed)["description"]
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        ticket = store.get_ticket(1)
+        assert ticket.post_state == "failed" and ticket.post_attempts == 3
+        assert "40067" in ticket.post_error
+        assert [e.kind for e in ticket.events][-1] == "post_given_up"
+    finally:
+        store.close()
+
+
+def test_closing_a_post_discord_archived_unarchives_it_first(discord_standin, data):
+    """Discord archives a quiet post on its own; Close then edits an archived thread,
+    which Discord refuses (50083) unless the edit unarchives it first."""
+
+    async def scenario(ds):
+        await _file(ds)
+        request = await ds.wait_for_request(lambda r: r.route == "create_thread")
+        thread_id = int(request.response["id"])
+        thread = ds.threads[thread_id]
+        thread["thread_metadata"]["archived"] = True  # a week without a message
+        await ds.dispatch("THREAD_UPDATE", thread)
+        await ds.wait_until(  # discord.py drops an archived thread from its cache
+            lambda: ds.client.get_channel(thread_id) is None or None, timeout=5, poll=0.02
+        )
+        closed = await ds.press(ds.messages[thread_id], "wikibot:tk:close:1")
+        await closed.followup()
+        await ds.wait_until(
+            lambda: thread["thread_metadata"].get("locked") or None, timeout=5, poll=0.02
+        )
+        return closed.response, thread
+
+    closed, thread = discord_standin.run(factory(data), scenario)
+    edits = [r for r in discord_standin.last.requests_to("channel") if r.method == "PATCH"]
+    assert [r.status for r in edits] == [200, 200], [r.error_code for r in edits]
+    assert edits[0].json == {"archived": False}
+    assert thread["thread_metadata"]["archived"] and thread["thread_metadata"]["locked"]
+    assert [b["label"] for b in buttons(closed.message)] == ["Reopen"]
