@@ -29,7 +29,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from knowledge.intake.fields import Form, build_form
 from knowledge.intake.records import Draft, Ticket
@@ -37,9 +37,12 @@ from knowledge.intake.store import NotFound, RateLimit, RateLimited, TicketStore
 from knowledge.intake.validate import Cleaned, Problem, clean_value, cut_tail, read_upload
 from knowledge.reply import Field, Reply
 from knowledge.templates import Templates, load_templates
-from knowledge.text import code_block, escape_markdown, truncate
+from knowledge.text import code_block, escape_markdown, markdown_link, truncate
 from knowledge.triage.engine import TriageContext, TriageResult
 from knowledge.triage.redact import redact
+
+if TYPE_CHECKING:
+    from knowledge.answers._state import Links
 
 __all__ = [
     "CHECKED_KEPT",
@@ -175,8 +178,11 @@ class SupportDesk:
         settings: IntakeSettings | None = None,
         templates: Templates | None = None,
         clock: Callable[[], float] = time.time,
+        links: Links | None = None,
     ) -> None:
         self.context = context
+        #: The wiki's published URLs: pages named in a post are links when known.
+        self.links = links
         self.store = store
         self.settings = settings or IntakeSettings()
         self.t = templates or load_templates("intake.yaml")
@@ -343,6 +349,8 @@ class SupportDesk:
                 continue
             if spec.key.startswith("other_"):
                 extra.append(f"{spec.label}: {value}")
+            elif spec.key == "model_page":  # a family from the form's list: its runbook
+                request[spec.key] = self._runbook_of(value)
             elif spec.key == "layout":  # one answer: the GPUs, and settings if it names any
                 request["gpus"] = value
                 if _PARALLEL_RE.search(value):
@@ -367,6 +375,16 @@ class SupportDesk:
                 [values.get("text", ""), *(f"{k}: {values.pop(k)}" for k in extra)]
             ).strip()
         return values
+
+    def _runbook_of(self, value: str) -> str:
+        """The model page answer as the triage reads it: a family key (what the form's
+        list gives) becomes the family's current runbook page, the link the checklist
+        asks for; anything else stays as given."""
+        catalogue = self.context.catalogue
+        family = catalogue.family(value) if catalogue is not None else None
+        if family is not None and family.current_page and value not in self.context.wiki.pages:
+            return family.current_page
+        return value
 
     def triage(self, draft: Draft) -> TriageResult:
         return self.context.run(self.request(draft), known_clean=self.scrubber.known_clean)
@@ -524,6 +542,31 @@ class SupportDesk:
     def failed_count(self) -> int:
         return self.store.failed_count()
 
+    def page_url(self, ref: str) -> str | None:
+        """The published URL of ``path#anchor``, or None (no link base)."""
+        if self.links is None:
+            return None
+        path, _, anchor = ref.partition("#")
+        return self.links.url(path, anchor or None)
+
+    def page_ref(self, ref: str) -> str:
+        """A wiki page named in a post: a Markdown link when its URL is known."""
+        return markdown_link(ref, self.page_url(ref))
+
+    def model_ref(self, value: str) -> tuple[str, str | None]:
+        """The model page answer shown in a post, and its page's URL: a family (a key
+        from the form's list) as its name linked to its current runbook, a page path
+        linked to that page, anything else as typed."""
+        catalogue = self.context.catalogue
+        family = catalogue.family(value) if catalogue is not None else None
+        if family is not None and family.current_page:
+            url = self.page_url(family.current_page)
+            return markdown_link(family.name, url), url
+        if value in self.context.wiki.pages:
+            url = self.page_url(value)
+            return markdown_link(value, url), url
+        return escape_markdown(value), None
+
     def ticket_post(self, ticket: Ticket) -> TicketPost:
         """The forum post for ``ticket``: a short text, an embed, attachments, tags."""
         t = self.t
@@ -544,11 +587,15 @@ class SupportDesk:
         content = truncate(header + "\n\n" + "\n\n".join(story), MAX_CONTENT_CHARS - 200)
         attachments: list[tuple[str, str]] = []
         fields: list[Field] = []
+        model_url: str | None = None
         for spec in self.form.fields:
             if spec.item is None:
                 continue
             value = values.get(spec.key, "")
-            if spec.key == "command" and value:
+            if spec.key == "model_page" and value:
+                shown, model_url = self.model_ref(value)
+                fields.append(Field(spec.label, shown, inline=not spec.paragraph))
+            elif spec.key == "command" and value:
                 attachments.append((f"ticket-{ticket.id}-launch.txt", value + "\n"))
                 fields.append(Field(spec.label, code_block(value, "bash", limit=1000)))
             elif spec.key == "log" and value:
@@ -578,17 +625,28 @@ class SupportDesk:
         if findings:
             fields.append(Field(t("ticket.sections.findings"), "\n".join(findings)))
         known = [
-            t("ticket.known_error", title=escape_markdown(k["title"]), page=k["page"])
+            t(
+                "ticket.known_error",
+                title=escape_markdown(k["title"]),
+                page=self.page_ref(k["page"]),
+            )
             for k in summary.get("known_errors", [])
         ]
         if known:
             fields.append(Field(t("ticket.sections.known_errors"), "\n".join(known)))
         suggestions = [
-            t("ticket.suggestion", title=escape_markdown(s["title"]), page=s["page"], why=s["why"])
+            t(
+                "ticket.suggestion",
+                title=escape_markdown(s["title"]),
+                page=self.page_ref(s["page"]),
+                why=escape_markdown(s["why"]),
+            )
             for s in summary.get("suggestions", [])
         ]
         if suggestions:
             fields.append(Field(t("ticket.sections.suggestions"), "\n".join(suggestions)))
+        top = summary.get("suggestions") or [{}]
+        top_url = self.page_url(top[0]["page"]) if top[0].get("page") else None
         missing = [t("ticket.missing_item", label=m["label"]) for m in summary.get("missing", [])]
         if missing:
             fields.append(Field(t("ticket.sections.missing"), "\n".join(missing)))
@@ -603,7 +661,8 @@ class SupportDesk:
             "",
             fields=tuple(fields),
             footer=t("ticket.footer", id=ticket.id, key=ticket.draft_id),
-            meta={"ticket": ticket.id},
+            # The embed's link: the page the wiki's search put first, else the runbook.
+            meta={"ticket": ticket.id, "url": top_url or model_url},
         )
         tags = tuple(x for x in (ticket.family, ticket.status) if x)
         return TicketPost(

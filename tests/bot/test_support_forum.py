@@ -13,8 +13,9 @@ from typing import Any
 
 from knowledge.intake.sqlite import SqliteTicketStore
 from tests.bot import test_support
-from tests.bot.helpers import EPHEMERAL, buttons, embed_of
+from tests.bot.helpers import EPHEMERAL, LINK_BASE, buttons, embed_of
 from tests.bot.test_support import (
+    STEP1,
     _guild_with_forum,
     button_id,
     factory,
@@ -157,3 +158,30 @@ def test_closing_a_post_discord_archived_unarchives_it_first(discord_standin, da
     assert edits[0].json == {"archived": False}
     assert thread["thread_metadata"]["archived"] and thread["thread_metadata"]["locked"]
     assert [b["label"] for b in buttons(closed.message)] == ["Reopen"]
+
+
+# --- links ------------------------------------------------------------------------------
+
+
+def test_pages_are_links_in_the_check_and_the_post_and_the_model_links_its_runbook(
+    discord_standin, data
+):
+    async def scenario(ds):
+        opened = await ds.slash("support")
+        step1 = await ds.submit_modal(opened, {**STEP1, "model_page": ["glm-5"]})
+        _, check = await through_step_2(ds, (await step1.answer()).shown)
+        await ds.press(check, button_id(check, "File the ticket"))
+        return check, await ds.wait_for_request(lambda r: r.route == "create_thread")
+
+    check, request = discord_standin.run(factory(data), scenario)
+    answer = {f["name"]: f["value"] for f in embed_of(check)["fields"]}
+    assert f"]({LINK_BASE}" in answer["Suggested pages"], answer["Suggested pages"]
+    assert f"]({LINK_BASE}" in answer["Model family"]
+    checklist = answer["Checklist"]
+    assert "[ok] Link to the runbook" in checklist, "the family picked names its runbook"
+    (embed,) = request.json["message"]["embeds"]
+    assert embed["url"].startswith(LINK_BASE), "the staff post's embed links a wiki page"
+    posted = {f["name"]: f["value"] for f in embed["fields"]}
+    assert f"]({LINK_BASE}" in posted["Pages that may answer it"]
+    model = posted["Model page or runbook"]
+    assert model.startswith("[GLM\\-5](" + LINK_BASE) and model.endswith(".md)"), model

@@ -180,7 +180,9 @@ class SupportCog(commands.Cog):
                     data_dir = self.bot.kb.data_dir
                     self.store = await self.in_store(SqliteTicketStore.in_folder, data_dir)
                 context = await self.bot.in_thread(lambda: self.bot.kb.triage_context)
-                self._desk = SupportDesk(context, self.store, settings=self._settings())
+                self._desk = SupportDesk(
+                    context, self.store, settings=self._settings(), links=self.bot.kb.links
+                )
                 self._desk_state = state
         return self._desk
 
@@ -358,7 +360,12 @@ class SupportCog(commands.Cog):
         def check() -> Reply:  # the triage and its wording (redacting again): off the loop
             _, result = desk.check_draft(draft)
             return support_check_reply(
-                result, draft.redactions, desk.context.templates, desk.t, draft_id=draft.id
+                result,
+                draft.redactions,
+                desk.context.templates,
+                desk.t,
+                draft_id=draft.id,
+                links=desk.links,
             )
 
         try:
@@ -587,7 +594,7 @@ class SupportCog(commands.Cog):
             created = await forum.create_thread(
                 name=post.title,
                 content=mention + post.content,
-                embed=render.embed(post.reply),
+                embed=render.embed(post.reply, url=render.page_url(post.reply, self.bot.kb)),
                 files=files,
                 applied_tags=tags,
                 view=detached(ticket_view(ticket.id, ticket.status, self.t)),
@@ -851,7 +858,7 @@ class SupportCog(commands.Cog):
                 t(
                     "ticket.suggestion",
                     title=escape_markdown(s["title"]),
-                    page=s["page"],
+                    page=desk.page_ref(s["page"]),
                     why=escape_markdown(s["why"]),
                 )
                 for s in summary["suggestions"]

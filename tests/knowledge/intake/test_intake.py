@@ -681,3 +681,16 @@ def test_a_post_discord_refuses_is_given_up_after_a_few_attempts(desk, store, cl
         (due,) = desk.due_posts()
         assert desk.post_failed(due, "503").post_state == "pending"
     assert store.get_ticket(other.id).post_state == "pending"
+
+
+def test_a_family_picked_from_the_list_counts_as_its_runbook_link(desk):
+    """The form's list gives a family key; the checklist asks for the runbook followed:
+    the key is read as the family's current runbook page, and the post links it."""
+    family = next(f for f in desk.context.catalogue.families if f.current_page)
+    draft = fill(desk, model_page=family.key)
+    _, result = desk.check(draft.id, "discord:1")
+    runbook = next(i for i in result.completeness.items if i.key == "runbook")
+    assert runbook.status == "present", runbook
+    assert result.family is not None and result.family.family.key == family.key
+    shown, url = desk.model_ref(family.key)
+    assert url is None and family.key not in shown  # no link base: the name, not the key
