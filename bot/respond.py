@@ -235,20 +235,22 @@ async def send(
 async def update(
     interaction: discord.Interaction,
     *,
-    embed: discord.Embed,
+    embed: discord.Embed = MISSING,
     view: discord.ui.View | None,
+    content: str | None = MISSING,
 ) -> None:
     """Replace the message whose button was pressed: in the first response while the
-    interaction is open, else (after :func:`in_time` deferred) by editing it."""
+    interaction is open, else (after :func:`in_time` deferred) by editing it. What is
+    not given (``embed``, ``content``) stays as the message had it."""
     if expired(interaction):
         return
     if view is not None:
         view = detached(view)
     if interaction.response.is_done():
-        await interaction.edit_original_response(embed=embed, view=view)
+        await interaction.edit_original_response(content=content, embed=embed, view=view)
         return
     try:
-        await interaction.response.edit_message(embed=embed, view=view)
+        await interaction.response.edit_message(content=content, embed=embed, view=view)
     except discord.NotFound as exc:
         if _is_expiry(exc):
             interaction.extras[_EXPIRED] = True

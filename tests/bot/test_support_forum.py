@@ -69,7 +69,7 @@ def test_a_forum_requiring_tags_gets_the_configured_default_tag(discord_standin,
     (request,) = discord_standin.last.requests_to("create_thread")
     assert request.status == 200
     assert request.json["applied_tags"] == [str(NEEDS_HELP.id)]
-    assert "Your post is up" in embed_of(told)["description"]
+    assert "Your post is up" in told["content"]
     assert "Problem" not in _support_field(status)
 
 
@@ -112,7 +112,7 @@ def test_a_refused_post_is_retried_a_few_times_then_given_up_where_staff_see_it(
     told, status, listed = discord_standin.run(factory(data), scenario)
     attempts = discord_standin.last.requests_to("create_thread")
     assert [r.error_code for r in attempts] == [40067, 40067, 40067], "three, then no more"
-    said = embed_of(told)["description"]
+    said = told["content"]
     assert told["flags"] & EPHEMERAL
     assert "refused its post" in said and "requires a tag" in said
     assert "retries on its own" not in said

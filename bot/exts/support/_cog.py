@@ -46,7 +46,7 @@ from bot import render
 from bot.components import detached
 from bot.cooldowns import cooldown
 from bot.errors import Refused, describe, report_failure, safe_choices
-from bot.respond import answered, in_time, send
+from bot.respond import answered, in_time, send, update
 from knowledge.answers import support_check_reply
 from knowledge.intake.desk import (
     Filed,
@@ -479,9 +479,10 @@ class SupportCog(commands.Cog):
             return filed, thread, reason
 
         # The ticket is written (durably, before anything is posted) and its post made at
-        # once. The press is acknowledged only if that outlasts the bot's patience, and
+        # once. The press is acknowledged only if that outlasts the bot's patience (a
+        # silent acknowledgement: the answer replaces the pressed message's buttons), and
         # the post never waits for an acknowledgement: only the answer to the user does.
-        outcome = await in_time(interaction, filed_and_posted(), ephemeral=True)
+        outcome = await in_time(interaction, filed_and_posted(), update=True)
         if not await answered(
             interaction, lambda: self._answer_filing(interaction, forum_id, outcome)
         ):  # nothing can be shown; the post mentions the asker
@@ -493,26 +494,27 @@ class SupportCog(commands.Cog):
         forum_id: int | None,
         outcome: tuple[Filed, discord.Thread | None, str] | IntakeError,
     ) -> None:
+        """What became of the filing, above the wiki's answer on the message whose
+        button was pressed; its buttons go (the draft is filed: pressing them again would
+        only say so). A refusal (rate limit, not yours) comes apart, the buttons kept."""
         if isinstance(outcome, IntakeError):
             await self._refuse(interaction, str(outcome))
             return
         filed, thread, reason = outcome
         ticket = filed.ticket
+        title = self.t("filed.title", id=ticket.id)
         if not filed.created:
             if ticket.thread_id:
                 text = self.t("filed.again", id=ticket.id, link=f"<#{ticket.thread_id}>")
             else:
                 text = self.t("filed.again_pending", id=ticket.id)
-            await self._say(interaction, self.t("filed.title", id=ticket.id), text)
-            return
-        if forum_id is None:
+        elif forum_id is None:
+            title = self.t("filed.pending_title", id=ticket.id)
             text = self.t("filed.pending", reason=self.t("filed.no_forum"))
-            await self._say(interaction, self.t("filed.pending_title", id=ticket.id), text)
-            return
-        if thread is not None:
+        elif thread is not None:
             text = self.t("filed.posted", link=thread.mention)
-            await self._say(interaction, self.t("filed.title", id=ticket.id), text)
         else:
+            title = self.t("filed.pending_title", id=ticket.id)
             if reason == "forbidden":
                 names = await self._missing_names(("send_messages", *FORUM_PERMISSIONS))
                 text = self.t("filed.forbidden", id=ticket.id, permissions=names)
@@ -520,9 +522,8 @@ class SupportCog(commands.Cog):
                 text = self.t("filed.refused", id=ticket.id, reason=self.t(f"reasons.{reason}"))
             else:
                 text = self.t("filed.pending", reason=self.t(f"reasons.{reason}"))
-            await self._say(
-                interaction, self.t("filed.pending_title", id=ticket.id), text, kind="unavailable"
-            )
+        content = self.t("filed.line", title=title, text=text)
+        await update(interaction, content=content[:2000], view=None)
 
     async def _missing_names(self, wanted: tuple[str, ...]) -> str:
         """The forum permissions of ``wanted`` the bot lacks, worded (the first of
