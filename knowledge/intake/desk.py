@@ -70,6 +70,8 @@ _PARALLEL_RE: Final = re.compile(
 )
 #: Checked drafts whose triage summary is kept for filing (the newest ones).
 CHECKED_KEPT: Final = 512
+#: A draft id as :meth:`SupportDesk.unsaved_draft` makes them.
+_DRAFT_ID_RE: Final = re.compile(r"[0-9a-f]{16}")
 #: Ticket status -> the event recorded when a ticket moves there.
 _STATUS_EVENTS: Final = {"solved": "solved", "closed": "closed", "open": "reopened"}
 
@@ -209,6 +211,13 @@ class SupportDesk:
 
     def new_draft(self, user: str, *, model: str = "") -> Saved:
         """A fresh, stored draft; ``model`` (a family name or key) pre-fills the model page."""
+        saved = self.unsaved_draft(user, model=model)
+        return replace(saved, draft=self.store.save_draft(saved.draft))
+
+    def unsaved_draft(self, user: str, *, model: str = "") -> Saved:
+        """A fresh draft that is not stored: the form's first step stores it when it is
+        submitted (:meth:`save` with ``step=1``), so a form opened and dismissed leaves
+        nothing behind for "continue your draft" to offer."""
         now = self.clock()
         draft = Draft(id=secrets.token_hex(8), user=user, created_at=now, updated_at=now)
         problems: list[str] = []
@@ -218,7 +227,7 @@ class SupportDesk:
                 draft = replace(draft, values={"model_page": key}, origin={"model": key})
             elif problem:
                 problems.append(problem)
-        return Saved(self.store.save_draft(draft), tuple(problems))
+        return Saved(draft, tuple(problems))
 
     def draft(self, draft_id: str, user: str) -> Draft:
         """The open draft ``draft_id`` of ``user``, or an :class:`IntakeError`."""
@@ -228,6 +237,13 @@ class SupportDesk:
         if draft.user != user:
             raise IntakeError("not_yours", self.t("errors.not_yours"))
         return draft
+
+    def _draft_for_step(self, draft_id: str, user: str, step: int | None) -> Draft:
+        fresh = step == 1 and _DRAFT_ID_RE.fullmatch(draft_id)
+        if fresh and self.store.get_draft(draft_id) is None:  # opened, never stored: now
+            now = self.clock()
+            return Draft(id=draft_id, user=user, created_at=now, updated_at=now)
+        return self.draft(draft_id, user)
 
     def resolve_model(self, name: str) -> tuple[str | None, str | None]:
         """(family key, None) for a known family or page; (None, worded problem) if not."""
@@ -271,8 +287,9 @@ class SupportDesk:
 
         Unknown keys are ignored. An upload replaces the pasted value of its field
         unless the upload is refused, in which case the pasted value (if any) is kept.
+        The first step of a draft made by :meth:`unsaved_draft` creates it.
         """
-        draft = self.draft(draft_id, user)
+        draft = self._draft_for_step(draft_id, user, step)
         merged = dict(draft.values)
         codes: list[Problem] = []
         new_redactions: list[tuple[str, str, int]] = []

@@ -961,14 +961,42 @@ def test_a_forum_without_tags_still_gets_the_post(discord_standin, data):
 
 def test_a_form_submitted_after_its_draft_expired_says_to_start_again(discord_standin, data):
     async def scenario(ds):
-        opened = await ds.slash("support")
-        await asyncio.sleep(1.0)  # the draft expires after 0.72 s
-        submitted = await ds.submit_modal(opened, STEP1)
+        _, _, saved = await through_step_1(ds)
+        step2 = await ds.press(saved, button_id(saved, "Continue"))
+        store = SqliteTicketStore.in_folder(data)
+        try:  # untouched for longer than support.draft_hours
+            store._db.execute("UPDATE drafts SET updated_at = updated_at - 2 * 3600")
+        finally:
+            store.close()
+        submitted = await submit_modal_with_files(ds, step2, {"command": V3_LAUNCH}, files={})
         return (await submitted.answer()).shown
 
-    told = discord_standin.run(factory(data, draft_hours=0.0002), scenario)
+    told = discord_standin.run(factory(data, draft_hours=1), scenario)
     assert told["flags"] & EPHEMERAL
     assert "That draft is gone" in embed_of(told)["description"]
+
+
+def test_a_first_form_dismissed_leaves_no_draft_to_continue(discord_standin, data):
+    """/support opens the form; closing it unsent stores nothing, so the next /support
+    opens a fresh form instead of offering "You have a draft"."""
+
+    async def scenario(ds):
+        first = await ds.slash("support", model="glm")  # dismissed: never submitted
+        second = await ds.slash("support")
+        submitted = await ds.submit_modal(second, STEP1)
+        await submitted.answer()
+        third = await ds.slash("support")
+        return first.response, second.response, third.response
+
+    first, second, third = discord_standin.run(factory(data), scenario)
+    assert first.callback_type == 9 and second.callback_type == 9
+    assert third.callback_type == 4 and embed_of(third.message)["title"] == "You have a draft"
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        drafts = store._db.execute("SELECT user, step FROM drafts").fetchall()
+        assert [tuple(d) for d in drafts] == [(f"discord:{DEFAULT_IDS.alice}", 1)]
+    finally:
+        store.close()
 
 
 # --- posts made without /support ----------------------------------------------------------

@@ -185,3 +185,13 @@ def test_pages_are_links_in_the_check_and_the_post_and_the_model_links_its_runbo
     assert f"]({LINK_BASE}" in posted["Pages that may answer it"]
     model = posted["Model page or runbook"]
     assert model.startswith("[GLM\\-5](" + LINK_BASE) and model.endswith(".md)"), model
+
+
+def test_ticket_is_offered_only_to_members_who_manage_threads(discord_standin, data):
+    async def scenario(ds):
+        await ds.wait_connected()
+        return ds.synced_command("ticket"), ds.synced_command("support")
+
+    ticket, support = discord_standin.run(factory(data), scenario)
+    assert ticket["default_member_permissions"] == str(1 << 34)  # Manage Threads
+    assert support.get("default_member_permissions") is None, "/support is for everyone"

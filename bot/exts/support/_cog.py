@@ -109,6 +109,9 @@ class SupportCog(commands.Cog):
         description="Support tickets filed with /support (staff)",
         allowed_contexts=app_commands.AppCommandContext(guild=True),
         allowed_installs=app_commands.AppInstallationType(guild=True),
+        # Shown to members with Manage Threads; a server admin offers it to the staff
+        # roles in Server Settings, Integrations (the bot still checks staff_role_ids).
+        default_permissions=discord.Permissions(manage_threads=True),
     )
 
     def __init__(self, bot: WikiBot) -> None:
@@ -228,7 +231,8 @@ class SupportCog(commands.Cog):
             draft = desk.resumable(user)
             if draft is not None and not model:
                 return draft, None
-            return None, desk.new_draft(user, model=model or "")
+            # Stored when step 1 is submitted: a form dismissed leaves no draft behind.
+            return None, desk.unsaved_draft(user, model=model or "")
 
         draft, saved = await self.in_store(resumable_or_new)
         if draft is not None:
@@ -408,7 +412,7 @@ class SupportCog(commands.Cog):
         desk = await self.desk()
         user = user_key(interaction.user)
         if action == "new":
-            saved = await self.in_store(desk.new_draft, user)
+            saved = desk.unsaved_draft(user)  # stored when its first step is submitted
             await interaction.response.send_modal(
                 step_modal(desk, saved.draft, 1, self.t, desk.model_choices())
             )
