@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
     sub = parser.add_subparsers(dest="cmd", metavar="COMMAND")
     add_knowledge_commands(sub)
+    serve_cli.add_config_to_tickets(sub)
     serve_cli.add_commands(sub)
     return parser
 
@@ -42,6 +43,10 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    if args.cmd == "tickets":  # the bot's wiki and store unless --wiki/--data say otherwise
+        code = serve_cli.configured_folders(args)
+        if code:
+            return code
     try:
         return int(args.func(args) or 0)
     except BrokenPipeError:

@@ -35,6 +35,8 @@ __all__ = [
     "RETRY_FIRST_DELAY",
     "RETRY_MAX_DELAY",
     "add_commands",
+    "add_config_to_tickets",
+    "configured_folders",
     "doctor",
     "health",
     "serve",
@@ -119,6 +121,41 @@ def _positive_seconds(text: str) -> float:
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text!r}")
     return value
+
+
+def add_config_to_tickets(sub: argparse._SubParsersAction) -> None:
+    """``wikibot tickets ACTION --config FILE``: the bot's wiki and ticket store."""
+    tickets = sub.choices.get("tickets")
+    if tickets is None:
+        return
+    for action in tickets._subparsers._group_actions:  # the file/list/show parsers
+        for parser in getattr(action, "choices", {}).values():
+            _config_option(parser)
+
+
+def configured_folders(args: argparse.Namespace) -> int:
+    """For ``wikibot tickets`` without ``--wiki`` and ``--data``: the wiki and data
+    folder of the bot's config (``--config``, ``$WIKIBOT_CONFIG`` or ./config.yaml), so
+    the command line files into, lists and shows the same store as the bot, checked
+    against the same wiki. Without a config file: the demo wiki, said on stderr.
+    Returns an exit code (0: go on)."""
+    from .config import ConfigError, data_dir_of, load_config
+
+    if getattr(args, "wiki", None) is not None or getattr(args, "data", None) is not None:
+        return 0
+    t = load_templates("bot.yaml")
+    path = _config_path(args)
+    if args.config is None and not os.environ.get("WIKIBOT_CONFIG") and not path.is_file():
+        print(t("serve.tickets_no_config", path=path), file=sys.stderr)
+        return 0
+    try:
+        config = load_config(path)
+    except ConfigError as exc:
+        print(t("serve.config_error", error=exc), file=sys.stderr)
+        return 2
+    args.wiki = config.wiki_dir  # None for a fetched wiki: found in the data folder
+    args.data = data_dir_of(config)
+    return 0
 
 
 def _config_path(args: argparse.Namespace) -> Path:

@@ -7,6 +7,8 @@
 The request file holds the same fields as ``wikibot triage`` (or the labels of the
 wiki's question template). Tickets live in ``tickets.sqlite3`` in the data folder,
 the same store the Discord bot uses; tickets filed here are not posted to Discord.
+Without ``--wiki`` and ``--data``, ``wikibot`` (``bot.cli``) takes both from the bot's
+config file (``--config``), so the bot and the command line share wiki and store.
 Only redacted text is ever stored or printed.
 """
 

@@ -46,3 +46,48 @@ def test_serve_with_a_token_but_a_bad_config_names_the_file_and_key(monkeypatch,
     assert main(["sync", "--config", str(tmp_path / "missing.yaml")]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert "missing.yaml" in line and "config file not found" in line
+
+
+def test_tickets_without_wiki_use_the_configured_wiki_and_the_bots_store(
+    monkeypatch, capsys, tmp_path
+):
+    """``wikibot tickets`` reads the bot's config (``--config`` or ``$WIKIBOT_CONFIG``):
+    the ticket is checked against the configured wiki and filed in the store the bot
+    uses (``tickets.sqlite3`` in its data folder), and list/show read that store."""
+    import json
+    import shutil
+
+    from knowledge.intake.sqlite import SqliteTicketStore
+    from knowledge.service import demo_wiki_dir
+
+    wiki = tmp_path / "wiki"
+    shutil.copytree(demo_wiki_dir(), wiki)
+    for page in wiki.rglob("*onboarding*.md"):  # this wiki asks the built-in checklist
+        page.unlink()
+    data = tmp_path / "bot-data"
+    config = tmp_path / "config.yaml"
+    config.write_text(f"wiki:\n  path: {wiki}\n  data_dir: {data}\n", encoding="utf-8")
+    request = tmp_path / "request.yaml"
+    request.write_text(json.dumps({"question": "GLM-5 hangs after NCCL init"}), "utf-8")
+    monkeypatch.delenv("WIKIBOT_CONFIG", raising=False)
+    assert main(["tickets", "file", "--config", str(config), str(request)]) == 0
+    assert capsys.readouterr().out.strip() == "1"
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        ticket = store.get_ticket(1)
+        assert ticket is not None
+        assert not ticket.triage["checklist_source"], "the configured wiki, not the demo's"
+    finally:
+        store.close()
+    monkeypatch.setenv("WIKIBOT_CONFIG", str(config))
+    assert main(["tickets", "list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [t["id"] for t in listed] == [1]
+    monkeypatch.chdir(tmp_path / "wiki")  # no config.yaml here, none in the environment
+    monkeypatch.delenv("WIKIBOT_CONFIG")
+    assert main(["tickets", "list", "--data", str(data)]) == 0
+    assert "#1" in capsys.readouterr().out
+    monkeypatch.setenv("WIKIBOT_DATA", str(tmp_path / "cache"))  # the demo's folder
+    assert main(["tickets", "list", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out) == [] and "no config file" in err and "--config" in err
