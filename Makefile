@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench eval clean docker-smoke
+.PHONY: demo test test-delay lint bench eval clean docker-smoke
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,9 @@ demo: $(STAMP)  ## console on the demo wiki that ships inside the package
 test: $(STAMP)  ## lint and the whole test suite
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
+
+test-delay: $(STAMP)  ## the /support end-to-end tests with 80 ms of network delay each way
+	STANDIN_DELAY=0.08 $(BIN)/python -m pytest -q tests/bot/test_support.py tests/bot/test_support_forum.py
 
 bench: $(STAMP)  ## speed and memory figures on ../shared/wiki-snapshot (SCALE=10: 10x wiki)
 	$(BIN)/python -m benchmarks $(if $(SCALE),--scale $(SCALE))

@@ -1291,3 +1291,40 @@ def test_thread_edits_need_manage_threads_except_what_the_owner_may_do(discord_s
         await ds.client.http.edit_channel(other, archived=False)  # unarchiving: allowed
 
     discord_standin.run(make_bot, scenario)
+
+
+# ---------------------------------------------------------------------------- network delay
+
+
+def test_a_round_trip_delay_slows_each_leg_and_counts_against_the_deadline(
+    discord_standin,
+) -> None:
+    """With 0.1 s each way, an interaction reaches the bot 0.1 s after Discord made it
+    and its answer reaches Discord 0.1 s after it left: at least 0.2 s in all (a lower
+    bound only: a loaded machine is slower, never faster). A deadline shorter than the
+    two legs refuses even an answer sent at once (10062)."""
+    discord_standin.config.round_trip_delay = 0.1
+
+    async def scenario(ds: Standin) -> tuple[float, Any]:
+        await ds.wait_connected()
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        await ds.slash("ping")
+        took = loop.time() - started
+        ds.config.response_deadline = 0.15
+        ds.expect_error_log("10062")  # the toy bot's command logs the refusal
+        late = await ds.slash("ping", wait=False)
+        await late.wait_response(timeout=5)
+        return took, late
+
+    took, late = discord_standin.run(make_bot, scenario)
+    assert took >= 0.2, took
+    assert late.response.error_code == 10062
+
+
+def test_the_delay_can_be_set_for_a_whole_run_from_the_environment(monkeypatch) -> None:
+    from tests.discord_standin import fixtures
+
+    monkeypatch.setenv("STANDIN_DELAY", "0.08")
+    runner = next(fixtures.discord_standin.__wrapped__())
+    assert runner.config.round_trip_delay == 0.08

@@ -53,6 +53,21 @@ def _due_now(folder) -> None:
         store.close()
 
 
+async def _until_ticket(folder, check, patience: float = 30.0) -> None:
+    """Wait until ticket 1 in the store satisfies ``check`` (what the bot records)."""
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + patience
+    while loop.time() < give_up:
+        store = SqliteTicketStore.in_folder(folder)
+        try:
+            if check(store.get_ticket(1)):
+                return
+        finally:
+            store.close()
+        await asyncio.sleep(0.025)
+    raise AssertionError("ticket 1 never reached the state waited for")
+
+
 def test_a_forum_requiring_tags_gets_the_configured_default_tag(discord_standin, data):
     """Tags named otherwise than the bot's statuses: only the configured default tag
     makes the post acceptable to a forum with "Require tags" on."""
@@ -87,22 +102,14 @@ def test_a_refused_post_is_retried_a_few_times_then_given_up_where_staff_see_it(
         ds.expect_error_log("refused its post 3 times")
         told = await _file(ds)
         for attempt in (2, 3):
-            _due_now(data)
+            await _until_ticket(data, lambda t, n=attempt: t.post_attempts >= n - 1)
+            _due_now(data)  # the failure is recorded: its retry is made due now
             await ds.wait_until(
                 lambda n=attempt: len(ds.requests_to("create_thread")) >= n or None,
                 timeout=20,
                 poll=0.05,
             )
-        loop = asyncio.get_running_loop()
-        give_up = loop.time() + 20
-        while loop.time() < give_up:  # the third failure being recorded
-            store = SqliteTicketStore.in_folder(data)
-            try:
-                if store.get_ticket(1).post_state == "failed":
-                    break
-            finally:
-                store.close()
-            await asyncio.sleep(0.025)
+        await _until_ticket(data, lambda t: t.post_state == "failed")
         _due_now(data)
         await asyncio.sleep(0.3)  # several rounds of the retry loop
         status = (await ds.slash("wiki status", user_id=DEFAULT_IDS.mod)).response.message
@@ -195,3 +202,29 @@ def test_ticket_is_offered_only_to_members_who_manage_threads(discord_standin, d
     ticket, support = discord_standin.run(factory(data), scenario)
     assert ticket["default_member_permissions"] == str(1 << 34)  # Manage Threads
     assert support.get("default_member_permissions") is None, "/support is for everyone"
+
+
+# --- with Discord's network delay ---------------------------------------------------------
+
+
+def test_the_whole_flow_with_80_ms_of_network_delay_each_way(discord_standin, data):
+    """Form, wiki's answer, filing, post and Solved, with every request and gateway
+    message 80 ms late each way (``make test-delay`` runs every /support test so)."""
+    discord_standin.config.round_trip_delay = 0.08
+
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        filed = await ds.press(check, button_id(check, "File the ticket"))
+        told = (await filed.answer()).shown
+        request = await ds.wait_for_request(lambda r: r.route == "create_thread")
+        thread_id = int(request.response["id"])
+        solved = await ds.press(ds.messages[thread_id], "wikibot:tk:solved:1")
+        await ds.wait_for_request(lambda r: r.route == "channel" and r.method == "PATCH")
+        return told, solved, ds
+
+    told, solved, ds = discord_standin.run(factory(data), scenario)
+    assert "Your post is up" in told["content"]
+    assert solved.response.callback_type == 7
+    late = [r for r in ds.requests if r.error_code == 10062]
+    assert late == [], "an interaction expired under the delay"

@@ -140,6 +140,13 @@ class StandinConfig:
     rate_limit: tuple[int, float] = (50, 1.0)
     #: False: the bot is not in the guild yet (READY lists no guild) until ``join_guild()``.
     joined: bool = True
+    #: Seconds of network delay each way, as between a bot's host and Discord (0: loopback
+    #: speed): every REST request waits this long before it is served and its answer this
+    #: long before it leaves; every gateway message reaches the bot this long after it
+    #: was sent (in order). The 3 s deadline of an interaction runs from its creation, so
+    #: the bot has two delays less than 3 s to answer. ``STANDIN_DELAY`` (seconds) in the
+    #: environment sets it for the ``discord_standin`` fixture.
+    round_trip_delay: float = 0.0
 
 
 class Standin:
@@ -188,6 +195,10 @@ class Standin:
         self._command_ids: dict[tuple[int | None, int, str], int] = {}
         self._expected_errors: list[list[Any]] = []
         self._ws: web.WebSocketResponse | None = None
+        #: Gateway messages on their way to the bot (with ``round_trip_delay``): (due, ws,
+        #: payload), sent in order by ``_deliver``.
+        self._outbox: asyncio.Queue[tuple[float, web.WebSocketResponse, str]] | None = None
+        self._delivery: asyncio.Task[None] | None = None
         self._seq = 0
         self._identified = asyncio.Event()
         self._changed = asyncio.Event()
@@ -217,6 +228,11 @@ class Standin:
         self.port = self._runner.addresses[0][1]
 
     async def close(self) -> None:
+        if self._delivery is not None:
+            self._delivery.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._delivery
+            self._delivery = None
         if self._ws is not None and not self._ws.closed:
             await self._ws.close()
         if self._runner is not None:
@@ -499,7 +515,10 @@ class Standin:
         if request.path == GATEWAY_PATH:
             return await handler(request)
         self._in_flight += 1
+        delay = self.config.round_trip_delay
         try:
+            if delay > 0:  # the request on its way to Discord
+                await asyncio.sleep(delay)
             record = await self._parse_request(request)
             request[RECORD] = record
             operation = self._check_request_against_spec(record)
@@ -532,6 +551,8 @@ class Standin:
             if record.interaction is not None:
                 record.interaction.requests.append(record)
             self._notify()
+            if delay > 0:  # the answer on its way back
+                await asyncio.sleep(delay)
             return response
         finally:
             self._in_flight -= 1
@@ -850,7 +871,28 @@ class Standin:
         if self._ws is None or self._ws.closed:
             raise StandinFailure(f"the bot is not connected to the gateway; cannot send {payload}")
         self.gateway_sent.append(payload)
-        await self._ws.send_str(json.dumps(payload))
+        delay = self.config.round_trip_delay
+        if delay <= 0:
+            await self._ws.send_str(json.dumps(payload))
+            return
+        if self._outbox is None:
+            self._outbox = asyncio.Queue()
+            self._delivery = asyncio.create_task(self._deliver(), name="standin-gateway-delay")
+        due = asyncio.get_running_loop().time() + delay
+        self._outbox.put_nowait((due, self._ws, json.dumps(payload)))
+
+    async def _deliver(self) -> None:
+        """Send the gateway messages of ``_outbox`` each at its due time, in order (one
+        delay for all, so a later message is never due earlier); a message to a
+        connection closed meanwhile is lost, as on the network (RESUME replays events)."""
+        assert self._outbox is not None
+        loop = asyncio.get_running_loop()
+        while True:
+            due, ws, text = await self._outbox.get()
+            await asyncio.sleep(max(0.0, due - loop.time()))
+            if not ws.closed:
+                with contextlib.suppress(ConnectionError, RuntimeError):
+                    await ws.send_str(text)
 
     async def dispatch(self, event: str, data: Mapping[str, Any]) -> None:
         """Send a gateway DISPATCH (op 0) event, e.g. ``MESSAGE_CREATE``, to the bot."""
