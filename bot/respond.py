@@ -32,6 +32,7 @@ from .config import DEFAULT_THINKING_AFTER
 __all__ = [
     "DEADLINE",
     "DEFAULT_THINKING_AFTER",
+    "TOKEN_EXPIRED",
     "answered",
     "defer",
     "expired",
@@ -74,7 +75,8 @@ def expired(interaction: discord.Interaction) -> bool:
 async def answered(interaction: discord.Interaction, answer: Callable[[], Awaitable[Any]]) -> bool:
     """Run ``answer`` (what shows the result of work done through :func:`in_time`) and
     return True; False, with nothing shown, when Discord said the interaction expired
-    (10062) before or while answering. Any other failure is raised."""
+    (10062) before or while answering, or that its token did (50027: work that outlived
+    the 15 minutes of a follow-up token). Any other failure is raised."""
     if expired(interaction):
         return False
     try:
@@ -83,7 +85,19 @@ async def answered(interaction: discord.Interaction, answer: Callable[[], Awaita
         if not expired(interaction):
             raise
         return False
+    except discord.HTTPException as exc:
+        if exc.code != TOKEN_EXPIRED:
+            raise
+        interaction.extras[_EXPIRED] = True  # nothing more can be sent with this token
+        from .errors import describe  # errors -> respond: import late
+
+        log.warning("%s: its token expired before the answer (50027)", describe(interaction))
+        return False
     return True
+
+
+#: Discord's code for a follow-up token past its 15 minutes ("Invalid Webhook Token").
+TOKEN_EXPIRED = 50027
 
 
 def _is_expiry(exc: BaseException) -> bool:

@@ -1109,7 +1109,7 @@ def test_the_three_seconds_run_from_when_the_interaction_was_created(discord_sta
 
 
 def test_rate_limit_headers_and_a_bucket_the_bot_waits_for(discord_standin) -> None:
-    discord_standin.config.rate_limit = (2, 0.2)
+    discord_standin.config.route_limits["POST channel_message"] = (2, 0.2)
 
     async def scenario(ds: Standin) -> list[Any]:
         for text in ("one", "two", "three"):
@@ -1328,3 +1328,52 @@ def test_the_delay_can_be_set_for_a_whole_run_from_the_environment(monkeypatch) 
     monkeypatch.setenv("STANDIN_DELAY", "0.08")
     runner = next(fixtures.discord_standin.__wrapped__())
     assert runner.config.round_trip_delay == 0.08
+
+
+# ---------------------------------------------------------------------------- rate limits
+
+
+def test_messages_are_limited_per_channel_as_discord_does(discord_standin) -> None:
+    """Five messages per channel in five seconds: a sixth in the same channel waits for
+    the window (discord.py reads the headers), another channel has a bucket of its own."""
+    assert discord_standin.config.route_limits["POST channel_message"] == (5, 5.0)
+    discord_standin.config.route_limits["POST channel_message"] = (5, 0.5)
+
+    async def scenario(ds: Standin) -> list[Any]:
+        await ds.wait_connected()
+        general = ds.client.get_channel(DEFAULT_IDS.general)
+        other = ds.client.get_channel(DEFAULT_IDS.bot_log)
+        for i in range(5):
+            await general.send(f"general {i}")
+        await other.send("other 0")  # a bucket of its own: not held
+        await general.send("general 5")  # waits for the window's end
+        return ds.requests_to("channel_message")
+
+    sent = discord_standin.run(make_bot, scenario)
+    assert [r.status for r in sent] == [200] * 7, "discord.py waited: no 429"
+    remaining = [r.response_headers["X-RateLimit-Remaining"] for r in sent]
+    assert remaining == ["4", "3", "2", "1", "0", "4", "4"]
+    assert sent[-1].at - sent[4].at >= 0.4, "the sixth waited for the window"
+
+
+def test_the_global_limit_spans_routes_and_spares_interaction_answers(discord_standin) -> None:
+    discord_standin.config.global_limit = (3, 0.3)
+
+    async def scenario(ds: Standin) -> list[Any]:
+        await ds.wait_connected()
+        for _ in range(4):  # answers to interactions: outside the global limit
+            await ds.slash("ping")
+        http = ds.client.http
+        for channel in (DEFAULT_IDS.general, DEFAULT_IDS.bot_log, DEFAULT_IDS.forum):
+            await http.get_channel(channel)  # three routes' worth of the global budget
+        await http.get_channel(DEFAULT_IDS.general)  # the fourth: global 429, then retried
+        return ds.requests
+
+    requests = discord_standin.run(make_bot, scenario)
+    callbacks = [r for r in requests if r.route == "interaction_callback"]
+    assert [r.status for r in callbacks] == [200] * 4
+    reads = [r for r in requests if r.route == "channel" and r.method == "GET"]
+    limited = [r for r in reads if r.status == 429]
+    assert limited and all(r.response["global"] is True for r in limited)
+    assert limited[0].response_headers.get("X-RateLimit-Global") == "true"
+    assert [r.status for r in reads].count(200) == 4, "discord.py retried after retry_after"

@@ -228,3 +228,106 @@ def test_the_whole_flow_with_80_ms_of_network_delay_each_way(discord_standin, da
     assert solved.response.callback_type == 7
     late = [r for r in ds.requests if r.error_code == 10062]
     assert late == [], "an interaction expired under the delay"
+
+
+# --- Discord's hiccups, met by the bot itself ---------------------------------------------
+
+
+def test_a_post_answered_429_is_made_once_after_the_wait(discord_standin, data):
+    async def scenario(ds):
+        ds.rate_limit_next("create_thread", retry_after=0.2)
+        told = await _file(ds)
+        await ds.wait_for_request(lambda r: r.route == "create_thread" and r.status == 200)
+        return told
+
+    told = discord_standin.run(factory(data), scenario)
+    attempts = discord_standin.last.requests_to("create_thread")
+    assert [r.status for r in attempts] == [429, 200], "discord.py waited retry_after once"
+    assert attempts[1].at - attempts[0].at >= 0.2
+    assert "Your post is up" in told["content"]
+
+
+def test_a_gateway_hiccup_mid_form_resumes_and_replays_what_was_missed(discord_standin, data):
+    """The connection drops between the form's steps; a post made in the forum meanwhile
+    reaches the bot through its RESUME, and the form goes on where it was."""
+
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds)
+        thread_id = ds.ids.next()
+        thread = {
+            **_hand_made_post(thread_id),
+            "name": "made while the bot was away",
+        }
+        ds.threads[thread_id] = thread
+        starter = ds.make_message("my server hangs", channel_id=thread_id)
+        del ds.messages[int(starter["id"])]
+        ds.messages[thread_id] = {**starter, "id": str(thread_id)}
+        await ds.drop_connection(missed=[("THREAD_CREATE", {**thread, "newly_created": True})])
+        await ds.wait_resumed()
+        pointer = await ds.wait_for_request(
+            lambda r: r.route == "channel_message" and r.path == f"/channels/{thread_id}/messages"
+        )
+        _, check = await through_step_2(ds, saved)
+        filed = await ds.press(check, button_id(check, "File the ticket"))
+        return pointer, (await filed.answer()).shown
+
+    pointer, told = discord_standin.run(factory(data), scenario)
+    assert discord_standin.last.resumes == 1
+    assert "/support" in pointer.json["content"]
+    assert "Your post is up" in told["content"]
+
+
+def test_a_filing_answered_after_the_token_expired_is_dropped_quietly(
+    discord_standin, data, monkeypatch
+):
+    """A filing that outlives the interaction's token (15 minutes on Discord; 0.5 s
+    here): the edit of "thinking…" is refused (401, 50027); the ticket is still filed and
+    posted, and the bot logs it without an error (nothing can be shown any more)."""
+    from knowledge.intake.desk import SupportDesk
+    from tests.bot.helpers import IMPATIENT, Gate
+
+    gate = Gate()
+    monkeypatch.setattr(SupportDesk, "file", gate.hold(SupportDesk.file))
+    discord_standin.config.token_lifetime = 0.5
+
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        try:
+            filed = await ds.press(check, button_id(check, "File the ticket"))
+            await asyncio.sleep(0.6)  # the token's lifetime passes while the filing waits
+        finally:
+            gate.open()
+        refused = await filed.wait_for(lambda r: r.status == 401)
+        await ds.wait_for_request(lambda r: r.route == "create_thread" and r.status == 200)
+        await _until_ticket(data, lambda t: t.post_state == "posted")
+        return filed, refused
+
+    filed, refused = discord_standin.run(factory(data, discord=IMPATIENT), scenario)
+    assert filed.response.callback_type == 6
+    assert refused.response["code"] == 50027
+    assert [r.route for r in filed.requests].count("webhook_message") == 1, "no retry"
+
+
+def _hand_made_post(thread_id: int) -> dict[str, Any]:
+    """A forum post alice made by hand, as Discord describes it."""
+    return {
+        "id": str(thread_id),
+        "type": 11,
+        "guild_id": str(DEFAULT_IDS.guild),
+        "parent_id": str(DEFAULT_IDS.forum),
+        "owner_id": str(DEFAULT_IDS.alice),
+        "last_message_id": str(thread_id),
+        "message_count": 1,
+        "member_count": 1,
+        "total_message_sent": 1,
+        "rate_limit_per_user": 0,
+        "flags": 0,
+        "applied_tags": [],
+        "thread_metadata": {
+            "archived": False,
+            "auto_archive_duration": 4320,
+            "archive_timestamp": "2026-01-01T00:00:00+00:00",
+            "locked": False,
+        },
+    }

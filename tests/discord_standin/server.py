@@ -22,7 +22,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import aiohttp
 from aiohttp import web
@@ -113,6 +113,17 @@ RECORD = web.RequestKey("record", RecordedRequest)
 SENT_JSON = web.ResponseKey("json", object)
 
 
+#: Discord's per-route limits as its answers' headers show them: (requests, seconds) by
+#: "METHOD route", each bucket per major parameter (the channel, guild or interaction
+#: token). Routes not named use ``StandinConfig.rate_limit``.
+ROUTE_LIMITS: Final = {
+    "POST channel_message": (5, 5.0),  # messages sent in one channel
+    "PATCH channel": (5, 5.0),  # edits of one channel or thread (archive, lock, tags)
+}
+#: Routes outside the global limit: interaction responses and their webhooks.
+GLOBAL_EXEMPT: Final = frozenset({"interaction_callback", "followup", "webhook_message"})
+
+
 @dataclass
 class StandinConfig:
     """Knobs of one stand-in run. Defaults suit tests; change them before ``run``."""
@@ -138,6 +149,11 @@ class StandinConfig:
     #: Requests per bucket (route and channel, guild or interaction) and window, in seconds.
     #: Every answer carries the X-RateLimit-* headers; going over is answered 429.
     rate_limit: tuple[int, float] = (50, 1.0)
+    #: Per-route limits that differ from ``rate_limit`` (see :data:`ROUTE_LIMITS`).
+    route_limits: dict[str, tuple[int, float]] = field(default_factory=lambda: dict(ROUTE_LIMITS))
+    #: The bot's global limit over every route but interaction responses (Discord: 50/s);
+    #: going over is a 429 with ``global: true``.
+    global_limit: tuple[int, float] = (50, 1.0)
     #: False: the bot is not in the guild yet (READY lists no guild) until ``join_guild()``.
     joined: bool = True
     #: Seconds of network delay each way, as between a bot's host and Discord (0: loopback
@@ -188,6 +204,7 @@ class Standin:
         self._created: dict[int, float] = {}  # interaction id -> when Discord created it
         self._buckets: dict[tuple[str, str], tuple[float, int]] = {}  # -> (window end, used)
         self._forced_429: list[tuple[str, float, bool]] = []
+        self._global: tuple[float, int] = (0.0, 0)  # (window end, used)
         self.session_id: str | None = None
         self.resumes = 0
         self._event_log: list[dict[str, Any]] = []
@@ -585,8 +602,16 @@ class Standin:
             if route in ("*", record.route):
                 del self._forced_429[i]
                 return self._too_many(retry_after, is_global=is_global, bucket=bucket)
-        limit, window = self.config.rate_limit
         now = asyncio.get_running_loop().time()
+        if record.route not in GLOBAL_EXEMPT:
+            g_limit, g_window = self.config.global_limit
+            g_ends, g_used = self._global
+            if now >= g_ends:
+                g_ends, g_used = now + g_window, 0
+            if g_used >= g_limit:
+                return self._too_many(g_ends - now, is_global=True, bucket=bucket)
+            self._global = (g_ends, g_used + 1)
+        limit, window = self._limit_of(bucket)
         ends, used = self._buckets.get(bucket, (0.0, 0))
         if now >= ends:
             ends, used = now + window, 0
@@ -595,13 +620,16 @@ class Standin:
         self._buckets[bucket] = (ends, used + 1)
         return None
 
+    def _limit_of(self, bucket: tuple[str, str]) -> tuple[int, float]:
+        return self.config.route_limits.get(bucket[0], self.config.rate_limit)
+
     def _too_many(
         self, retry_after: float, *, is_global: bool, bucket: tuple[str, str]
     ) -> web.Response:
         response = self._json(
             {
                 "message": "You are being rate limited.",
-                "retry_after": round(retry_after, 3),
+                "retry_after": math.ceil(retry_after * 1000) / 1000,  # never early
                 "global": is_global,
                 "code": 0,
             },
@@ -624,7 +652,7 @@ class Standin:
         remaining: int | None = None,
         reset_after: float | None = None,
     ) -> None:
-        limit, window = self.config.rate_limit
+        limit, window = self._limit_of(bucket)
         now = asyncio.get_running_loop().time()
         ends, used = self._buckets.get(bucket, (now + window, 0))
         left = max(0.0, ends - now) if reset_after is None else reset_after
