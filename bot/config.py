@@ -101,6 +101,10 @@ class SupportConfig:
     #: A tag of the help forum (its name or id) put on every ticket's post: a forum with
     #: "Require tags" on refuses a post without one (Discord's error 40067).
     default_tag: str | None = None
+    #: A role pinged on a new ticket's post (None: no ping); at most once per ticket and
+    #: once per ``ping_quiet_minutes`` over all tickets.
+    helper_role_id: int | None = None
+    ping_quiet_minutes: float = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -356,6 +360,20 @@ class _Support(_Section):
         StringConstraints(strict=True, strip_whitespace=True, min_length=1, max_length=100),
         Field(default=None, description="the name (or id) of a tag of the help forum"),
     ]
+    helper_role_id: Annotated[
+        _DiscordId | None, Field(default=None, description="the id of the helpers' role")
+    ]
+    ping_quiet_minutes: Annotated[
+        float,
+        Field(
+            default=10.0,
+            strict=True,
+            ge=0,
+            le=24 * 60,
+            allow_inf_nan=False,
+            description="a number of minutes from 0 to 1440",
+        ),
+    ]
 
 
 class _File(_Section):
@@ -476,6 +494,8 @@ def parse_config(data: Any, *, name: str = "<config>", base: Path | None = None)
             rate_minutes=file.support.rate_minutes,
             nudge=file.support.nudge,
             default_tag=file.support.default_tag,
+            helper_role_id=file.support.helper_role_id,
+            ping_quiet_minutes=file.support.ping_quiet_minutes,
         ),
         wiki_source=wiki.source,
         api_url=wiki.api_url,

@@ -292,7 +292,35 @@ async def _discord_checks(
             checks.append(Check(text, True))
     checks += await _channel_checks(bot, needs, t)
     checks += await _forum_tag_checks(bot, config, t)
+    checks += await _helper_role_checks(bot, config, t)
     return checks
+
+
+async def _helper_role_checks(bot: WikiBot, config: BotConfig, t: Templates) -> list[Check]:
+    """The helpers' role exists and a mention of it in the help forum notifies them."""
+    import discord
+
+    role_id, forum_id = config.support.helper_role_id, config.support.forum_channel_id
+    if role_id is None or forum_id is None:
+        return []
+    name = config.source or "config.yaml"
+    try:
+        forum = await bot.fetch_channel(forum_id)
+        if not isinstance(forum, discord.abc.GuildChannel):
+            return []
+        guild = await bot.fetch_guild(forum.guild.id, with_counts=False)
+        me = await guild.fetch_member(bot.user.id)
+        forum = await guild.fetch_channel(forum_id)
+    except discord.HTTPException:
+        return []  # said by the channel check already
+    role = guild.get_role(role_id)
+    if role is None:
+        text = t("doctor.helper_role_missing", id=role_id)
+        return [Check(text, False, t("doctor.helper_role_missing_fix", config=name))]
+    if not role.mentionable and not forum.permissions_for(me).mention_everyone:
+        text = t("doctor.helper_role_muted", name=role.name)
+        return [Check(text, False, t("doctor.helper_role_muted_fix"))]
+    return [Check(t("doctor.helper_role_ok", name=role.name), True)]
 
 
 async def _forum_tag_checks(bot: WikiBot, config: BotConfig, t: Templates) -> list[Check]:

@@ -556,6 +556,20 @@ class SupportDesk:
     def pending_count(self) -> int:
         return self.store.pending_count()
 
+    def claim_ping(self, ticket_id: int, quiet: float) -> bool:
+        """True (and recorded) when the helpers may be pinged for this ticket's post: never
+        pinged for it before, and no ping for any ticket in the last ``quiet`` seconds
+        (a burst of tickets pings once). Recorded before the post is made, so a retried
+        post never pings twice."""
+        if any(e.kind == "helpers_pinged" for e in self.store.events(ticket_id)):
+            return False
+        now = self.clock()
+        last = self.store.last_event_at("helpers_pinged")
+        if last is not None and now - last < quiet:
+            return False
+        self.store.record_event(ticket_id, "helpers_pinged", "bot", at=now)
+        return True
+
     def failed_count(self) -> int:
         return self.store.failed_count()
 

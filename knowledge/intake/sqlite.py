@@ -508,6 +508,22 @@ class SqliteTicketStore:
         assert ticket is not None
         return ticket
 
+    def record_event(
+        self, ticket_id: int, kind: str, actor: str, *, at: float, detail: str = ""
+    ) -> Ticket:
+        with self._write() as db:
+            found = db.execute("SELECT 1 FROM tickets WHERE id = ?", (ticket_id,)).fetchone()
+            if found is None:
+                raise NotFound(str(ticket_id))
+            self._event(db, kind, actor, at, ticket_id=ticket_id, detail=detail[:200])
+        ticket = self.get_ticket(ticket_id)
+        assert ticket is not None
+        return ticket
+
+    def last_event_at(self, kind: str) -> float | None:
+        rows = self._read("SELECT MAX(at) FROM ticket_events WHERE kind = ?", (kind,))
+        return None if rows[0][0] is None else float(rows[0][0])
+
     def mark_post_failed(
         self, ticket_id: int, error: str, *, at: float, retry_at: float, give_up: bool = False
     ) -> Ticket:

@@ -247,3 +247,31 @@ def test_doctor_checks_that_a_forum_requiring_tags_gets_one_on_every_post(
     assert "support.default_tag" in results["none"].fix and "needs help" in results["none"].fix
     assert results["typo"].ok is False and "needs hepl" in results["typo"].text
     assert results["set"].ok and "needs help" in results["set"].text
+
+
+def test_doctor_checks_that_the_helpers_ping_would_notify(threaded_standin, tmp_path):
+    import asyncio
+
+    role = next(r for r in threaded_standin.guild.roles if r.id == DEFAULT_IDS.role_member)
+    results = {}
+    for name, role_id, mentionable in (
+        ("muted", role.id, False),
+        ("ok", role.id, True),
+        ("unknown", 910000000000000999, True),
+    ):
+        threaded_standin.guild.roles[:] = [
+            dataclasses.replace(r, mentionable=mentionable) if r.id == role.id else r
+            for r in threaded_standin.guild.roles
+        ]
+        extra = (
+            f"support:\n  forum_channel_id: {DEFAULT_IDS.forum}\n  helper_role_id: {role_id}\n"
+        )
+        folder = tmp_path / name
+        folder.mkdir()
+        config = _config(folder, [DEFAULT_IDS.guild], index=False, extra=extra)
+        checks = asyncio.run(run_checks(config, threaded_standin.config.token))
+        (results[name],) = [c for c in checks if c.text.startswith("Helper ping")]
+    assert results["muted"].ok is False and "not mentionable" in results["muted"].text
+    assert "Mention All Roles" in results["muted"].fix
+    assert results["ok"].ok and role.name in results["ok"].text
+    assert results["unknown"].ok is False and "not a role" in results["unknown"].text

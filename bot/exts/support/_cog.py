@@ -592,6 +592,12 @@ class SupportCog(commands.Cog):
             )
             asker = user_id_of(ticket.user)
             mention = f"<@{asker}>\n" if asker else ""
+            helpers = self.config.helper_role_id
+            ping = helpers is not None and await self.in_filing(
+                desk.claim_ping, ticket.id, self.config.ping_quiet_minutes * 60
+            )
+            if ping:
+                mention += self.t("ticket.helpers_ping", role=f"<@&{helpers}>") + "\n"
             files = [
                 discord.File(io.BytesIO(text.encode("utf-8")), filename=name)
                 for name, text in post.attachments
@@ -605,7 +611,7 @@ class SupportCog(commands.Cog):
                 view=detached(ticket_view(ticket.id, ticket.status, self.t)),
                 allowed_mentions=discord.AllowedMentions(
                     everyone=False,
-                    roles=False,
+                    roles=[discord.Object(helpers)] if ping and helpers else False,
                     users=[discord.Object(asker)] if asker else False,
                 ),
             )

@@ -1,0 +1,68 @@
+"""/support for the people who answer: each staff feature, optional in the config,
+driven end to end through the loopback stand-in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from knowledge.intake.sqlite import SqliteTicketStore
+from tests.bot import test_support
+from tests.bot.test_support import button_id, factory, through_step_1, through_step_2
+from tests.discord_standin import DEFAULT_IDS
+
+# The data folders of test_support: the demo wiki's index built once, copied per test.
+base_data = test_support.base_data
+data = test_support.data
+
+HELPERS = DEFAULT_IDS.role_member
+
+
+async def _file(ds) -> dict[str, Any]:
+    """Alice files a ticket; the forum post's request."""
+    since = len(ds.requests)
+    _, _, saved = await through_step_1(ds)
+    _, check = await through_step_2(ds, saved)
+    filed = await ds.press(check, button_id(check, "File the ticket"))
+    await filed.answer()
+    return await ds.wait_for_request(lambda r: r.route == "create_thread", since=since)
+
+
+# --- the helpers' ping ----------------------------------------------------------------------
+
+
+def test_the_helpers_are_pinged_once_for_a_burst_of_tickets(discord_standin, data):
+    async def scenario(ds):
+        return [await _file(ds) for _ in range(3)]
+
+    posts = discord_standin.run(factory(data, helper_role_id=HELPERS), scenario)
+    first, *others = [p.json["message"] for p in posts]
+    assert first["content"].splitlines()[1] == f"<@&{HELPERS}>: a new request."
+    assert [str(r) for r in first["allowed_mentions"]["roles"]] == [str(HELPERS)]
+    for message in others:  # within ping_quiet_minutes (10) of the first
+        assert f"<@&{HELPERS}>" not in message["content"]
+        assert not message["allowed_mentions"].get("roles")
+    pings = [p for m in discord_standin.last.pings for p in m.pings]
+    assert pings.count(f"<@&{HELPERS}>") == 1
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        kinds = [[e.kind for e in store.get_ticket(i).events] for i in (1, 2, 3)]
+        assert ["helpers_pinged" in k for k in kinds] == [True, False, False]
+    finally:
+        store.close()
+
+
+def test_without_a_quiet_window_each_ticket_pings_and_without_a_role_none(
+    discord_standin, data, tmp_path
+):
+    async def scenario(ds):
+        return [await _file(ds) for _ in range(2)]
+
+    posts = discord_standin.run(
+        factory(data, helper_role_id=HELPERS, ping_quiet_minutes=0), scenario
+    )
+    assert all(f"<@&{HELPERS}>" in p.json["message"]["content"] for p in posts)
+    plain = tmp_path / "plain"
+    test_support.shutil.copytree(data, plain, symlinks=True)
+    posts = discord_standin.run(factory(plain), scenario)
+    assert not any("<@&" in p.json["message"]["content"] for p in posts)
