@@ -105,6 +105,8 @@ class SupportConfig:
     #: once per ``ping_quiet_minutes`` over all tickets.
     helper_role_id: int | None = None
     ping_quiet_minutes: float = 10.0
+    #: Claim / Release buttons on open tickets for staff, and the forum's "claimed" tag.
+    claim: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,6 +365,7 @@ class _Support(_Section):
     helper_role_id: Annotated[
         _DiscordId | None, Field(default=None, description="the id of the helpers' role")
     ]
+    claim: Annotated[bool, Field(default=False, strict=True, description="true or false")]
     ping_quiet_minutes: Annotated[
         float,
         Field(
@@ -496,6 +499,7 @@ def parse_config(data: Any, *, name: str = "<config>", base: Path | None = None)
             default_tag=file.support.default_tag,
             helper_role_id=file.support.helper_role_id,
             ping_quiet_minutes=file.support.ping_quiet_minutes,
+            claim=file.support.claim,
         ),
         wiki_source=wiki.source,
         api_url=wiki.api_url,

@@ -345,7 +345,11 @@ async def _forum_tag_checks(bot: WikiBot, config: BotConfig, t: Templates) -> li
         if tag is not None:
             return [Check(t("doctor.forum_tags_ok", tag=tag.name), True)]
         return [Check(t("doctor.forum_tags_free"), True)]
-    text = t(f"doctor.forum_tags_{problem}", tag=default, name=forum.name)
+    key = {
+        "required": "doctor.forum_tags_required",
+        "default_missing": "doctor.forum_tags_default_missing",
+    }
+    text = t(key[problem], tag=default, name=forum.name)
     tags = ", ".join(tag.name for tag in forum.available_tags) or "-"
     fix = t("doctor.forum_tags_fix", config=config.source or "config.yaml", tags=tags)
     return [Check(text, False, fix)]

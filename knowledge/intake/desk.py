@@ -523,6 +523,22 @@ class SupportDesk:
                 "unknown_ticket", self.t("errors.unknown_ticket", id=ticket_id)
             ) from None
 
+    def claim(self, ticket_id: int, *, actor: str, staff: bool, release: bool = False) -> Ticket:
+        """``actor`` (staff) becomes the open ticket's helper, or (``release``) nobody is:
+        the events ``claimed`` / ``released``; :attr:`Ticket.helper` reads them."""
+        if not staff:
+            raise IntakeError("not_allowed", self.t("errors.staff_only"))
+        ticket = self.ticket(ticket_id)
+        if ticket.status != "open":
+            status = self.t(f"ticket.statuses.{ticket.status}")
+            raise IntakeError("bad_status", self.t("errors.not_open", id=ticket.id, status=status))
+        if release and ticket.helper is None:
+            raise IntakeError("bad_status", self.t("errors.not_claimed", id=ticket.id))
+        if not release and ticket.helper == actor:
+            raise IntakeError("bad_status", self.t("errors.claimed_already", id=ticket.id))
+        kind = "released" if release else "claimed"
+        return self.store.record_event(ticket_id, kind, actor, at=self.clock())
+
     # ----------------------------------------------------------------- posting
 
     def due_posts(self) -> list[Ticket]:

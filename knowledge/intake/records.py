@@ -121,10 +121,21 @@ class Ticket:
     post_started_at: float | None = None
     events: tuple[TicketEvent, ...] = ()
 
+    @property
+    def helper(self) -> str | None:
+        """Who claimed the ticket (``claimed`` not followed by ``released``), if anyone."""
+        for event in reversed(self.events):
+            if event.kind == "claimed":
+                return event.actor
+            if event.kind == "released":
+                return None
+        return None
+
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "status": self.status,
+            "helper": self.helper,
             "title": self.title,
             "family": self.family or None,
             "user": self.user,

@@ -66,3 +66,79 @@ def test_without_a_quiet_window_each_ticket_pings_and_without_a_role_none(
     test_support.shutil.copytree(data, plain, symlinks=True)
     posts = discord_standin.run(factory(plain), scenario)
     assert not any("<@&" in p.json["message"]["content"] for p in posts)
+
+
+# --- claim ------------------------------------------------------------------------------
+
+
+def test_staff_claim_and_release_a_ticket_with_the_claimed_tag(discord_standin, data):
+    from tests.bot.helpers import buttons, embed_of
+    from tests.bot.test_support import _guild_with_forum
+    from tests.discord_standin.payloads import ForumTagSpec
+
+    claimed_tag = ForumTagSpec(DEFAULT_IDS.tag_open + 60, "claimed")
+    discord_standin.config.guild = _guild_with_forum(
+        available_tags=(
+            ForumTagSpec(DEFAULT_IDS.tag_open, "open"),
+            ForumTagSpec(DEFAULT_IDS.tag_solved, "solved"),
+            claimed_tag,
+        )
+    )
+
+    async def scenario(ds):
+        post = await _file(ds)
+        thread_id = int(post.response["id"])
+        starter = ds.messages[thread_id]
+        offered = [b["label"] for b in buttons(starter)]
+        refused = await ds.press(starter, "wikibot:tk:claim:1")  # alice: not staff
+        claim = await ds.press(starter, "wikibot:tk:claim:1", user_id=DEFAULT_IDS.mod)
+        said = (await claim.followup()).response
+        await ds.wait_until(
+            lambda: str(claimed_tag.id) in ds.threads[thread_id]["applied_tags"] or None,
+            timeout=5,
+            poll=0.02,
+        )
+        after_claim = [b["label"] for b in buttons(ds.messages[thread_id])]
+        tags_claimed = list(ds.threads[thread_id]["applied_tags"])
+        release = await ds.press(
+            ds.messages[thread_id], "wikibot:tk:release:1", user_id=DEFAULT_IDS.mod
+        )
+        await release.followup()
+        await ds.wait_until(
+            lambda: str(claimed_tag.id) not in ds.threads[thread_id]["applied_tags"] or None,
+            timeout=5,
+            poll=0.02,
+        )
+        after_release = [b["label"] for b in buttons(ds.messages[thread_id])]
+        return offered, refused.response, said, after_claim, tags_claimed, after_release
+
+    offered, refused, said, after_claim, tags, after_release = discord_standin.run(
+        factory(data, claim=True), scenario
+    )
+    assert offered == ["Solved", "Close", "Claim"]
+    assert "support staff" in embed_of(refused.message)["description"]
+    assert said["content"] == f"Claimed by <@{DEFAULT_IDS.mod}>: they are on it."
+    pinged = [p for m in discord_standin.last.pings for p in m.pings]
+    assert f"<@{DEFAULT_IDS.mod}>" not in pinged, "naming the helper pings nobody"
+    assert after_claim == ["Solved", "Close", "Release"]
+    assert str(DEFAULT_IDS.tag_open) in tags
+    assert after_release == ["Solved", "Close", "Claim"]
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        ticket = store.get_ticket(1)
+        assert ticket.helper is None
+        kinds = [(e.kind, e.actor) for e in ticket.events if e.kind in ("claimed", "released")]
+        mod = f"discord:{DEFAULT_IDS.mod}"
+        assert kinds == [("claimed", mod), ("released", mod)]
+    finally:
+        store.close()
+
+
+def test_without_claim_in_the_config_no_claim_button(discord_standin, data):
+    from tests.bot.helpers import buttons
+
+    async def scenario(ds):
+        post = await _file(ds)
+        return [b["label"] for b in buttons(ds.messages[int(post.response["id"])])]
+
+    assert discord_standin.run(factory(data), scenario) == ["Solved", "Close"]

@@ -608,7 +608,9 @@ class SupportCog(commands.Cog):
                 embed=render.embed(post.reply, url=render.page_url(post.reply, self.bot.kb)),
                 files=files,
                 applied_tags=tags,
-                view=detached(ticket_view(ticket.id, ticket.status, self.t)),
+                view=detached(
+                    ticket_view(ticket.id, ticket.status, self.t, claim=self.config.claim)
+                ),
                 allowed_mentions=discord.AllowedMentions(
                     everyone=False,
                     roles=[discord.Object(helpers)] if ping and helpers else False,
@@ -703,26 +705,32 @@ class SupportCog(commands.Cog):
         self, interaction: discord.Interaction, action: str, ticket_id: int
     ) -> None:
         desk = await self.desk()
-        status = {"solved": "solved", "close": "closed", "reopen": "open"}[action]
+        actor, staff = user_key(interaction.user), self._staff(interaction)
         try:
-            ticket = await self.in_store(
-                desk.set_status,
-                ticket_id,
-                status,
-                actor=user_key(interaction.user),
-                staff=self._staff(interaction),
-            )
+            if action in ("claim", "release"):
+                ticket = await self.in_store(
+                    desk.claim, ticket_id, actor=actor, staff=staff, release=action == "release"
+                )
+            else:
+                status = {"solved": "solved", "close": "closed", "reopen": "open"}[action]
+                ticket = await self.in_store(
+                    desk.set_status, ticket_id, status, actor=actor, staff=staff
+                )
         except IntakeError as exc:
             text = self.t("ticket.not_allowed") if exc.code == "not_allowed" else str(exc)
             await self._refuse(interaction, text)
             return
-        view = detached(ticket_view(ticket.id, ticket.status, self.t))
-        await interaction.response.edit_message(view=view)
-        shown = desk.t(f"ticket.statuses.{ticket.status}")
-        await interaction.followup.send(
-            self.t("ticket.changed", status=shown, who=interaction.user.mention),
-            allowed_mentions=discord.AllowedMentions.none(),
+        view = ticket_view(
+            ticket.id, ticket.status, self.t, claim=self.config.claim, helper=ticket.helper
         )
+        await interaction.response.edit_message(view=detached(view))
+        shown = desk.t(f"ticket.statuses.{ticket.status}")
+        said = (
+            self.t(f"ticket.{action}_done", who=interaction.user.mention)
+            if action in ("claim", "release")
+            else self.t("ticket.changed", status=shown, who=interaction.user.mention)
+        )
+        await interaction.followup.send(said, allowed_mentions=discord.AllowedMentions.none())
         if await self._follow_status(ticket, interaction.channel) == "forbidden":
             names = await self._missing_names(("manage_threads",))
             await interaction.followup.send(
@@ -737,9 +745,10 @@ class SupportCog(commands.Cog):
         ):
             return ""
         forum = channel.parent
-        statuses = {"open", "solved", "closed"}
+        statuses = {"open", "solved", "closed", "claimed"}
         keep = [t for t in channel.applied_tags if t.name.casefold() not in statuses]
-        wanted = tags_for(forum, [ticket.status], None, self.config.default_tag)
+        claimed = ["claimed"] if ticket.status == "open" and ticket.helper else []
+        wanted = tags_for(forum, [ticket.status, *claimed], None, self.config.default_tag)
         keep = [t for t in keep if t not in wanted]
         try:
             if channel.archived and ticket.status != "open":

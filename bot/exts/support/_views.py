@@ -143,9 +143,10 @@ class FlowButton(
 
 class TicketButton(
     discord.ui.DynamicItem[discord.ui.Button],
-    template=r"wikibot:tk:(?P<action>solved|close|reopen):(?P<ticket>\d{1,12})",
+    template=r"wikibot:tk:(?P<action>solved|close|reopen|claim|release):(?P<ticket>\d{1,12})",
 ):
-    """Solved / Close / Reopen on a ticket's forum post, for the asker and staff."""
+    """Solved / Close / Reopen on a ticket's forum post, for the asker and staff; Claim /
+    Release for staff (with ``support.claim``)."""
 
     def __init__(self, action: str, ticket: int, *, label: str = "x", style=None) -> None:
         super().__init__(
@@ -183,8 +184,11 @@ def check_view(draft_id: str, t: Templates) -> discord.ui.View:
     )
 
 
-def ticket_view(ticket_id: int, status: str, t: Templates) -> discord.ui.View:
-    """The lifecycle buttons a ticket in ``status`` offers."""
+def ticket_view(
+    ticket_id: int, status: str, t: Templates, *, claim: bool = False, helper: str | None = None
+) -> discord.ui.View:
+    """The lifecycle buttons a ticket in ``status`` offers; with ``claim``, Claim (or
+    Release, when ``helper`` holds it) on an open ticket."""
     view = discord.ui.View(timeout=None)
     if status == "open":
         view.add_item(
@@ -193,6 +197,14 @@ def ticket_view(ticket_id: int, status: str, t: Templates) -> discord.ui.View:
             )
         )
         view.add_item(TicketButton("close", ticket_id, label=t("ticket.close")))
+        if claim and helper is None:
+            view.add_item(
+                TicketButton(
+                    "claim", ticket_id, label=t("ticket.claim"), style=discord.ButtonStyle.primary
+                )
+            )
+        elif claim:
+            view.add_item(TicketButton("release", ticket_id, label=t("ticket.release")))
     else:
         view.add_item(TicketButton("reopen", ticket_id, label=t("ticket.reopen")))
     return view
