@@ -107,6 +107,8 @@ class SupportConfig:
     ping_quiet_minutes: float = 10.0
     #: Claim / Release buttons on open tickets for staff, and the forum's "claimed" tag.
     claim: bool = False
+    #: A status tag (open, solved, closed) put on a post in Discord's UI moves its ticket.
+    follow_tags: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,6 +368,7 @@ class _Support(_Section):
         _DiscordId | None, Field(default=None, description="the id of the helpers' role")
     ]
     claim: Annotated[bool, Field(default=False, strict=True, description="true or false")]
+    follow_tags: Annotated[bool, Field(default=True, strict=True, description="true or false")]
     ping_quiet_minutes: Annotated[
         float,
         Field(
@@ -500,6 +503,7 @@ def parse_config(data: Any, *, name: str = "<config>", base: Path | None = None)
             helper_role_id=file.support.helper_role_id,
             ping_quiet_minutes=file.support.ping_quiet_minutes,
             claim=file.support.claim,
+            follow_tags=file.support.follow_tags,
         ),
         wiki_source=wiki.source,
         api_url=wiki.api_url,

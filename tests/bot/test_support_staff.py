@@ -142,3 +142,36 @@ def test_without_claim_in_the_config_no_claim_button(discord_standin, data):
         return [b["label"] for b in buttons(ds.messages[int(post.response["id"])])]
 
     assert discord_standin.run(factory(data), scenario) == ["Solved", "Close"]
+
+
+# --- status tags both ways ------------------------------------------------------------------
+
+
+def test_a_status_tag_put_on_the_post_in_discord_moves_the_ticket(discord_standin, data):
+    """Staff tag the post "solved" in the forum's UI (Discord sends THREAD_UPDATE): the
+    ticket is solved, the post's buttons offer Reopen, the thread says so, and the post
+    is archived as the Solved button would have it."""
+    from tests.bot.helpers import buttons
+
+    async def scenario(ds):
+        post = await _file(ds)
+        thread_id = int(post.response["id"])
+        thread = ds.threads[thread_id]
+        thread["applied_tags"] = [str(DEFAULT_IDS.tag_open), str(DEFAULT_IDS.tag_solved)]
+        await ds.dispatch("THREAD_UPDATE", thread)
+        await ds.wait_until(
+            lambda: thread["thread_metadata"]["archived"] or None, timeout=10, poll=0.02
+        )
+        return thread, ds.channel_messages(thread_id)
+
+    thread, messages = discord_standin.run(factory(data), scenario)
+    assert thread["applied_tags"] == [str(DEFAULT_IDS.tag_solved)], "open went, solved stays"
+    assert [b["label"] for b in buttons(messages[0])] == ["Reopen"]
+    assert messages[-1]["content"] == "Marked solved with the forum's tags."
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        ticket = store.get_ticket(1)
+        assert ticket.status == "solved"
+        assert ticket.events[-1].kind == "solved" and ticket.events[-1].actor.endswith("tags")
+    finally:
+        store.close()

@@ -771,6 +771,46 @@ class SupportCog(commands.Cog):
             return failure_reason(exc)
         return ""
 
+    @commands.Cog.listener()
+    async def on_thread_update(self, before: discord.Thread, after: discord.Thread) -> None:
+        """A status tag (open, solved, closed) that staff put on a ticket's post in
+        Discord's own UI moves the ticket there, and the post follows as if its button
+        had been pressed. The bot's own tag edits match the ticket already: ignored."""
+        if not self.config.follow_tags or after.parent_id != self.config.forum_channel_id:
+            return
+        added = {t.name.casefold() for t in after.applied_tags} - {
+            t.name.casefold() for t in before.applied_tags
+        }
+        wanted = [s for s in ("open", "solved", "closed") if s in added]
+        if len(wanted) != 1:
+            return
+        desk = await self.desk()
+        ticket = await self.in_store(desk.store.ticket_for_thread, after.id)
+        if ticket is None or ticket.status == wanted[0]:
+            return
+        try:  # only the post's owner (the bot) or staff (Manage Threads) can change its tags
+            ticket = await self.in_store(
+                desk.set_status, ticket.id, wanted[0], actor="discord:forum-tags", staff=True
+            )
+        except IntakeError as exc:
+            log.info("ticket %d: tag change not followed: %s", ticket.id, exc)
+            return
+        try:
+            view = ticket_view(
+                ticket.id, ticket.status, self.t, claim=self.config.claim, helper=ticket.helper
+            )
+            await after.get_partial_message(after.id).edit(view=detached(view))
+            shown = desk.t(f"ticket.statuses.{ticket.status}")
+            await after.send(
+                self.t("ticket.changed_by_tag", status=shown),
+                allowed_mentions=discord.AllowedMentions.none(),
+            )
+        except discord.HTTPException as exc:
+            log.warning(
+                "ticket %d: could not update its post after a tag change: %s", ticket.id, exc
+            )
+        await self._follow_status(ticket, after)
+
     # ----------------------------------------------------------------- /ticket
 
     async def _staff_only(self, interaction: discord.Interaction) -> None:
