@@ -109,6 +109,8 @@ class SupportConfig:
     claim: bool = False
     #: A status tag (open, solved, closed) put on a post in Discord's UI moves its ticket.
     follow_tags: bool = True
+    #: "Was this helpful?" (one click, the asker's) when a ticket is solved.
+    feedback: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,6 +371,7 @@ class _Support(_Section):
     ]
     claim: Annotated[bool, Field(default=False, strict=True, description="true or false")]
     follow_tags: Annotated[bool, Field(default=True, strict=True, description="true or false")]
+    feedback: Annotated[bool, Field(default=False, strict=True, description="true or false")]
     ping_quiet_minutes: Annotated[
         float,
         Field(
@@ -504,6 +507,7 @@ def parse_config(data: Any, *, name: str = "<config>", base: Path | None = None)
             ping_quiet_minutes=file.support.ping_quiet_minutes,
             claim=file.support.claim,
             follow_tags=file.support.follow_tags,
+            feedback=file.support.feedback,
         ),
         wiki_source=wiki.source,
         api_url=wiki.api_url,

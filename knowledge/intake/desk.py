@@ -539,6 +539,17 @@ class SupportDesk:
         kind = "released" if release else "claimed"
         return self.store.record_event(ticket_id, kind, actor, at=self.clock())
 
+    def give_feedback(self, ticket_id: int, *, actor: str, helpful: bool) -> Ticket:
+        """The asker's one answer to "was this helpful?", kept with the ticket (event
+        ``feedback``, detail ``helpful`` or ``not_helpful``); a second is refused."""
+        ticket = self.ticket(ticket_id)
+        if actor != ticket.user:
+            raise IntakeError("not_allowed", self.t("errors.feedback_not_asker"))
+        if ticket.feedback is not None:
+            raise IntakeError("bad_status", self.t("errors.feedback_given", id=ticket.id))
+        detail = "helpful" if helpful else "not_helpful"
+        return self.store.record_event(ticket_id, "feedback", actor, at=self.clock(), detail=detail)
+
     # ----------------------------------------------------------------- posting
 
     def due_posts(self) -> list[Ticket]:

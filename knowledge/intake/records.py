@@ -39,6 +39,7 @@ EVENT_KINDS: Final = (
     "helpers_pinged",
     "claimed",
     "released",
+    "feedback",
     "solved",
     "closed",
     "reopened",
@@ -122,6 +123,11 @@ class Ticket:
     events: tuple[TicketEvent, ...] = ()
 
     @property
+    def feedback(self) -> str | None:
+        """The asker's answer to "was this helpful?" (``helpful`` / ``not_helpful``)."""
+        return next((e.detail for e in self.events if e.kind == "feedback"), None)
+
+    @property
     def helper(self) -> str | None:
         """Who claimed the ticket (``claimed`` not followed by ``released``), if anyone."""
         for event in reversed(self.events):
@@ -136,6 +142,7 @@ class Ticket:
             "id": self.id,
             "status": self.status,
             "helper": self.helper,
+            "feedback": self.feedback,
             "title": self.title,
             "family": self.family or None,
             "user": self.user,

@@ -175,3 +175,45 @@ def test_a_status_tag_put_on_the_post_in_discord_moves_the_ticket(discord_standi
         assert ticket.events[-1].kind == "solved" and ticket.events[-1].actor.endswith("tags")
     finally:
         store.close()
+
+
+# --- feedback -------------------------------------------------------------------------------
+
+
+def test_a_solved_ticket_asks_its_asker_once_whether_it_helped(discord_standin, data):
+    from tests.bot.helpers import buttons, embed_of
+
+    async def scenario(ds):
+        post = await _file(ds)
+        thread_id = int(post.response["id"])
+        solved = await ds.press(ds.messages[thread_id], "wikibot:tk:solved:1")
+        notice = (await solved.followup()).shown
+        asked = [b["label"] for b in buttons(notice)]
+        stranger = await ds.press(notice, "wikibot:fb:yes:1", user_id=DEFAULT_IDS.mod)
+        answered = await ds.press(notice, "wikibot:fb:no:1")
+        return asked, stranger.response, answered.response
+
+    asked, stranger, answered = discord_standin.run(factory(data, feedback=True), scenario)
+    assert asked == ["Yes, it helped", "Not really"]
+    assert "Only the person who asked" in embed_of(stranger.message)["description"]
+    assert answered.callback_type == 7 and buttons(answered.message) == []
+    assert answered.message["content"].endswith(
+        "recorded with the ticket. Reopen it if the problem comes back."
+    )
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        assert store.get_ticket(1).feedback == "not_helpful"
+    finally:
+        store.close()
+
+
+def test_without_feedback_in_the_config_a_solved_ticket_asks_nothing(discord_standin, data):
+    from tests.bot.helpers import buttons
+
+    async def scenario(ds):
+        post = await _file(ds)
+        solved = await ds.press(ds.messages[int(post.response["id"])], "wikibot:tk:solved:1")
+        return (await solved.followup()).shown
+
+    notice = discord_standin.run(factory(data), scenario)
+    assert buttons(notice) == [] and "helpful" not in notice["content"]

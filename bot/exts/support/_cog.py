@@ -80,7 +80,16 @@ from ._helpers import (
     user_id_of,
     user_key,
 )
-from ._views import FlowButton, TicketButton, check_view, flow_view, step_modal, ticket_view
+from ._views import (
+    FeedbackButton,
+    FlowButton,
+    TicketButton,
+    check_view,
+    feedback_view,
+    flow_view,
+    step_modal,
+    ticket_view,
+)
 
 if TYPE_CHECKING:
     from bot.client import WikiBot
@@ -131,11 +140,11 @@ class SupportCog(commands.Cog):
 
     async def cog_load(self) -> None:
         # The store and desk open at first use: ``wikibot sync`` loads this cog without a wiki.
-        self.bot.add_dynamic_items(FlowButton, TicketButton)
+        self.bot.add_dynamic_items(FlowButton, TicketButton, FeedbackButton)
         self._retry_task = asyncio.create_task(self._retry_loop(), name="support-retry")
 
     async def cog_unload(self) -> None:
-        self.bot.remove_dynamic_items(FlowButton, TicketButton)
+        self.bot.remove_dynamic_items(FlowButton, TicketButton, FeedbackButton)
         if self._retry_task is not None:
             self._retry_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -730,7 +739,11 @@ class SupportCog(commands.Cog):
             if action in ("claim", "release")
             else self.t("ticket.changed", status=shown, who=interaction.user.mention)
         )
-        await interaction.followup.send(said, allowed_mentions=discord.AllowedMentions.none())
+        await interaction.followup.send(
+            said + self._feedback_question(ticket),
+            view=self._feedback_view(ticket),
+            allowed_mentions=discord.AllowedMentions.none(),
+        )
         if await self._follow_status(ticket, interaction.channel) == "forbidden":
             names = await self._missing_names(("manage_threads",))
             await interaction.followup.send(
@@ -771,6 +784,36 @@ class SupportCog(commands.Cog):
             return failure_reason(exc)
         return ""
 
+    def _asks_feedback(self, ticket: Ticket) -> bool:
+        return self.config.feedback and ticket.status == "solved" and ticket.feedback is None
+
+    def _feedback_question(self, ticket: Ticket) -> str:
+        if not self._asks_feedback(ticket):
+            return ""
+        asker = user_id_of(ticket.user)
+        return "\n" + self.t("feedback.question", asker=f"<@{asker}>" if asker else "")
+
+    def _feedback_view(self, ticket: Ticket) -> discord.ui.View:
+        if not self._asks_feedback(ticket):
+            return discord.utils.MISSING
+        return detached(feedback_view(ticket.id, self.t))
+
+    async def on_feedback(
+        self, interaction: discord.Interaction, helpful: bool, ticket_id: int
+    ) -> None:
+        desk = await self.desk()
+        try:
+            await self.in_store(
+                desk.give_feedback, ticket_id, actor=user_key(interaction.user), helpful=helpful
+            )
+        except IntakeError as exc:
+            await self._refuse(interaction, str(exc))
+            return
+        message = interaction.message
+        said = message.content if message is not None else ""
+        thanks = self.t("feedback.thanks" if helpful else "feedback.sorry")
+        await interaction.response.edit_message(content=f"{said}\n{thanks}"[:2000], view=None)
+
     @commands.Cog.listener()
     async def on_thread_update(self, before: discord.Thread, after: discord.Thread) -> None:
         """A status tag (open, solved, closed) that staff put on a ticket's post in
@@ -802,7 +845,8 @@ class SupportCog(commands.Cog):
             await after.get_partial_message(after.id).edit(view=detached(view))
             shown = desk.t(f"ticket.statuses.{ticket.status}")
             await after.send(
-                self.t("ticket.changed_by_tag", status=shown),
+                self.t("ticket.changed_by_tag", status=shown) + self._feedback_question(ticket),
+                view=self._feedback_view(ticket),
                 allowed_mentions=discord.AllowedMentions.none(),
             )
         except discord.HTTPException as exc:

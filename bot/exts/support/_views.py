@@ -24,9 +24,11 @@ if TYPE_CHECKING:
     from knowledge.templates import Templates
 
 __all__ = [
+    "FeedbackButton",
     "FlowButton",
     "TicketButton",
     "check_view",
+    "feedback_view",
     "flow_view",
     "step_modal",
     "ticket_view",
@@ -166,6 +168,41 @@ class TicketButton(
 
     async def callback(self, interaction: discord.Interaction) -> None:
         await _cog_call(interaction, "on_ticket_button", self.action, self.ticket)
+
+
+class FeedbackButton(
+    discord.ui.DynamicItem[discord.ui.Button],
+    template=r"wikibot:fb:(?P<answer>yes|no):(?P<ticket>\d{1,12})",
+):
+    """ "Was this helpful?" Yes / No under a solved ticket's notice, for its asker."""
+
+    def __init__(self, answer: str, ticket: int, *, label: str = "x", style=None) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=label[:80],
+                style=style or discord.ButtonStyle.secondary,
+                custom_id=f"wikibot:fb:{answer}:{ticket}",
+            )
+        )
+        self.answer, self.ticket = answer, ticket
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Button, match: Any, /
+    ) -> FeedbackButton:
+        return cls(match["answer"], int(match["ticket"]), label=item.label or "x")
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        await _cog_call(interaction, "on_feedback", self.answer == "yes", self.ticket)
+
+
+def feedback_view(ticket_id: int, t: Templates) -> discord.ui.View:
+    view = discord.ui.View(timeout=None)
+    view.add_item(
+        FeedbackButton("yes", ticket_id, label=t("feedback.yes"), style=discord.ButtonStyle.success)
+    )
+    view.add_item(FeedbackButton("no", ticket_id, label=t("feedback.no")))
+    return view
 
 
 def flow_view(*buttons: FlowButton) -> discord.ui.View:

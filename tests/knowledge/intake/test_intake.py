@@ -694,3 +694,20 @@ def test_a_family_picked_from_the_list_counts_as_its_runbook_link(desk):
     assert result.family is not None and result.family.family.key == family.key
     shown, url = desk.model_ref(family.key)
     assert url is None and family.key not in shown  # no link base: the name, not the key
+
+
+def test_feedback_is_the_askers_once_and_claims_are_staffs(desk, store):
+    from knowledge.intake.desk import IntakeError
+
+    ticket = desk.file(fill(desk).id, "discord:1", post=False).ticket
+    with pytest.raises(IntakeError, match="Only the person who asked"):
+        desk.give_feedback(ticket.id, actor="discord:7", helpful=True)
+    assert desk.give_feedback(ticket.id, actor="discord:1", helpful=True).feedback == "helpful"
+    with pytest.raises(IntakeError, match="recorded already"):
+        desk.give_feedback(ticket.id, actor="discord:1", helpful=False)
+    with pytest.raises(IntakeError):
+        desk.claim(ticket.id, actor="discord:1", staff=False)
+    assert desk.claim(ticket.id, actor="discord:7", staff=True).helper == "discord:7"
+    assert desk.claim(ticket.id, actor="discord:8", staff=True).helper == "discord:8"
+    assert desk.claim(ticket.id, actor="discord:8", staff=True, release=True).helper is None
+    assert store.get_ticket(ticket.id).to_json()["feedback"] == "helpful"
