@@ -47,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
         code = serve_cli.configured_folders(args)
         if code:
             return code
+        token = os.environ.get("DISCORD_TOKEN", "").strip()
+        if args.tickets_cmd == "export" and token:
+            args.fetch_thread = serve_cli.thread_reader(token)
     try:
         return int(args.func(args) or 0)
     except BrokenPipeError:

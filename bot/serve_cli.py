@@ -14,7 +14,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +41,7 @@ __all__ = [
     "health",
     "serve",
     "sync",
+    "thread_reader",
 ]
 
 log = logging.getLogger(__name__)
@@ -156,6 +157,49 @@ def configured_folders(args: argparse.Namespace) -> int:
     args.wiki = config.wiki_dir  # None for a fetched wiki: found in the data folder
     args.data = data_dir_of(config)
     return 0
+
+
+def thread_reader(token: str) -> Callable[[int], list[Any]]:
+    """For ``wikibot tickets export``: a function reading a thread's messages over
+    Discord's REST API with the bot's token (no gateway), oldest first."""
+
+    def read(thread_id: int) -> list[Any]:
+        import asyncio
+
+        return asyncio.run(_thread_messages(token, thread_id))
+
+    return read
+
+
+async def _thread_messages(token: str, thread_id: int, limit: int = 1000) -> list[Any]:
+    import datetime as dt
+
+    import discord
+
+    from knowledge.intake.transcript import ThreadMessage
+
+    raw: list[dict[str, Any]] = []
+    client = discord.Client(intents=discord.Intents.none())
+    async with client:
+        await client.login(token)
+        before: int | None = None
+        while len(raw) < limit:
+            page = await client.http.logs_from(thread_id, 100, before=before)
+            raw += page
+            if len(page) < 100:
+                break
+            before = int(page[-1]["id"])
+    out = []
+    for m in raw:
+        author = m.get("author") or {}
+        text = m.get("content") or ""
+        for embed in m.get("embeds") or []:  # the bot's own posts: their embed's title
+            text = "\n".join(x for x in (text, embed.get("title") or "") if x)
+        at = dt.datetime.fromisoformat(m["timestamp"]).timestamp()
+        files = tuple(str(a.get("filename") or "") for a in m.get("attachments") or [])
+        name = author.get("global_name") or author.get("username") or "?"
+        out.append(ThreadMessage(f"{name} ({author.get('id', '?')})", at, text, files))
+    return out
 
 
 def _config_path(args: argparse.Namespace) -> Path:

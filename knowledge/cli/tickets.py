@@ -3,6 +3,7 @@
     wikibot tickets file [--wiki DIR] [--data DIR] REQUEST.yaml   # prints the new id
     wikibot tickets list [--data DIR] [--json] [--status S] [--family F]
     wikibot tickets show [--data DIR] [--json] ID
+    wikibot tickets export [--data DIR] [--format md|json] [--output FILE] ID
 
 The request file holds the same fields as ``wikibot triage`` (or the labels of the
 wiki's question template). Tickets live in ``tickets.sqlite3`` in the data folder,
@@ -153,6 +154,41 @@ def _show(args: argparse.Namespace) -> int:
         print(json.dumps(ticket.to_json(), ensure_ascii=False, indent=2))
         return 0
     print(_ticket_text(ticket, t))
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    """The ticket with its thread's messages, redacted (Markdown or JSON). The messages
+    come from ``args.fetch_thread`` (set by ``bot.cli`` when a bot token is there)."""
+    from knowledge.intake.store import StoreError
+    from knowledge.intake.transcript import transcript_json, transcript_markdown
+
+    try:
+        store = _store(args)
+    except (StoreError, OSError) as exc:
+        return _fail(str(exc))
+    try:
+        ticket = store.get_ticket(args.id)
+    finally:
+        store.close()
+    t = load_templates("intake.yaml")
+    if ticket is None:
+        return _fail(t("errors.unknown_ticket", id=args.id), 1)
+    messages = None
+    fetch = getattr(args, "fetch_thread", None)
+    if ticket.thread_id and fetch is not None:
+        try:
+            messages = fetch(ticket.thread_id)
+        except Exception as exc:  # the ticket is still worth exporting
+            print(f"wikibot tickets: the thread could not be read: {exc}", file=sys.stderr)
+    if args.format == "json":
+        text = json.dumps(transcript_json(ticket, messages), ensure_ascii=False, indent=2) + "\n"
+    else:
+        text = transcript_markdown(ticket, messages, t)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        args.output.write_text(text, encoding="utf-8")
     return 0
 
 
@@ -331,3 +367,12 @@ def add_tickets_command(sub: argparse._SubParsersAction) -> None:
     show.add_argument("--json", action="store_true", help="print JSON")
     show.add_argument("id", type=int, help="ticket number")
     show.set_defaults(func=_show)
+
+    export = inner.add_parser(
+        "export", help="write a ticket with its thread's messages, redacted (md or json)"
+    )
+    add_wiki_options(export)
+    export.add_argument("--format", choices=("md", "json"), default="md")
+    export.add_argument("--output", type=Path, default=None, help="file (default: stdout)")
+    export.add_argument("id", type=int, help="ticket number")
+    export.set_defaults(func=_export)

@@ -489,6 +489,7 @@ class Standin:
             ("GET", "/channels/{cid}", "channel", self._get_channel),
             ("PATCH", "/channels/{cid}", "channel", self._edit_channel),
             ("POST", "/channels/{cid}/messages", "channel_message", self._post_message),
+            ("GET", "/channels/{cid}/messages", "channel_messages", self._list_messages),
             ("GET", "/channels/{cid}/messages/{mid}", "message", self._get_message),
             ("PATCH", "/channels/{cid}/messages/{mid}", "message", self._edit_message),
             ("DELETE", "/channels/{cid}/messages/{mid}", "message", self._delete_message),
@@ -2242,6 +2243,42 @@ class Standin:
             message["type"] = 19
         await self._dispatch_message_create(message)
         return self._json(message)
+
+    async def _list_messages(self, request: web.Request) -> web.Response:
+        """A channel's messages as Discord lists them: newest first, ``before`` / ``after``
+        (message ids) and ``limit`` (1-100, 50 when absent). Needs View Channel (else
+        50001) and Read Message History (else an empty list, as Discord answers)."""
+        if not self._authorized(request):
+            return self._unauthorized()
+        channel_id = int(request.match_info["cid"])
+        if self.channel_json(channel_id) is None:
+            return self._error(404, 10003, "Unknown Channel")
+        permissions = self.bot_channel_permissions(channel_id)
+        if not permissions & VIEW_CHANNEL:
+            return self._error(403, 50001, "Missing Access")
+        if not permissions & READ_MESSAGE_HISTORY:
+            return self._json([])
+        errors = limits.FormErrors()
+        try:
+            limit = int(request.query.get("limit", "50"))
+            before = int(request.query.get("before", str(2**63)))
+            after = int(request.query.get("after", "0"))
+        except ValueError:
+            errors.add(("limit",), "NUMBER_TYPE_COERCE", "Value is not int.")
+            return self._form_error(errors)
+        if not 1 <= limit <= 100:
+            errors.add(("limit",), "NUMBER_TYPE_MAX", "int value should be between 1 and 100.")
+            return self._form_error(errors)
+        found = sorted(
+            (
+                m
+                for m in self.messages.values()
+                if m["channel_id"] == str(channel_id) and after < int(m["id"]) < before
+            ),
+            key=lambda m: int(m["id"]),
+            reverse=True,
+        )
+        return self._json(found[:limit])
 
     def _channel_message(self, request: web.Request) -> dict[str, Any] | None:
         message = self.messages.get(int(request.match_info["mid"]))
