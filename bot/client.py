@@ -159,6 +159,9 @@ class WikiBot(commands.Bot):
         intents.guilds = True  # app commands need nothing else: no message content, no members
         # ...but reading a new help post for the optional /support nudge does.
         intents.message_content = config.support.nudge
+        # Who wrote last in a ticket's thread, and when (no content): stale tickets.
+        support = config.support
+        intents.guild_messages = bool(support.remind_after_days or support.close_after_days)
         kwargs.setdefault("intents", intents)
         kwargs.setdefault("allowed_mentions", discord.AllowedMentions.none())
         kwargs.setdefault("chunk_guilds_at_startup", False)

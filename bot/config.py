@@ -111,6 +111,10 @@ class SupportConfig:
     follow_tags: bool = True
     #: "Was this helpful?" (one click, the asker's) when a ticket is solved.
     feedback: bool = False
+    #: Days after a helper's last message with no answer from the asker before the bot
+    #: reminds them (0: never), and days of silence before it closes the ticket (0: never).
+    remind_after_days: float = 0.0
+    close_after_days: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,6 +333,17 @@ class _Search(_Section):
     pager_timeout: Any = None
 
 
+def _days() -> Any:
+    return Field(
+        default=0.0,
+        strict=True,
+        ge=0,
+        le=365,
+        allow_inf_nan=False,
+        description="a number of days from 0 (never) to 365",
+    )
+
+
 class _Support(_Section):
     forum_channel_id: Annotated[
         _DiscordId | None, Field(default=None, description="the id of the help forum channel")
@@ -372,6 +387,8 @@ class _Support(_Section):
     claim: Annotated[bool, Field(default=False, strict=True, description="true or false")]
     follow_tags: Annotated[bool, Field(default=True, strict=True, description="true or false")]
     feedback: Annotated[bool, Field(default=False, strict=True, description="true or false")]
+    remind_after_days: Annotated[float, _days()]
+    close_after_days: Annotated[float, _days()]
     ping_quiet_minutes: Annotated[
         float,
         Field(
@@ -508,6 +525,8 @@ def parse_config(data: Any, *, name: str = "<config>", base: Path | None = None)
             claim=file.support.claim,
             follow_tags=file.support.follow_tags,
             feedback=file.support.feedback,
+            remind_after_days=file.support.remind_after_days,
+            close_after_days=file.support.close_after_days,
         ),
         wiki_source=wiki.source,
         api_url=wiki.api_url,

@@ -40,6 +40,7 @@ EVENT_KINDS: Final = (
     "claimed",
     "released",
     "feedback",
+    "reminded",
     "solved",
     "closed",
     "reopened",

@@ -217,3 +217,115 @@ def test_without_feedback_in_the_config_a_solved_ticket_asks_nothing(discord_sta
 
     notice = discord_standin.run(factory(data), scenario)
     assert buttons(notice) == [] and "helpful" not in notice["content"]
+
+
+# --- stale tickets --------------------------------------------------------------------------
+
+SECOND = 1 / 86400  # a day's fraction: the config takes days
+
+
+def test_an_asker_silent_after_a_helpers_answer_is_reminded_once(discord_standin, data):
+    async def scenario(ds):
+        post = await _file(ds)
+        thread_id = int(post.response["id"])
+        await ds.user_message(
+            "try NCCL_P2P_LEVEL=SYS", channel_id=thread_id, author_id=DEFAULT_IDS.mod
+        )
+        reminder = await ds.wait_for_request(
+            lambda r: (
+                r.route == "channel_message"
+                and r.path == f"/channels/{thread_id}/messages"
+                and "Does it work now" in (r.json or {}).get("content", "")
+            ),
+            timeout=15,
+        )
+        await test_support.asyncio.sleep(1.5)  # another wait as long: no second reminder
+        return reminder, ds.channel_messages(thread_id)
+
+    reminder, messages = discord_standin.run(
+        factory(data, remind_after_days=0.5 * SECOND), scenario
+    )
+    assert reminder.json["content"].startswith(f"<@{DEFAULT_IDS.alice}>")
+    assert [str(u) for u in reminder.json["allowed_mentions"]["users"]] == [str(DEFAULT_IDS.alice)]
+    assert sum("Does it work now" in m["content"] for m in messages) == 1
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        ticket = store.get_ticket(1)
+        assert ticket.status == "open" and [e.kind for e in ticket.events].count("reminded") == 1
+    finally:
+        store.close()
+
+
+def test_a_silent_ticket_is_closed_with_a_reason_and_reopens_when_the_asker_writes(
+    discord_standin, data
+):
+    async def scenario(ds):
+        post = await _file(ds)
+        thread_id = int(post.response["id"])
+        thread = ds.threads[thread_id]
+        await ds.wait_until(
+            lambda: thread["thread_metadata"]["archived"] or None, timeout=15, poll=0.05
+        )
+        closed = dict(thread["thread_metadata"])
+        said = ds.channel_messages(thread_id)[-1]["content"]
+        thread["thread_metadata"]["archived"] = False  # Discord unarchives for her message
+        await ds.user_message("still broken after the update", channel_id=thread_id)
+        await ds.wait_until(
+            lambda: "Reopened" in ds.channel_messages(thread_id)[-1]["content"] or None,
+            timeout=10,
+            poll=0.05,
+        )
+        return closed, said, ds.messages[thread_id]
+
+    closed, said, starter = discord_standin.run(
+        factory(data, close_after_days=1.0 * SECOND), scenario
+    )
+    from tests.bot.helpers import buttons
+
+    assert closed["archived"] and not closed["locked"], "the asker can still write"
+    assert said.startswith("Closed after 1 day of silence.")
+    assert [b["label"] for b in buttons(starter)] == ["Solved", "Close"]
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        events = [(e.kind, e.actor) for e in store.get_ticket(1).events]
+        assert ("closed", "bot:inactive") in events
+        assert events[-1] == ("reopened", f"discord:{DEFAULT_IDS.alice}")
+        assert store.get_ticket(1).status == "open"
+    finally:
+        store.close()
+
+
+def test_after_a_restart_the_schedule_is_rebuilt_from_each_threads_last_message(
+    discord_standin, data
+):
+    """The bot stopped after a helper answered: at start-up it reads each open ticket's
+    last message from Discord, so the asker is still reminded (no message arrives)."""
+    import copy
+
+    saved: dict[str, Any] = {}
+
+    async def first(ds):
+        post = await _file(ds)
+        thread_id = int(post.response["id"])
+        saved["thread"] = copy.deepcopy(ds.threads[thread_id])
+        saved["starter"] = copy.deepcopy(ds.messages[thread_id])
+
+    async def second(ds):
+        thread = saved["thread"]
+        thread_id = int(thread["id"])
+        ds.threads[thread_id] = thread
+        ds.messages[thread_id] = saved["starter"]
+        ds.make_message("try the v4 image", channel_id=thread_id, author_id=DEFAULT_IDS.mod)
+        stale = ds.client.get_cog("StaleTickets")
+        await stale._rebuild()  # as at start-up (this stand-in knew no thread then)
+        return await ds.wait_for_request(
+            lambda r: (
+                r.route == "channel_message"
+                and "Does it work now" in (r.json or {}).get("content", "")
+            ),
+            timeout=15,
+        )
+
+    discord_standin.run(factory(data), first)
+    reminder = discord_standin.run(factory(data, remind_after_days=0.5 * SECOND), second)
+    assert reminder.path == f"/channels/{saved['thread']['id']}/messages"

@@ -646,6 +646,7 @@ class SupportCog(commands.Cog):
         finally:
             self._posting.discard(ticket.id)
         await self.in_filing(desk.posted, ticket.id, created.thread.id)
+        self.bot.dispatch("ticket_posted", ticket.id, created.thread.id)
         return created.thread, ""
 
     async def _find_post(
@@ -750,9 +751,10 @@ class SupportCog(commands.Cog):
                 self.t("ticket.not_updated", status=shown, permissions=names), ephemeral=True
             )
 
-    async def _follow_status(self, ticket: Ticket, channel: Any) -> str:
+    async def _follow_status(self, ticket: Ticket, channel: Any, *, lock: bool = True) -> str:
         """Tags and archive state of the post follow the ticket's status; returns ""
-        or why they could not (a key under ``reasons.``)."""
+        or why they could not (a key under ``reasons.``). ``lock=False``: a closed post
+        is archived but not locked (closed for inactivity: its asker may write again)."""
         if not isinstance(channel, discord.Thread) or not isinstance(
             channel.parent, discord.ForumChannel
         ):
@@ -771,7 +773,7 @@ class SupportCog(commands.Cog):
             await channel.edit(
                 applied_tags=(keep + wanted)[:5],
                 archived=ticket.status != "open",
-                locked=ticket.status == "closed",
+                locked=ticket.status == "closed" and lock,
             )
         except discord.HTTPException as exc:
             missing = ", ".join(missing_permissions(forum, ("manage_threads",)))
@@ -783,6 +785,20 @@ class SupportCog(commands.Cog):
             )
             return failure_reason(exc)
         return ""
+
+    async def refresh_post(self, ticket: Ticket, thread: Any, *, lock: bool = True) -> None:
+        """The post of ``ticket`` as its status wants it: the starter message's buttons,
+        the tags, the archive state (an archived post is edited once unarchived)."""
+        view = ticket_view(
+            ticket.id, ticket.status, self.t, claim=self.config.claim, helper=ticket.helper
+        )
+        starter = thread.get_partial_message(thread.id)
+        if ticket.status == "open":
+            await self._follow_status(ticket, thread, lock=lock)
+            await starter.edit(view=detached(view))
+        else:
+            await starter.edit(view=detached(view))
+            await self._follow_status(ticket, thread, lock=lock)
 
     def _asks_feedback(self, ticket: Ticket) -> bool:
         return self.config.feedback and ticket.status == "solved" and ticket.feedback is None
