@@ -115,6 +115,8 @@ class SupportConfig:
     #: reminds them (0: never), and days of silence before it closes the ticket (0: never).
     remind_after_days: float = 0.0
     close_after_days: float = 0.0
+    #: A channel whose private threads hold the tickets askers file privately (None: off).
+    private_channel_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,6 +389,9 @@ class _Support(_Section):
     claim: Annotated[bool, Field(default=False, strict=True, description="true or false")]
     follow_tags: Annotated[bool, Field(default=True, strict=True, description="true or false")]
     feedback: Annotated[bool, Field(default=False, strict=True, description="true or false")]
+    private_channel_id: Annotated[
+        _DiscordId | None, Field(default=None, description="the id of a text channel")
+    ]
     remind_after_days: Annotated[float, _days()]
     close_after_days: Annotated[float, _days()]
     ping_quiet_minutes: Annotated[
@@ -527,6 +532,7 @@ def parse_config(data: Any, *, name: str = "<config>", base: Path | None = None)
             feedback=file.support.feedback,
             remind_after_days=file.support.remind_after_days,
             close_after_days=file.support.close_after_days,
+            private_channel_id=file.support.private_channel_id,
         ),
         wiki_source=wiki.source,
         api_url=wiki.api_url,

@@ -73,6 +73,13 @@ HELP_FORUM_PERMISSIONS = (
 )
 
 
+#: View Channel, Embed Links, Attach Files, Read Message History, Manage Threads, Create
+#: Private Threads, Send Messages in Threads: private tickets as threads of a staff channel.
+PRIVATE_TICKET_PERMISSIONS = (
+    (1 << 10) | (1 << 14) | (1 << 15) | (1 << 16) | (1 << 34) | (1 << 36) | (1 << 38)
+)
+
+
 def channel_needs(config: BotConfig, t: Templates) -> list[ChannelNeed]:
     """The channels the configured features post in. Answers to slash commands need
     none (they go through the interaction's webhook); the support intake posts
@@ -81,6 +88,9 @@ def channel_needs(config: BotConfig, t: Templates) -> list[ChannelNeed]:
     forum = config.support.forum_channel_id
     if forum is not None:
         needs.append(ChannelNeed(forum, HELP_FORUM_PERMISSIONS, t("doctor.purpose_forum")))
+    private = config.support.private_channel_id
+    if private is not None:
+        needs.append(ChannelNeed(private, PRIVATE_TICKET_PERMISSIONS, t("doctor.purpose_private")))
     return needs
 
 

@@ -539,6 +539,13 @@ class SupportDesk:
         kind = "released" if release else "claimed"
         return self.store.record_event(ticket_id, kind, actor, at=self.clock())
 
+    def make_private(self, ticket_id: int) -> Ticket:
+        """The asker chose a private thread in the staff channel for this ticket."""
+        return self.store.record_event(ticket_id, "private", "bot", at=self.clock())
+
+    def is_private(self, ticket_id: int) -> bool:
+        return any(e.kind == "private" for e in self.store.events(ticket_id))
+
     def give_feedback(self, ticket_id: int, *, actor: str, helpful: bool) -> Ticket:
         """The asker's one answer to "was this helpful?", kept with the ticket (event
         ``feedback``, detail ``helpful`` or ``not_helpful``); a second is refused."""

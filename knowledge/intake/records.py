@@ -41,6 +41,7 @@ EVENT_KINDS: Final = (
     "released",
     "feedback",
     "reminded",
+    "private",
     "solved",
     "closed",
     "reopened",

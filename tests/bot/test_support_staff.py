@@ -329,3 +329,67 @@ def test_after_a_restart_the_schedule_is_rebuilt_from_each_threads_last_message(
     discord_standin.run(factory(data), first)
     reminder = discord_standin.run(factory(data, remind_after_days=0.5 * SECOND), second)
     assert reminder.path == f"/channels/{saved['thread']['id']}/messages"
+
+
+# --- private tickets ------------------------------------------------------------------------
+
+
+def test_a_ticket_filed_privately_is_a_private_thread_of_the_staff_channel(discord_standin, data):
+    import dataclasses
+
+    from tests.bot.helpers import buttons
+    from tests.discord_standin import default_guild
+
+    staff_channel = DEFAULT_IDS.bot_log
+    guild = default_guild()
+    create_private_threads = 1 << 36
+    guild.channels[:] = [
+        dataclasses.replace(c, overwrites=((DEFAULT_IDS.role_bot, 0, create_private_threads, 0),))
+        if c.id == staff_channel
+        else c
+        for c in guild.channels
+    ]
+    discord_standin.config.guild = guild
+
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        labels = [b["label"] for b in buttons(check)]
+        filed = await ds.press(check, button_id(check, "File privately"))
+        told = (await filed.answer()).shown
+        created = await ds.wait_for_request(lambda r: r.route == "create_thread")
+        assert created.status == 200, (created.status, created.response)
+        thread_id = int(created.response["id"])
+        await ds.wait_for_request(
+            lambda r: r.route == "channel_message" and r.path == f"/channels/{thread_id}/messages"
+        )
+        closed = await ds.press(ds.channel_messages(thread_id)[0], "wikibot:tk:close:1")
+        await closed.followup()
+        await ds.wait_until(
+            lambda: ds.threads[thread_id]["thread_metadata"]["locked"] or None, timeout=5, poll=0.02
+        )
+        return labels, told, created, ds.threads[thread_id], ds.thread_members, ds
+
+    labels, told, created, thread, members, ds = discord_standin.run(
+        factory(data, private_channel_id=staff_channel), scenario
+    )
+    assert labels == ["This solved it", "Edit", "File the ticket", "File privately"]
+    assert created.path == f"/channels/{staff_channel}/threads"
+    assert created.json["type"] == 12 and created.json["invitable"] is False
+    assert members[int(thread["id"])] == [DEFAULT_IDS.alice], "the asker is added"
+    assert not ds.requests_to("create_thread", "POST")[0].path.startswith(
+        f"/channels/{DEFAULT_IDS.forum}"
+    ), "nothing in the public forum"
+    assert "Your post is up" in told["content"]
+    assert thread["thread_metadata"]["archived"] and thread["thread_metadata"]["locked"]
+
+
+def test_without_a_private_channel_there_is_no_private_filing(discord_standin, data):
+    from tests.bot.helpers import buttons
+
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        return [b["label"] for b in buttons(check)]
+
+    assert "File privately" not in discord_standin.run(factory(data), scenario)

@@ -105,6 +105,7 @@ REQUIRE_TAG = 1 << 4
 OWNER_EDITABLE = frozenset({"name", "archived", "auto_archive_duration", "applied_tags"})
 SEND_MESSAGES_IN_THREADS = 1 << 38
 CREATE_PUBLIC_THREADS = 1 << 35
+CREATE_PRIVATE_THREADS = 1 << 36
 TEXT_LIKE_CHANNELS = {0, 5, 10, 11, 12}
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
@@ -188,6 +189,8 @@ class Standin:
         self.commands: dict[int | None, list[dict[str, Any]]] = {}
         self.messages: dict[int, dict[str, Any]] = {}
         self.threads: dict[int, dict[str, Any]] = {}
+        #: thread id -> ids of the users added to it (PUT .../thread-members/{user}).
+        self.thread_members: dict[int, list[int]] = {}
         self.mentions: list[MentionRecord] = []
         self.problems: list[Problem] = []
         self.log_records: list[logging.LogRecord] = []
@@ -501,6 +504,12 @@ class Standin:
                 self._create_thread,
             ),
             ("POST", "/channels/{cid}/typing", "typing", self._no_content),
+            (
+                "PUT",
+                "/channels/{cid}/thread-members/{uid}",
+                "thread_member",
+                self._add_thread_member,
+            ),
             (
                 "PUT",
                 "/channels/{cid}/messages/{mid}/reactions/{emoji}/@me",
@@ -2331,7 +2340,10 @@ class Standin:
             return self._error(404, 10008, "Unknown Message")
         if not forum and parent.type not in (0, 5):
             return self._error(400, 50024, "Cannot execute action on this channel type")
-        needed = SEND_MESSAGES if forum else CREATE_PUBLIC_THREADS
+        private = not forum and int(body.get("type") or 11) == PRIVATE_THREAD
+        needed = (
+            SEND_MESSAGES if forum else CREATE_PRIVATE_THREADS if private else CREATE_PUBLIC_THREADS
+        )
         if not self.bot_channel_permissions(parent.id) & needed:
             return self._error(403, 50013, "Missing Permissions")
         errors = limits.FormErrors()
@@ -2390,6 +2402,23 @@ class Standin:
         }
         self.threads[thread_id] = thread
         return thread
+
+    async def _add_thread_member(self, request: web.Request) -> web.Response:
+        """Add a member to a thread (``thread_members`` records who is in it): needs the
+        thread to be one the bot can send in; a private thread needs the bot to be in
+        it (it made it) or Manage Threads, as Discord asks."""
+        if not self._authorized(request):
+            return self._unauthorized()
+        thread = self.threads.get(int(request.match_info["cid"]))
+        if thread is None:
+            return self._error(404, 10003, "Unknown Channel")
+        if not self.bot_channel_permissions(int(thread["id"])) & SEND_MESSAGES_IN_THREADS:
+            return self._error(403, 50013, "Missing Permissions")
+        members = self.thread_members.setdefault(int(thread["id"]), [])
+        user = int(request.match_info["uid"])
+        if user not in members:
+            members.append(user)
+        return self._no_content_response()
 
     async def _no_content(self, request: web.Request) -> web.Response:
         if not self._authorized(request):

@@ -411,7 +411,9 @@ class SupportCog(commands.Cog):
             reply = dataclasses.replace(reply, fields=notes + reply.fields)
         kb = self.bot.kb
         embed = render.embed(reply, url=render.page_url(reply, kb))
-        await send(interaction, embed=embed, ephemeral=True, view=check_view(draft_id, self.t))
+        private = self.config.private_channel_id is not None
+        view = check_view(draft_id, self.t, private=private)
+        await send(interaction, embed=embed, ephemeral=True, view=view)
 
     # ----------------------------------------------------------------- flow buttons
 
@@ -439,8 +441,9 @@ class SupportCog(commands.Cog):
                 step_modal(desk, draft, 1, self.t, desk.model_choices())
             )
             return
-        if action == "file":
-            await self._file(interaction, desk, draft_id, user)
+        if action in ("file", "private"):
+            private = action == "private" and self.config.private_channel_id is not None
+            await self._file(interaction, desk, draft_id, user, private=private)
             return
         try:
             draft = await self.in_store(desk.draft, draft_id, user)
@@ -467,12 +470,20 @@ class SupportCog(commands.Cog):
     # ----------------------------------------------------------------- filing
 
     async def _file(
-        self, interaction: discord.Interaction, desk: SupportDesk, draft_id: str, user: str
+        self,
+        interaction: discord.Interaction,
+        desk: SupportDesk,
+        draft_id: str,
+        user: str,
+        *,
+        private: bool = False,
     ) -> None:
         forum_id = self.config.forum_channel_id
 
         def file() -> tuple[Filed, TicketPost | None]:  # the record, then the post's body
             filed = desk.file(draft_id, user, post=forum_id is not None)
+            if private and filed.created:  # before the post: it goes to the staff channel
+                desk.make_private(filed.ticket.id)
             posting = filed.created and forum_id is not None
             return filed, desk.ticket_post(filed.ticket) if posting else None
 
@@ -550,6 +561,14 @@ class SupportCog(commands.Cog):
                 )
         return self.t(f"permissions.{wanted[0]}")
 
+    async def _private_channel(self) -> discord.TextChannel | None:
+        """The staff channel private tickets are threads of (``support.private_channel_id``)."""
+        channel_id = self.config.private_channel_id
+        channel = self.bot.get_channel(channel_id) if channel_id else None
+        if channel is None and channel_id:
+            channel = await self.bot.fetch_channel(channel_id)
+        return channel if isinstance(channel, discord.TextChannel) else None
+
     async def _forum(self) -> discord.ForumChannel | None:
         forum_id = self.config.forum_channel_id
         channel = self.bot.get_channel(forum_id) if forum_id else None
@@ -583,12 +602,14 @@ class SupportCog(commands.Cog):
         self._posting.add(ticket.id)
         forum: discord.ForumChannel | None = None
         try:
+            private = await self.in_filing(desk.is_private, ticket.id)
             forum = await self._forum()
-            if forum is None:
+            place = await self._private_channel() if private else forum
+            if place is None:
                 await self.in_filing(desk.post_failed, ticket, "forum_missing")
                 return None, "forum_missing"
             post = body or await self.in_filing(desk.ticket_post, ticket)
-            if ticket.post_started_at is not None and not just_filed:
+            if ticket.post_started_at is not None and not just_filed and forum is not None:
                 found = await self._find_post(forum, ticket, post.key)
                 if found is not None:
                     log.info("ticket %d: found its post %d made before", ticket.id, found.id)
@@ -596,9 +617,6 @@ class SupportCog(commands.Cog):
                     return found, ""
             if ticket.post_started_at is None:  # filing records it with the ticket
                 await self.in_filing(desk.start_post, ticket.id)
-            tags = tags_for(
-                forum, post.tags, ticket.triage.get("family_name"), self.config.default_tag
-            )
             asker = user_id_of(ticket.user)
             mention = f"<@{asker}>\n" if asker else ""
             helpers = self.config.helper_role_id
@@ -611,21 +629,33 @@ class SupportCog(commands.Cog):
                 discord.File(io.BytesIO(text.encode("utf-8")), filename=name)
                 for name, text in post.attachments
             ]
-            created = await forum.create_thread(
-                name=post.title,
-                content=mention + post.content,
-                embed=render.embed(post.reply, url=render.page_url(post.reply, self.bot.kb)),
-                files=files,
-                applied_tags=tags,
-                view=detached(
+            message: dict[str, Any] = {
+                "content": mention + post.content,
+                "embed": render.embed(post.reply, url=render.page_url(post.reply, self.bot.kb)),
+                "files": files,
+                "view": detached(
                     ticket_view(ticket.id, ticket.status, self.t, claim=self.config.claim)
                 ),
-                allowed_mentions=discord.AllowedMentions(
+                "allowed_mentions": discord.AllowedMentions(
                     everyone=False,
                     roles=[discord.Object(helpers)] if ping and helpers else False,
                     users=[discord.Object(asker)] if asker else False,
                 ),
-            )
+            }
+            if isinstance(place, discord.ForumChannel):
+                tags = tags_for(
+                    place, post.tags, ticket.triage.get("family_name"), self.config.default_tag
+                )
+                thread = (
+                    await place.create_thread(name=post.title, applied_tags=tags, **message)
+                ).thread
+            else:  # a private thread in the staff channel, the asker added to it
+                thread = await place.create_thread(
+                    name=post.title, type=discord.ChannelType.private_thread, invitable=False
+                )
+                if asker:
+                    await thread.add_user(discord.Object(asker))
+                await thread.send(**message)
         except discord.HTTPException as exc:
             reason = failure_reason(exc)
             error = f"{exc.status} {exc.code} {reason}"
@@ -645,9 +675,9 @@ class SupportCog(commands.Cog):
             return None, reason
         finally:
             self._posting.discard(ticket.id)
-        await self.in_filing(desk.posted, ticket.id, created.thread.id)
-        self.bot.dispatch("ticket_posted", ticket.id, created.thread.id)
-        return created.thread, ""
+        await self.in_filing(desk.posted, ticket.id, thread.id)
+        self.bot.dispatch("ticket_posted", ticket.id, thread.id)
+        return thread, ""
 
     async def _find_post(
         self, forum: discord.ForumChannel, ticket: Ticket, key: str
@@ -755,9 +785,20 @@ class SupportCog(commands.Cog):
         """Tags and archive state of the post follow the ticket's status; returns ""
         or why they could not (a key under ``reasons.``). ``lock=False``: a closed post
         is archived but not locked (closed for inactivity: its asker may write again)."""
-        if not isinstance(channel, discord.Thread) or not isinstance(
-            channel.parent, discord.ForumChannel
-        ):
+        if not isinstance(channel, discord.Thread):
+            return ""
+        if channel.type is discord.ChannelType.private_thread:  # a private ticket: no tags
+            try:
+                if channel.archived and ticket.status != "open":
+                    channel = await channel.edit(archived=False)
+                await channel.edit(
+                    archived=ticket.status != "open", locked=ticket.status == "closed" and lock
+                )
+            except discord.HTTPException as exc:
+                log.warning("ticket %d: could not update its private thread: %s", ticket.id, exc)
+                return failure_reason(exc)
+            return ""
+        if not isinstance(channel.parent, discord.ForumChannel):
             return ""
         forum = channel.parent
         statuses = {"open", "solved", "closed", "claimed"}

@@ -119,7 +119,7 @@ async def _cog_call(interaction: discord.Interaction, method: str, *args: Any) -
 
 class FlowButton(
     discord.ui.DynamicItem[discord.ui.Button],
-    template=r"wikibot:sp:(?P<action>next|resume|new|solved|edit|file|post):(?P<draft>[0-9a-f]{1,32}):(?P<step>\d{1,2})",
+    template=r"wikibot:sp:(?P<action>next|resume|new|solved|edit|file|private|post):(?P<draft>[0-9a-f]{1,32}):(?P<step>\d{1,2})",
 ):
     """A button of the /support flow (ephemeral messages): the draft id is in its id."""
 
@@ -212,13 +212,17 @@ def flow_view(*buttons: FlowButton) -> discord.ui.View:
     return view
 
 
-def check_view(draft_id: str, t: Templates) -> discord.ui.View:
-    """ "This solved it" / "Edit" / "File the ticket" under the deflection answer."""
-    return flow_view(
+def check_view(draft_id: str, t: Templates, *, private: bool = False) -> discord.ui.View:
+    """ "This solved it" / "Edit" / "File the ticket" under the deflection answer, and
+    "File privately" when private tickets are set up."""
+    buttons = [
         FlowButton("solved", draft_id, label=t("check.solved"), style=discord.ButtonStyle.success),
         FlowButton("edit", draft_id, 1, label=t("check.edit")),
         FlowButton("file", draft_id, label=t("check.file"), style=discord.ButtonStyle.primary),
-    )
+    ]
+    if private:
+        buttons.append(FlowButton("private", draft_id, label=t("check.private")))
+    return flow_view(*buttons)
 
 
 def ticket_view(
