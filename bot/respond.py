@@ -28,6 +28,7 @@ from knowledge.service import KnowledgeBase
 from . import render
 from .components import detached, with_delete
 from .config import DEFAULT_THINKING_AFTER
+from .describe import describe
 
 __all__ = [
     "DEADLINE",
@@ -89,8 +90,6 @@ async def answered(interaction: discord.Interaction, answer: Callable[[], Awaita
         if exc.code != TOKEN_EXPIRED:
             raise
         interaction.extras[_EXPIRED] = True  # nothing more can be sent with this token
-        from .errors import describe  # errors -> respond: import late
-
         log.warning("%s: its token expired before the answer (50027)", describe(interaction))
         return False
     return True
@@ -156,8 +155,6 @@ async def in_time(
             task.add_done_callback(_retrieved)
             raise
         interaction.extras[_EXPIRED] = True
-        from .errors import describe  # errors -> respond: import late
-
         log.warning("%s: too late to acknowledge (10062); its work goes on", describe(interaction))
     except BaseException:
         task.add_done_callback(_retrieved)
