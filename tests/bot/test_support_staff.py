@@ -393,3 +393,39 @@ def test_without_a_private_channel_there_is_no_private_filing(discord_standin, d
         return [b["label"] for b in buttons(check)]
 
     assert "File privately" not in discord_standin.run(factory(data), scenario)
+
+
+def test_the_waiting_tag_follows_who_wrote_last(discord_standin, data):
+    """A forum with a "waiting for the asker" tag: on while a helper wrote last, off
+    once the asker answers (with stale handling on: it watches who writes)."""
+    from tests.bot.test_support import _guild_with_forum
+    from tests.discord_standin.payloads import ForumTagSpec
+
+    waiting = ForumTagSpec(DEFAULT_IDS.tag_open + 70, "Waiting for the asker")
+    discord_standin.config.guild = _guild_with_forum(
+        available_tags=(ForumTagSpec(DEFAULT_IDS.tag_open, "open"), waiting)
+    )
+
+    async def scenario(ds):
+        post = await _file(ds)
+        thread_id = int(post.response["id"])
+        tags = ds.threads[thread_id]["applied_tags"]
+        await ds.user_message("try the v4 image", channel_id=thread_id, author_id=DEFAULT_IDS.mod)
+        await ds.wait_until(
+            lambda: str(waiting.id) in ds.threads[thread_id]["applied_tags"] or None,
+            timeout=10,
+            poll=0.02,
+        )
+        on = list(ds.threads[thread_id]["applied_tags"])
+        await ds.user_message("that fixed the start, thanks", channel_id=thread_id)
+        await ds.wait_until(
+            lambda: str(waiting.id) not in ds.threads[thread_id]["applied_tags"] or None,
+            timeout=10,
+            poll=0.02,
+        )
+        return list(tags), on, list(ds.threads[thread_id]["applied_tags"])
+
+    before, on, off = discord_standin.run(factory(data, remind_after_days=3), scenario)
+    assert before == [str(DEFAULT_IDS.tag_open)]
+    assert on == [str(DEFAULT_IDS.tag_open), str(waiting.id)]
+    assert off == [str(DEFAULT_IDS.tag_open)]

@@ -12,6 +12,7 @@ __all__ = [
     "FORUM_PERMISSIONS",
     "LOG_UPLOAD_ID",
     "MODAL_PREFIX",
+    "WAITING_TAGS",
     "Submitted",
     "failure_reason",
     "find_tag",
@@ -177,6 +178,9 @@ def missing_permissions(
     perms = forum.permissions_for(me)
     return [name for name in wanted if not getattr(perms, name)]
 
+
+#: Names (casefolded) of the forum tag that says a helper answered and the asker is next.
+WAITING_TAGS: Final = ("waiting for the asker", "waiting")
 
 #: Discord's code for a post without a tag in a forum that requires one.
 TAG_REQUIRED_CODE: Final = 40067

@@ -13,7 +13,15 @@ from bot.components import detached
 from knowledge.intake.desk import IntakeError
 from knowledge.intake.records import Ticket
 
-from ._helpers import failure_reason, is_staff, missing_permissions, tags_for, user_id_of, user_key
+from ._helpers import (
+    WAITING_TAGS,
+    failure_reason,
+    is_staff,
+    missing_permissions,
+    tags_for,
+    user_id_of,
+    user_key,
+)
 from ._views import feedback_view, ticket_view
 
 __all__ = ["LifecycleFlow"]
@@ -89,7 +97,7 @@ class LifecycleFlow:
         if not isinstance(channel.parent, discord.ForumChannel):
             return ""
         forum = channel.parent
-        statuses = {"open", "solved", "closed", "claimed"}
+        statuses = {"open", "solved", "closed", "claimed", *WAITING_TAGS}
         keep = [t for t in channel.applied_tags if t.name.casefold() not in statuses]
         claimed = ["claimed"] if ticket.status == "open" and ticket.helper else []
         wanted = tags_for(forum, [ticket.status, *claimed], None, self.config.default_tag)

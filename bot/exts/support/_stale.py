@@ -27,7 +27,7 @@ from knowledge.intake.desk import IntakeError
 from knowledge.intake.records import Ticket
 from knowledge.templates import Templates, load_templates
 
-from ._helpers import user_id_of, user_key
+from ._helpers import WAITING_TAGS, user_id_of, user_key
 
 if TYPE_CHECKING:
     from bot.client import WikiBot
@@ -59,6 +59,7 @@ class StaleTickets(commands.Cog):
         self.closed: set[int] = set()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._tag_tasks: set[asyncio.Task[None]] = set()
 
     @property
     def remind_after(self) -> float:
@@ -139,8 +140,33 @@ class StaleTickets(commands.Cog):
             if author_id == user_id_of(ticket.user)
             else "helper"
         )
+        before = self.last.get(ticket.thread_id)
         self.last[ticket.thread_id] = (at, who)
         self._wake.set()
+        if who != "bot" and (before is None or before[1] != who) and ticket.status == "open":
+            task = asyncio.create_task(self._waiting_tag(ticket.thread_id, who == "helper"))
+            self._tag_tasks.add(task)
+            task.add_done_callback(self._tag_tasks.discard)
+
+    async def _waiting_tag(self, thread_id: int, waiting: bool) -> None:
+        """The forum's "waiting for the asker" tag (if it has one) on the post while a
+        helper wrote last, off once the asker writes."""
+        try:
+            thread = await self._thread(thread_id)
+            if not isinstance(thread, discord.Thread) or not isinstance(
+                thread.parent, discord.ForumChannel
+            ):
+                return
+            tag = next(
+                (t for t in thread.parent.available_tags if t.name.casefold() in WAITING_TAGS),
+                None,
+            )
+            if tag is None or (tag in thread.applied_tags) == waiting or thread.archived:
+                return
+            others = [t for t in thread.applied_tags if t != tag]
+            await thread.edit(applied_tags=([*others, tag] if waiting else others)[:5])
+        except discord.HTTPException as exc:
+            log.warning("thread %d: the waiting tag did not follow: %s", thread_id, exc)
 
     async def _sweep(self) -> float:
         """Remind and close what is due now; seconds until the next thing is due."""
