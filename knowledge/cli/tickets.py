@@ -4,6 +4,7 @@
     wikibot tickets list [--data DIR] [--json] [--status S] [--family F]
     wikibot tickets show [--data DIR] [--json] ID
     wikibot tickets export [--data DIR] [--format md|json] [--output FILE] ID
+    wikibot tickets answers [--data DIR] [--json] [--not-in-wiki]
 
 The request file holds the same fields as ``wikibot triage`` (or the labels of the
 wiki's question template). Tickets live in ``tickets.sqlite3`` in the data folder,
@@ -192,6 +193,56 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _answers(args: argparse.Namespace) -> int:
+    """The answers kept for solved tickets; ``--not-in-wiki``: only those no section of
+    the wiki is near (candidates for a page), each with the nearest section."""
+    from knowledge.intake.similar import IN_WIKI, nearest_sections
+    from knowledge.intake.store import StoreError
+
+    try:
+        store = _store(args)
+    except (StoreError, OSError) as exc:
+        return _fail(str(exc))
+    try:
+        answers = store.solved_answers()
+    finally:
+        store.close()
+    rows = [(a, "", 0.0) for a in answers]
+    if args.not_in_wiki:
+        kb = open_knowledge(args, load_templates())
+        try:
+            wiki = kb.state.wiki
+            sections = [
+                (f"{path}#{s.anchor}", f"{s.title}\n{s.text}")
+                for path, page in wiki.pages.items()
+                for s in page.sections
+            ]
+        finally:
+            kb.close()
+        rows = [r for r in nearest_sections(answers, sections) if r[2] < IN_WIKI]
+    if args.json:
+        data = [
+            {
+                "ticket": a.ticket_id,
+                "title": a.title,
+                "question": a.question,
+                "answer": a.answer,
+                "url": a.url or None,
+                "nearest_section": ref or None,
+                "nearness": round(score, 3) if ref else None,
+            }
+            for a, ref, score in rows
+        ]
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+        return 0
+    if not rows:
+        print("no answers")
+    for a, ref, score in rows:
+        nearest = f"  (nearest: {ref}, {score:.2f})" if ref else ""
+        print(f"#{a.ticket_id:<5} {a.title}{nearest}\n       {a.url or '-'}")
+    return 0
+
+
 def _ticket_text(ticket: Ticket, t: Callable[..., str]) -> str:
     from knowledge.intake.records import iso
 
@@ -367,6 +418,16 @@ def add_tickets_command(sub: argparse._SubParsersAction) -> None:
     show.add_argument("--json", action="store_true", help="print JSON")
     show.add_argument("id", type=int, help="ticket number")
     show.set_defaults(func=_show)
+
+    answers = inner.add_parser(
+        "answers", help="answers marked on solved tickets (--not-in-wiki: page candidates)"
+    )
+    add_wiki_options(answers)
+    answers.add_argument("--json", action="store_true", help="print JSON")
+    answers.add_argument(
+        "--not-in-wiki", action="store_true", help="only answers no wiki section is near"
+    )
+    answers.set_defaults(func=_answers)
 
     export = inner.add_parser(
         "export", help="write a ticket with its thread's messages, redacted (md or json)"

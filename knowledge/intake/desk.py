@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from knowledge.intake.fields import Form, build_form
 from knowledge.intake.records import Draft, Ticket
+from knowledge.intake.similar import Corpus, SimilarTickets, SolvedAnswer
 from knowledge.intake.store import NotFound, RateLimit, RateLimited, TicketStore
 from knowledge.intake.validate import Cleaned, Problem, clean_value, cut_tail, read_upload
 from knowledge.reply import Field, Reply
@@ -64,6 +65,8 @@ MAX_TITLE_CHARS: Final = 100
 LOG_TAIL_LINES: Final = 300
 #: Message content limit.
 MAX_CONTENT_CHARS: Final = 2000
+#: Longest answer kept for a solved ticket, characters.
+MAX_ANSWER_CHARS: Final = 4000
 #: A parallel setting named in a layout answer (``TP8``, ``dcp=4``, ``MTP 3``).
 _PARALLEL_RE: Final = re.compile(
     r"\b(?:tp|dcp|dp|pp|mtp|dspark|tensor.parallel)\s*[=:x]?\s*\d", re.I
@@ -197,6 +200,11 @@ class SupportDesk:
         #: the ticket" files what the user was shown without running the triage again.
         self._checked: OrderedDict[str, tuple[float, dict[str, Any]]] = OrderedDict()
         self._checked_lock = threading.Lock()
+        #: The solved tickets as :class:`SimilarTickets`, built at first use (the wiki's
+        #: sections teach the word weights) and again after an answer is marked.
+        self._similar: SimilarTickets | None = None
+        self._corpus: Corpus | None = None
+        self._similar_lock = threading.Lock()
 
     # ----------------------------------------------------------------- drafts
 
@@ -545,6 +553,71 @@ class SupportDesk:
 
     def is_private(self, ticket_id: int) -> bool:
         return any(e.kind == "private" for e in self.store.events(ticket_id))
+
+    def mark_answer(
+        self, ticket_id: int, *, actor: str, staff: bool, answer: str, url: str
+    ) -> Ticket:
+        """Keep ``answer`` (a message of the ticket's thread, marked by its asker or staff)
+        as what solved the ticket, with its ``url``; an open ticket becomes solved. The
+        next request like it is offered this ticket (:meth:`similar`)."""
+        ticket = self.ticket(ticket_id)
+        if not staff and actor != ticket.user:
+            raise IntakeError("not_allowed", self.t("errors.not_allowed"))
+        text = answer.strip()
+        if not text:
+            raise IntakeError("empty", self.t("errors.empty_answer"))
+        question = "\n".join(
+            ticket.values.get(key, "")
+            for key in ("text", "actual", "expected")
+            if key in ticket.values
+        )
+        ticket = self.store.save_answer(
+            ticket_id,
+            question=question or ticket.title,
+            answer=truncate(text, MAX_ANSWER_CHARS),
+            url=url,
+            actor=actor,
+            at=self.clock(),
+        )
+        with self._similar_lock:
+            self._similar = None  # built again, with this answer, at the next request
+        if ticket.status == "open":
+            ticket = self.store.set_status(
+                ticket_id, "solved", actor=actor, at=self.clock(), event="solved"
+            )
+        return ticket
+
+    def similar(self, text: str) -> list[tuple[SolvedAnswer, float]]:
+        """The solved ticket whose question is nearest ``text``, when it is near enough
+        (see :mod:`knowledge.intake.similar`); [] when none is."""
+        with self._similar_lock:
+            finder = self._similar
+        if finder is None:
+            answers = self.store.solved_answers()
+            if answers and self._corpus is None:  # none solved yet: no need to read the wiki
+                pages = self.context.wiki.pages.values()
+                self._corpus = Corpus.of(f"{s.title}\n{s.text}" for p in pages for s in p.sections)
+            finder = SimilarTickets(answers, self._corpus or ())
+            with self._similar_lock:
+                self._similar = finder
+        return finder.find(text)
+
+    def similar_field(self, draft: Draft) -> Field | None:
+        """ "A similar ticket was solved" for the check of ``draft``: the nearest solved
+        ticket's title (linked to its thread) and the start of its answer; None when no
+        solved ticket is near enough."""
+        question = "\n".join(draft.values.get(k, "") for k in ("text", "actual", "expected"))
+        found = self.similar(question)
+        if not question.strip() or not found:
+            return None
+        answer, _ = found[0]
+        line = self.t(
+            "similar.line",
+            id=answer.ticket_id,
+            title=markdown_link(truncate(answer.title, 100), answer.url or None),
+            answer=escape_markdown(truncate(" ".join(answer.answer.split()), 300)),
+        )
+        return Field(self.t("similar.title"), line)
 
     def give_feedback(self, ticket_id: int, *, actor: str, helpful: bool) -> Ticket:
         """The asker's one answer to "was this helpful?", kept with the ticket (event

@@ -42,6 +42,7 @@ EVENT_KINDS: Final = (
     "feedback",
     "reminded",
     "private",
+    "answered",
     "solved",
     "closed",
     "reopened",

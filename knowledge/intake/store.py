@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 from knowledge.intake.records import Draft, Ticket, TicketEvent
 from knowledge.intake.scrub import Scrubber
+from knowledge.intake.similar import SolvedAnswer
 
 __all__ = [
     "NotFound",
@@ -161,6 +162,17 @@ class TicketStore(Protocol):
         self, ticket_id: int, kind: str, actor: str, *, at: float, detail: str = ""
     ) -> Ticket:
         """Add an event (a ping, a claim) to a ticket; :class:`NotFound` if none."""
+        ...
+
+    def save_answer(
+        self, ticket_id: int, *, question: str, answer: str, url: str, actor: str, at: float
+    ) -> Ticket:
+        """Keep the message that solved a ticket (redacted; one per ticket, the latest)
+        and record the event ``answered``."""
+        ...
+
+    def solved_answers(self, limit: int = 5000) -> Sequence[SolvedAnswer]:
+        """The kept answers, newest first."""
         ...
 
     def last_event_at(self, kind: str) -> float | None:

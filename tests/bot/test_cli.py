@@ -158,3 +158,36 @@ def test_tickets_export_writes_the_ticket_and_its_thread_redacted(
     monkeypatch.delenv("DISCORD_TOKEN")
     assert main([*args, str(ticket.id)]) == 0
     assert "set DISCORD_TOKEN to include them" in capsys.readouterr().out
+
+
+def test_tickets_answers_lists_the_answers_the_wiki_lacks(monkeypatch, capsys, tmp_path):
+    import json
+
+    from knowledge.intake.desk import SupportDesk
+    from knowledge.intake.sqlite import SqliteTicketStore
+    from knowledge.service import KnowledgeBase, demo_wiki_dir
+
+    data = tmp_path / "data"
+    kb = KnowledgeBase.open(demo_wiki_dir(), data)
+    desk = SupportDesk(kb.triage_context, SqliteTicketStore.in_folder(data))
+    page = next(iter(kb.state.wiki.pages.values()))
+    section = max(page.sections, key=lambda s: len(s.text))
+    try:
+        for text, answer in (
+            ("GLM-5 hangs at NCCL init", f"{section.title}\n{section.text}"),
+            ("the card whines under load", "A community trick: undervolt with a curve, not a cap."),
+        ):
+            draft = desk.new_draft("discord:42").draft
+            desk.save(draft.id, "discord:42", {"text": text})
+            ticket = desk.file(draft.id, "discord:42", post=False).ticket
+            desk.mark_answer(ticket.id, actor="discord:42", staff=False, answer=answer, url="")
+    finally:
+        desk.store.close()
+        kb.close()
+    monkeypatch.delenv("WIKIBOT_CONFIG", raising=False)
+    args = ["tickets", "answers", "--json", "--data", str(data), "--wiki", str(demo_wiki_dir())]
+    assert main(args) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 2
+    assert main([*args, "--not-in-wiki"]) == 0
+    (candidate,) = json.loads(capsys.readouterr().out)
+    assert candidate["title"] == "the card whines under load" and candidate["nearest_section"]

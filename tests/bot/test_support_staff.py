@@ -429,3 +429,62 @@ def test_the_waiting_tag_follows_who_wrote_last(discord_standin, data):
     assert before == [str(DEFAULT_IDS.tag_open)]
     assert on == [str(DEFAULT_IDS.tag_open), str(waiting.id)]
     assert off == [str(DEFAULT_IDS.tag_open)]
+
+
+# --- answers from solved tickets -------------------------------------------------------------
+
+
+def test_a_marked_answer_solves_the_ticket_and_is_offered_to_the_next_like_question(
+    discord_standin, data
+):
+    """The asker marks the helper's message "Mark as answer": the ticket is solved with
+    that answer kept (redacted); the next request asking much the same is shown "a
+    similar ticket was solved" beside the wiki's answer, linking the message; an
+    unrelated request is not."""
+    from tests.bot.helpers import embed_of
+
+    secret = "hf_" + "Wd4" * 12
+
+    async def scenario(ds):
+        post = await _file(ds)
+        thread_id = int(post.response["id"])
+        answer = ds.make_message(
+            f"Pin the v4 image and drop the old pattern; my token {secret} is unrelated",
+            channel_id=thread_id,
+            author_id=DEFAULT_IDS.mod,
+        )
+        stranger = await ds.message_command("Mark as answer", answer, user_id=DEFAULT_IDS.newbie)
+        marked = await ds.message_command("Mark as answer", answer)
+        await ds.wait_until(
+            lambda: ds.threads[thread_id]["thread_metadata"]["archived"] or None,
+            timeout=5,
+            poll=0.02,
+        )
+        opened = await ds.slash("support")
+        same = {**test_support.STEP1, "text": "GLM-5 dies just after it loads on 8 GPUs"}
+        saved = (await (await ds.submit_modal(opened, same)).answer()).shown
+        _, check = await through_step_2(ds, saved)
+        check = dict(check)  # as shown, before the press below changes it
+        await ds.press(check["id"], button_id(check, "This solved it"))  # the draft is done
+        opened = await ds.slash("support")
+        other = {**test_support.STEP1, "text": "my fans spin at full speed when idle"}
+        saved = (await (await ds.submit_modal(opened, other)).answer()).shown
+        _, unrelated = await through_step_2(ds, saved)
+        return stranger.response, marked.response, answer, check, unrelated
+
+    stranger, marked, answer, check, unrelated = discord_standin.run(factory(data), scenario)
+    assert "Only the person who asked" in embed_of(stranger.message)["description"]
+    assert marked.callback_type == 4 and "marked" in marked.message["content"]
+    fields = {f["name"]: f["value"] for f in embed_of(check)["fields"]}
+    offered = fields["A similar ticket was solved"]
+    link = f"/channels/{DEFAULT_IDS.guild}/{answer['channel_id']}/{answer['id']}"
+    assert offered.startswith("#1 [") and link in offered and secret not in offered
+    assert "A similar ticket was solved" not in {f["name"] for f in embed_of(unrelated)["fields"]}
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        ticket = store.get_ticket(1)
+        assert ticket.status == "solved"
+        (kept,) = store.solved_answers()
+        assert "[REDACTED:hf-token]" in kept.answer and kept.url.endswith(link)
+    finally:
+        store.close()

@@ -192,7 +192,7 @@ class IntakeFlow:
 
         def check() -> Reply:  # the triage and its wording (redacting again): off the loop
             _, result = desk.check_draft(draft)
-            return support_check_reply(
+            reply = support_check_reply(
                 result,
                 draft.redactions,
                 desk.context.templates,
@@ -200,6 +200,8 @@ class IntakeFlow:
                 draft_id=draft.id,
                 links=desk.links,
             )
+            solved = desk.similar_field(draft)  # a solved ticket asked much the same
+            return dataclasses.replace(reply, fields=(solved, *reply.fields)) if solved else reply
 
         try:
             return await self.bot.in_thread(check)

@@ -711,3 +711,34 @@ def test_feedback_is_the_askers_once_and_claims_are_staffs(desk, store):
     assert desk.claim(ticket.id, actor="discord:8", staff=True).helper == "discord:8"
     assert desk.claim(ticket.id, actor="discord:8", staff=True, release=True).helper is None
     assert store.get_ticket(ticket.id).to_json()["feedback"] == "helpful"
+
+
+def test_a_solved_answer_is_found_by_a_like_question_and_not_by_another(desk, store):
+    """Mark as answer keeps the answer redacted and solves the ticket; similar() offers
+    it to a reworded question, not to an unrelated one; nearest_sections tells an answer
+    the wiki already holds from one it does not."""
+    import dataclasses
+
+    from knowledge.intake.similar import IN_WIKI, nearest_sections
+
+    secret = "hf_" + "Kp2" * 12
+    ticket = desk.file(fill(desk).id, "discord:1", post=False).ticket
+    solved = desk.mark_answer(
+        ticket.id,
+        actor="discord:7",
+        staff=True,
+        answer=f"Pin the image of the current runbook; token {secret}",
+        url="https://discord.com/channels/1/2/3",
+    )
+    assert solved.status == "solved"
+    (kept,) = store.solved_answers()
+    assert secret not in kept.answer and kept.url.endswith("/3")
+    like = desk.similar("GLM-5 crashes under load once I moved it to eight GPUs")
+    assert [a.ticket_id for a, _ in like] == [ticket.id]
+    assert desk.similar("the fans are loud when the card is idle") == []
+    page = next(iter(desk.context.wiki.pages.items()))
+    section = page[1].sections[0]
+    sections = [(f"{page[0]}#{section.anchor}", f"{section.title}\n{section.text}")]
+    from_wiki = dataclasses.replace(kept, answer=f"{section.title}\n{section.text}")
+    (_, _, score), (_, _, novel_score) = nearest_sections([from_wiki, kept], sections)
+    assert score >= IN_WIKI > novel_score
