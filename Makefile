@@ -20,7 +20,7 @@ test: $(STAMP)  ## lint and the whole test suite
 	$(BIN)/python -m pytest -q
 
 test-delay: $(STAMP)  ## the /support end-to-end tests with 80 ms of network delay each way
-	STANDIN_DELAY=0.08 $(BIN)/python -m pytest -q tests/bot/test_support.py tests/bot/test_support_forum.py
+	STANDIN_DELAY=0.08 $(BIN)/python -m pytest -q tests/bot/test_support*.py
 
 bench: $(STAMP)  ## speed and memory figures on ../shared/wiki-snapshot (SCALE=10: 10x wiki)
 	$(BIN)/python -m benchmarks $(if $(SCALE),--scale $(SCALE))

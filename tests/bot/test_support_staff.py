@@ -259,6 +259,8 @@ def test_an_asker_silent_after_a_helpers_answer_is_reminded_once(discord_standin
 def test_a_silent_ticket_is_closed_with_a_reason_and_reopens_when_the_asker_writes(
     discord_standin, data
 ):
+    from tests.bot.helpers import buttons
+
     async def scenario(ds):
         post = await _file(ds)
         thread_id = int(post.response["id"])
@@ -275,12 +277,14 @@ def test_a_silent_ticket_is_closed_with_a_reason_and_reopens_when_the_asker_writ
             timeout=10,
             poll=0.05,
         )
+        await ds.wait_until(  # the post follows: its buttons last (after tags and archive)
+            lambda: len(buttons(ds.messages[thread_id])) == 2 or None, timeout=10, poll=0.05
+        )
         return closed, said, ds.messages[thread_id]
 
     closed, said, starter = discord_standin.run(
         factory(data, close_after_days=1.0 * SECOND), scenario
     )
-    from tests.bot.helpers import buttons
 
     assert closed["archived"] and not closed["locked"], "the asker can still write"
     assert said.startswith("Closed after 1 day of silence.")

@@ -262,10 +262,13 @@ class Standin:
     async def settle(self) -> None:
         """Wait until no request is in flight and nothing happened for ``settle_time``."""
         loop = asyncio.get_running_loop()
-        give_up = loop.time() + 2.0
+        # With a network delay the bot's next request may still be on its way (or its
+        # cause, a gateway event, still on the way to it): quiet for a round trip more.
+        needed = self.config.settle_time + 2 * self.config.round_trip_delay
+        give_up = loop.time() + 2.0 + 4 * self.config.round_trip_delay
         while loop.time() < give_up:
             quiet = loop.time() - self._last_activity
-            if self._in_flight == 0 and quiet >= self.config.settle_time:
+            if self._in_flight == 0 and quiet >= needed:
                 return
             await asyncio.sleep(self.config.settle_time / 2)
 

@@ -266,6 +266,8 @@ class StaleTickets(commands.Cog):
 
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
+        if not (self.remind_after or self.close_after):
+            return  # off: nothing is watched (and without the intent, nothing comes)
         thread_id = message.channel.id
         if thread_id not in self.last and thread_id not in self.closed:
             if not isinstance(message.channel, discord.Thread):
