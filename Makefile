@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 # packages may shadow them (9 lines); bot/install.py checks exactly that at each start.
 QUIET_EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
 
-.PHONY: demo test lint bench eval clean docker-smoke llm-smoke eval-answers
+.PHONY: demo test test-delay lint bench eval clean docker-smoke llm-smoke eval-answers
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,9 @@ demo: $(STAMP)  ## console on the demo wiki that ships inside the package
 test: $(STAMP)  ## lint and the whole test suite
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
+
+test-delay: $(STAMP)  ## the /support end-to-end tests with 80 ms of network delay each way
+	STANDIN_DELAY=0.08 $(BIN)/python -m pytest -q tests/bot/test_support*.py
 
 bench: $(STAMP)  ## speed and memory figures on ../shared/wiki-snapshot (SCALE=10: 10x wiki)
 	$(BIN)/python -m benchmarks $(if $(SCALE),--scale $(SCALE))

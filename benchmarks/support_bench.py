@@ -2,6 +2,7 @@
 
     python -m benchmarks.support_bench [--wiki DIR] [--count N] [--in-flight K]
                                        [--layout split|shared|both] [--spec]
+                                       [--delay SECONDS]
     python -m benchmarks support          # the same, from the benchmark runner
 
 The real bot runs against the loopback stand-in. Each simulated user goes through
@@ -27,6 +28,14 @@ Two layouts (``--layout both``, the default, prints each):
 - **shared**: bot, stand-in and users in one event loop and one process, as the
   tests run them; the stand-in's work is in every figure.
 
+The stand-in holds every request, answer and gateway message ``--delay`` seconds
+each way (default 0.08, a bot hosted near Discord): the 3 s deadline of an
+interaction is met or missed as on the network. ``first_reply_max_ms`` is the
+longest wait from a step-2 submit to its first response (the answer or
+"thinking…"); ``expired`` counts interactions Discord refused as too late (10062).
+The machine's load average is printed beside the figures (2 shared cores: other
+work on them shows in every figure).
+
 ``*_cpu_ms_per_flow`` is CPU time of a process during the measured flows divided by
 their number: what one flow costs each side. The stand-in's check of every body
 against Discord's OpenAPI description (jsonschema) is the tests' business and off
@@ -39,6 +48,7 @@ import argparse
 import asyncio
 import logging
 import multiprocessing
+import os
 import shutil
 import sys
 import tempfile
@@ -59,6 +69,8 @@ DEFAULT_WIKI = ROOT.parent / "shared" / "wiki-snapshot"
 TARGET_DEFLECTION_P99_MS = 150.0
 TARGET_POST_P99_MS = 300.0
 TARGET_STALL_MS = 100.0
+#: Seconds of network delay each way the stand-in adds by default.
+DEFAULT_DELAY = 0.08
 LAYOUT_NAMES = {
     "split": "the bot alone in this process; the stand-in and the users in another",
     "shared": "the bot, the stand-in and the users in one event loop",
@@ -84,7 +96,7 @@ def _ms(values: list[float], q: float) -> float:
     return round(percentile(values, q / 100) * 1000, 2)
 
 
-async def _one(ds: Any, i: int, user: int) -> tuple[float, float]:
+async def _one(ds: Any, i: int, user: int) -> tuple[float, float, float]:
     from tests.discord_standin.modal_uploads import submit_modal_with_files
 
     opened = await ds.slash("support", user_id=user)
@@ -105,6 +117,7 @@ async def _one(ds: Any, i: int, user: int) -> tuple[float, float]:
     )
     check = await step2.answer(timeout=60)  # the first response, or the edit after thinking…
     deflection = check.at - step2.sent_at
+    first = min(r.at for r in step2.callbacks) - step2.sent_at
     file_id = next(
         b["custom_id"]
         for row in check.shown["components"]
@@ -120,7 +133,7 @@ async def _one(ds: Any, i: int, user: int) -> tuple[float, float]:
         timeout=60,
     )
     await pressed.answer(timeout=60)  # the user reads "filed" before starting again
-    return deflection, posted.at - pressed.sent_at
+    return deflection, posted.at - pressed.sent_at, first
 
 
 async def _warm_up(ds: Any) -> None:
@@ -136,13 +149,16 @@ async def _load(ds: Any, count: int, in_flight: int) -> dict[str, Any]:
         queue.put_nowait(100 + i)
     deflections: list[float] = []
     posts: list[float] = []
+    firsts: list[float] = []
+    expired_before = sum(1 for r in ds.requests if r.error_code == 10062)
 
     async def worker() -> None:
         while not queue.empty():
             i = queue.get_nowait()
-            a, b = await _one(ds, i, 810_000_000_000_000_000 + i)
+            a, b, c = await _one(ds, i, 810_000_000_000_000_000 + i)
             deflections.append(a)
             posts.append(b)
+            firsts.append(c)
 
     started, cpu = time.perf_counter(), time.process_time()
     await asyncio.gather(*(worker() for _ in range(in_flight)))
@@ -154,6 +170,8 @@ async def _load(ds: Any, count: int, in_flight: int) -> dict[str, Any]:
         "deflection_p99_ms": _ms(deflections, 99),
         "post_p50_ms": _ms(posts, 50),
         "post_p99_ms": _ms(posts, 99),
+        "first_reply_max_ms": _ms(firsts, 100),
+        "expired": sum(1 for r in ds.requests if r.error_code == 10062) - expired_before,
         "cpu_ms_per_flow": round(cpu * 1000 / max(1, len(deflections)), 2),
     }
 
@@ -181,17 +199,20 @@ def _factory(kb: Any, config: Any) -> Callable[..., Any]:
     return factory
 
 
-def _standin_config(spec: bool) -> Any:
+def _standin_config(knobs: dict[str, Any]) -> Any:
+    """The stand-in's config: ``knobs`` are ``check_spec`` and ``round_trip_delay``."""
     from tests.discord_standin import StandinConfig
 
-    return StandinConfig(wait_timeout=120.0, startup_timeout=120.0, check_spec=spec)
+    return StandinConfig(wait_timeout=120.0, startup_timeout=120.0, **knobs)
 
 
-async def _shared(kb: Any, config: Any, count: int, in_flight: int, spec: bool) -> dict[str, Any]:
+async def _shared(
+    kb: Any, config: Any, count: int, in_flight: int, knobs: dict[str, Any]
+) -> dict[str, Any]:
     """The bot, the stand-in and the users in one event loop (one process, one core)."""
     from tests.discord_standin import run_bot
 
-    async with run_bot(_factory(kb, config), _standin_config(spec)) as ds:
+    async with run_bot(_factory(kb, config), _standin_config(knobs)) as ds:
         await ds.client.get_cog("SupportCog").desk()  # as the bot does once it is ready
         await _warm_up(ds)
         with _LagMeter() as lag:
@@ -201,17 +222,17 @@ async def _shared(kb: Any, config: Any, count: int, in_flight: int, spec: bool) 
     return {**figures, **lag.figures(), "cpu_ms_per_flow (all)": cpu}
 
 
-def _users_process(conn: Connection, count: int, in_flight: int, spec: bool) -> None:
+def _users_process(conn: Connection, count: int, in_flight: int, knobs: dict[str, Any]) -> None:
     """The stand-in and the simulated users, in a process of their own (see :func:`_split`)."""
     logging.getLogger("aiohttp").setLevel(logging.ERROR)
-    asyncio.run(_users(conn, count, in_flight, spec))
+    asyncio.run(_users(conn, count, in_flight, knobs))
 
 
-async def _users(conn: Connection, count: int, in_flight: int, spec: bool) -> None:
+async def _users(conn: Connection, count: int, in_flight: int, knobs: dict[str, Any]) -> None:
     from tests.discord_standin import Standin
 
     loop = asyncio.get_running_loop()
-    ds = Standin(_standin_config(spec))
+    ds = Standin(_standin_config(knobs))
     await ds.start()
     try:
         conn.send(ds.port)
@@ -219,6 +240,7 @@ async def _users(conn: Connection, count: int, in_flight: int, spec: bool) -> No
         await _warm_up(ds)
         conn.send("start")
         figures = await _load(ds, count, in_flight)
+        await ds.settle()  # answers still on their way back (the delay) reach the bot
         failed = [p.text for p in ds.unreported()]
         conn.send({"figures": figures, "problems": failed})
         await loop.run_in_executor(None, conn.recv)  # the bot has disconnected
@@ -226,7 +248,9 @@ async def _users(conn: Connection, count: int, in_flight: int, spec: bool) -> No
         await ds.close()
 
 
-async def _split(kb: Any, config: Any, count: int, in_flight: int, spec: bool) -> dict[str, Any]:
+async def _split(
+    kb: Any, config: Any, count: int, in_flight: int, knobs: dict[str, Any]
+) -> dict[str, Any]:
     """The bot alone in this process, as in production; Discord's side (the stand-in and
     the users driving it) in a child process, so this loop and CPU are the bot's own."""
     from tests.discord_standin import run_bot
@@ -234,12 +258,12 @@ async def _split(kb: Any, config: Any, count: int, in_flight: int, spec: bool) -
     loop = asyncio.get_running_loop()
     conn, child_conn = multiprocessing.Pipe()
     child = multiprocessing.get_context("spawn").Process(
-        target=_users_process, args=(child_conn, count, in_flight, spec), daemon=True
+        target=_users_process, args=(child_conn, count, in_flight, knobs), daemon=True
     )
     child.start()
     try:
         port = await loop.run_in_executor(None, _recv, conn, child)
-        async with run_bot(_factory(kb, config), _standin_config(spec), remote_port=port) as ds:
+        async with run_bot(_factory(kb, config), _standin_config(knobs), remote_port=port) as ds:
             await ds.client.get_cog("SupportCog").desk()  # as the bot does once it is ready
             conn.send("go")
             await loop.run_in_executor(None, _recv, conn, child)  # warmed up: measuring
@@ -283,6 +307,7 @@ def run(
     in_flight: int = 20,
     spec: bool = False,
     layouts: tuple[str, ...] = ("split", "shared"),
+    delay: float = DEFAULT_DELAY,
 ) -> dict[str, dict[str, Any]]:
     """Figures per layout (``split``: the stand-in in another process; ``shared``: one loop)."""
     from bot.config import parse_config
@@ -302,12 +327,14 @@ def run(
             },
             name="bench",
         )
+        knobs = {"check_spec": spec, "round_trip_delay": delay}
         try:
             return {
                 layout: {
                     "in_flight": in_flight,
                     "spec_checked": spec,
-                    **asyncio.run(LAYOUTS[layout](kb, config, count, in_flight, spec)),
+                    "delay_ms_each_way": round(delay * 1000),
+                    **asyncio.run(LAYOUTS[layout](kb, config, count, in_flight, knobs)),
                 }
                 for layout in layouts
             }
@@ -326,6 +353,12 @@ def main(argv: list[str] | None = None) -> int:
         "--spec", action="store_true", help="check every body against the OpenAPI description"
     )
     parser.add_argument(
+        "--delay",
+        type=float,
+        default=DEFAULT_DELAY,
+        help=f"network delay each way, seconds (default {DEFAULT_DELAY})",
+    )
+    parser.add_argument(
         "--layout",
         choices=[*LAYOUTS, "both"],
         default="both",
@@ -336,8 +369,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.wiki} not found (use --wiki DIR)", file=sys.stderr)
         return 2
     layouts = tuple(LAYOUTS) if args.layout == "both" else (args.layout,)
+    load_before = os.getloadavg()
     results = run(
-        args.wiki, count=args.count, in_flight=args.in_flight, spec=args.spec, layouts=layouts
+        args.wiki,
+        count=args.count,
+        in_flight=args.in_flight,
+        spec=args.spec,
+        layouts=layouts,
+        delay=args.delay,
+    )
+    load_after = os.getloadavg()
+    print(
+        f"machine: {os.cpu_count()} cores; load average (1, 5, 15 min) before "
+        + ", ".join(f"{x:.2f}" for x in load_before)
+        + "; after "
+        + ", ".join(f"{x:.2f}" for x in load_after)
     )
     for layout, figures in results.items():
         print(f"{layout}: {LAYOUT_NAMES[layout]}")

@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="cmd", metavar="COMMAND")
     add_knowledge_commands(sub)
+    serve_cli.add_config_to_tickets(sub)
     serve_cli.add_commands(sub)
     return parser
 
@@ -56,6 +57,13 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    if args.cmd == "tickets":  # the bot's wiki and store unless --wiki/--data say otherwise
+        code = serve_cli.configured_folders(args)
+        if code:
+            return code
+        token = os.environ.get("DISCORD_TOKEN", "").strip()
+        if args.tickets_cmd == "export" and token:
+            args.fetch_thread = serve_cli.thread_reader(token)
     try:
         return int(args.func(args) or 0)
     except BrokenPipeError:

@@ -199,9 +199,13 @@ class WikiBot(commands.Bot):
         intents.guilds = True  # app commands need nothing else: no message content, no members
         # ...but reading a new help post for the optional /support nudge does.
         intents.message_content = config.support.nudge
-        # ...and noticing the first helper reply in a ticket's post (metrics), the messages
-        # of the guild (their authors and times; no content without the intent above).
-        intents.guild_messages = config.support.forum_channel_id is not None
+        # ...and who wrote last in a ticket's thread, and when (no content): stale tickets,
+        # and the first helper reply in a ticket's post (metrics). The messages of the
+        # guild: their authors and times, no content without the intent above.
+        support = config.support
+        intents.guild_messages = support.forum_channel_id is not None or bool(
+            support.remind_after_days or support.close_after_days
+        )
         kwargs.setdefault("intents", intents)
         kwargs.setdefault("allowed_mentions", discord.AllowedMentions.none())
         kwargs.setdefault("chunk_guilds_at_startup", False)

@@ -12,12 +12,14 @@ when nothing needs it: the bot's buttons are dynamic items, found again from the
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Any, TypeVar
 
 import discord
 
 from . import render
+from .describe import describe
 
 __all__ = ["DeleteButton", "detached", "with_delete"]
 
@@ -68,8 +70,6 @@ class DeleteButton(
         return cls(int(match["owner"]), item.label or interaction.client.t("answers.delete"))
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        from .errors import report_failure  # errors -> respond -> components: import late
-
         try:
             t = interaction.client.t
             if interaction.user.id != self.owner_id:
@@ -81,8 +81,16 @@ class DeleteButton(
             await interaction.response.defer()  # then @original is the answer itself
             await interaction.delete_original_response()
             log.info("answer %s deleted by its invoker", getattr(interaction.message, "id", "?"))
-        except Exception as exc:
-            await report_failure(interaction, exc)
+        except Exception:
+            # Said here, not by bot.errors (errors -> respond -> components: no circle).
+            log.exception("%s failed", describe(interaction))
+            with contextlib.suppress(discord.HTTPException):
+                t = interaction.client.t
+                embed = render.message_embed(t("errors.title"), t("errors.generic"), kind="error")
+                if interaction.response.is_done():
+                    await interaction.followup.send(embed=embed, ephemeral=True)
+                else:
+                    await interaction.response.send_message(embed=embed, ephemeral=True)
 
 
 def with_delete(view: discord.ui.View | None, owner_id: int, label: str) -> discord.ui.View:

@@ -115,6 +115,25 @@ class SupportConfig:
     rate_minutes: float = 10.0
     #: Answer new forum posts with the missing checklist items (Message Content intent).
     nudge: bool = False
+    #: A tag of the help forum (its name or id) put on every ticket's post: a forum with
+    #: "Require tags" on refuses a post without one (Discord's error 40067).
+    default_tag: str | None = None
+    #: A role pinged on a new ticket's post (None: no ping); at most once per ticket and
+    #: once per ``ping_quiet_minutes`` over all tickets.
+    helper_role_id: int | None = None
+    ping_quiet_minutes: float = 10.0
+    #: Claim / Release buttons on open tickets for staff, and the forum's "claimed" tag.
+    claim: bool = False
+    #: A status tag (open, solved, closed) put on a post in Discord's UI moves its ticket.
+    follow_tags: bool = True
+    #: "Was this helpful?" (one click, the asker's) when a ticket is solved.
+    feedback: bool = False
+    #: Days after a helper's last message with no answer from the asker before the bot
+    #: reminds them (0: never), and days of silence before it closes the ticket (0: never).
+    remind_after_days: float = 0.0
+    close_after_days: float = 0.0
+    #: A channel whose private threads hold the tickets askers file privately (None: off).
+    private_channel_id: int | None = None
 
 
 # --- llm: answers in words from a model server (off unless enabled) -------------------
@@ -398,6 +417,17 @@ class _Search(_Section):
     pager_timeout: Any = None
 
 
+def _days() -> Any:
+    return Field(
+        default=0.0,
+        strict=True,
+        ge=0,
+        le=365,
+        allow_inf_nan=False,
+        description="a number of days from 0 (never) to 365",
+    )
+
+
 class _Support(_Section):
     forum_channel_id: Annotated[
         _DiscordId | None, Field(default=None, description="the id of the help forum channel")
@@ -430,6 +460,33 @@ class _Support(_Section):
         ),
     ]
     nudge: Annotated[bool, Field(default=False, strict=True, description="true or false")]
+    default_tag: Annotated[
+        Annotated[str, BeforeValidator(lambda v: str(v) if isinstance(v, int) else v)] | None,
+        StringConstraints(strict=True, strip_whitespace=True, min_length=1, max_length=100),
+        Field(default=None, description="the name (or id) of a tag of the help forum"),
+    ]
+    helper_role_id: Annotated[
+        _DiscordId | None, Field(default=None, description="the id of the helpers' role")
+    ]
+    claim: Annotated[bool, Field(default=False, strict=True, description="true or false")]
+    follow_tags: Annotated[bool, Field(default=True, strict=True, description="true or false")]
+    feedback: Annotated[bool, Field(default=False, strict=True, description="true or false")]
+    private_channel_id: Annotated[
+        _DiscordId | None, Field(default=None, description="the id of a text channel")
+    ]
+    remind_after_days: Annotated[float, _days()]
+    close_after_days: Annotated[float, _days()]
+    ping_quiet_minutes: Annotated[
+        float,
+        Field(
+            default=10.0,
+            strict=True,
+            ge=0,
+            le=24 * 60,
+            allow_inf_nan=False,
+            description="a number of minutes from 0 to 1440",
+        ),
+    ]
 
 
 class _Gaps(_Section):
@@ -682,6 +739,15 @@ def parse_config(data: Any, *, name: str = "<config>", base: Path | None = None)
             rate_count=file.support.rate_count,
             rate_minutes=file.support.rate_minutes,
             nudge=file.support.nudge,
+            default_tag=file.support.default_tag,
+            helper_role_id=file.support.helper_role_id,
+            ping_quiet_minutes=file.support.ping_quiet_minutes,
+            claim=file.support.claim,
+            follow_tags=file.support.follow_tags,
+            feedback=file.support.feedback,
+            remind_after_days=file.support.remind_after_days,
+            close_after_days=file.support.close_after_days,
+            private_channel_id=file.support.private_channel_id,
         ),
         wiki_source=wiki.source,
         api_url=wiki.api_url,

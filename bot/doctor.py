@@ -75,6 +75,13 @@ HELP_FORUM_PERMISSIONS = (
 )
 
 
+#: View Channel, Embed Links, Attach Files, Read Message History, Manage Threads, Create
+#: Private Threads, Send Messages in Threads: private tickets as threads of a staff channel.
+PRIVATE_TICKET_PERMISSIONS = (
+    (1 << 10) | (1 << 14) | (1 << 15) | (1 << 16) | (1 << 34) | (1 << 36) | (1 << 38)
+)
+
+
 def channel_needs(config: BotConfig, t: Templates) -> list[ChannelNeed]:
     """The channels the configured features post in. Answers to slash commands need
     none (they go through the interaction's webhook); the support intake posts
@@ -83,6 +90,9 @@ def channel_needs(config: BotConfig, t: Templates) -> list[ChannelNeed]:
     forum = config.support.forum_channel_id
     if forum is not None:
         needs.append(ChannelNeed(forum, HELP_FORUM_PERMISSIONS, t("doctor.purpose_forum")))
+    private = config.support.private_channel_id
+    if private is not None:
+        needs.append(ChannelNeed(private, PRIVATE_TICKET_PERMISSIONS, t("doctor.purpose_private")))
     return needs
 
 
@@ -332,7 +342,68 @@ async def _discord_checks(
             text = t("doctor.commands_ok", where=where, count=len(registered))
             checks.append(Check(text, True))
     checks += await _channel_checks(bot, needs, t)
+    checks += await _forum_tag_checks(bot, config, t)
+    checks += await _helper_role_checks(bot, config, t)
     return checks
+
+
+async def _helper_role_checks(bot: WikiBot, config: BotConfig, t: Templates) -> list[Check]:
+    """The helpers' role exists and a mention of it in the help forum notifies them."""
+    import discord
+
+    role_id, forum_id = config.support.helper_role_id, config.support.forum_channel_id
+    if role_id is None or forum_id is None:
+        return []
+    name = config.source or "config.yaml"
+    try:
+        forum = await bot.fetch_channel(forum_id)
+        if not isinstance(forum, discord.abc.GuildChannel):
+            return []
+        guild = await bot.fetch_guild(forum.guild.id, with_counts=False)
+        me = await guild.fetch_member(bot.user.id)
+        forum = await guild.fetch_channel(forum_id)
+    except discord.HTTPException:
+        return []  # said by the channel check already
+    role = guild.get_role(role_id)
+    if role is None:
+        text = t("doctor.helper_role_missing", id=role_id)
+        return [Check(text, False, t("doctor.helper_role_missing_fix", config=name))]
+    if not role.mentionable and not forum.permissions_for(me).mention_everyone:
+        text = t("doctor.helper_role_muted", name=role.name)
+        return [Check(text, False, t("doctor.helper_role_muted_fix"))]
+    return [Check(t("doctor.helper_role_ok", name=role.name), True)]
+
+
+async def _forum_tag_checks(bot: WikiBot, config: BotConfig, t: Templates) -> list[Check]:
+    """Whether every ticket's post gets a tag when the help forum requires one."""
+    import discord
+
+    from .exts.support._helpers import find_tag, require_tag_problem
+
+    forum_id = config.support.forum_channel_id
+    if forum_id is None:
+        return []
+    try:
+        forum = await bot.fetch_channel(forum_id)
+    except discord.HTTPException:
+        return []  # said by the channel check already
+    if not isinstance(forum, discord.ForumChannel):
+        return []
+    default = config.support.default_tag
+    problem = require_tag_problem(forum, default)
+    if problem is None:
+        tag = find_tag(forum, default) or find_tag(forum, "open")
+        if tag is not None:
+            return [Check(t("doctor.forum_tags_ok", tag=tag.name), True)]
+        return [Check(t("doctor.forum_tags_free"), True)]
+    key = {
+        "required": "doctor.forum_tags_required",
+        "default_missing": "doctor.forum_tags_default_missing",
+    }
+    text = t(key[problem], tag=default, name=forum.name)
+    tags = ", ".join(tag.name for tag in forum.available_tags) or "-"
+    fix = t("doctor.forum_tags_fix", config=config.source or "config.yaml", tags=tags)
+    return [Check(text, False, fix)]
 
 
 async def _channel_checks(bot: WikiBot, needs: Sequence[ChannelNeed], t: Templates) -> list[Check]:

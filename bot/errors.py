@@ -22,6 +22,7 @@ from discord import app_commands
 from knowledge.templates import Templates, load_templates
 
 from . import render
+from .describe import describe
 from .respond import send
 
 __all__ = [
@@ -76,18 +77,6 @@ def count_command(interaction: discord.Interaction, outcome: str) -> None:
 
 def _templates(interaction: discord.Interaction) -> Templates:
     return getattr(interaction.client, "t", None) or load_templates("bot.yaml")
-
-
-def describe(interaction: discord.Interaction) -> str:
-    """``/wiki reindex by user 42 in guild 7`` for log lines."""
-    command = interaction.command
-    if command is not None:
-        what = f"/{command.qualified_name}"
-    else:
-        custom_id = (interaction.data or {}).get("custom_id")
-        what = f"component {custom_id!r}" if custom_id else f"interaction type {interaction.type}"
-    where = f"guild {interaction.guild_id}" if interaction.guild_id else "a DM"
-    return f"{what} by user {interaction.user.id} in {where} (channel {interaction.channel_id})"
 
 
 async def _answer(interaction: discord.Interaction, title: str, text: str, kind: str) -> None:

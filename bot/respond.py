@@ -28,10 +28,12 @@ from knowledge.service import KnowledgeBase
 from . import render
 from .components import detached, with_delete
 from .config import DEFAULT_THINKING_AFTER
+from .describe import describe
 
 __all__ = [
     "DEADLINE",
     "DEFAULT_THINKING_AFTER",
+    "TOKEN_EXPIRED",
     "answered",
     "defer",
     "expired",
@@ -74,7 +76,8 @@ def expired(interaction: discord.Interaction) -> bool:
 async def answered(interaction: discord.Interaction, answer: Callable[[], Awaitable[Any]]) -> bool:
     """Run ``answer`` (what shows the result of work done through :func:`in_time`) and
     return True; False, with nothing shown, when Discord said the interaction expired
-    (10062) before or while answering. Any other failure is raised."""
+    (10062) before or while answering, or that its token did (50027: work that outlived
+    the 15 minutes of a follow-up token). Any other failure is raised."""
     if expired(interaction):
         return False
     try:
@@ -83,7 +86,17 @@ async def answered(interaction: discord.Interaction, answer: Callable[[], Awaita
         if not expired(interaction):
             raise
         return False
+    except discord.HTTPException as exc:
+        if exc.code != TOKEN_EXPIRED:
+            raise
+        interaction.extras[_EXPIRED] = True  # nothing more can be sent with this token
+        log.warning("%s: its token expired before the answer (50027)", describe(interaction))
+        return False
     return True
+
+
+#: Discord's code for a follow-up token past its 15 minutes ("Invalid Webhook Token").
+TOKEN_EXPIRED = 50027
 
 
 def _is_expiry(exc: BaseException) -> bool:
@@ -142,8 +155,6 @@ async def in_time(
             task.add_done_callback(_retrieved)
             raise
         interaction.extras[_EXPIRED] = True
-        from .errors import describe  # errors -> respond: import late
-
         log.warning("%s: too late to acknowledge (10062); its work goes on", describe(interaction))
     except BaseException:
         task.add_done_callback(_retrieved)
@@ -235,20 +246,22 @@ async def send(
 async def update(
     interaction: discord.Interaction,
     *,
-    embed: discord.Embed,
+    embed: discord.Embed = MISSING,
     view: discord.ui.View | None,
+    content: str | None = MISSING,
 ) -> None:
     """Replace the message whose button was pressed: in the first response while the
-    interaction is open, else (after :func:`in_time` deferred) by editing it."""
+    interaction is open, else (after :func:`in_time` deferred) by editing it. What is
+    not given (``embed``, ``content``) stays as the message had it."""
     if expired(interaction):
         return
     if view is not None:
         view = detached(view)
     if interaction.response.is_done():
-        await interaction.edit_original_response(embed=embed, view=view)
+        await interaction.edit_original_response(content=content, embed=embed, view=view)
         return
     try:
-        await interaction.response.edit_message(embed=embed, view=view)
+        await interaction.response.edit_message(content=content, embed=embed, view=view)
     except discord.NotFound as exc:
         if _is_expiry(exc):
             interaction.extras[_EXPIRED] = True

@@ -14,7 +14,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,10 +35,13 @@ __all__ = [
     "RETRY_FIRST_DELAY",
     "RETRY_MAX_DELAY",
     "add_commands",
+    "add_config_to_tickets",
+    "configured_folders",
     "doctor",
     "health",
     "serve",
     "sync",
+    "thread_reader",
 ]
 
 log = logging.getLogger(__name__)
@@ -119,6 +122,84 @@ def _positive_seconds(text: str) -> float:
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text!r}")
     return value
+
+
+def add_config_to_tickets(sub: argparse._SubParsersAction) -> None:
+    """``wikibot tickets ACTION --config FILE``: the bot's wiki and ticket store."""
+    tickets = sub.choices.get("tickets")
+    if tickets is None:
+        return
+    for action in tickets._subparsers._group_actions:  # the file/list/show parsers
+        for parser in getattr(action, "choices", {}).values():
+            _config_option(parser)
+
+
+def configured_folders(args: argparse.Namespace) -> int:
+    """For ``wikibot tickets`` without ``--wiki`` and ``--data``: the wiki and data
+    folder of the bot's config (``--config``, ``$WIKIBOT_CONFIG`` or ./config.yaml), so
+    the command line files into, lists and shows the same store as the bot, checked
+    against the same wiki. Without a config file: the demo wiki, said on stderr.
+    Returns an exit code (0: go on)."""
+    from .config import ConfigError, data_dir_of, load_config
+
+    if getattr(args, "wiki", None) is not None or getattr(args, "data", None) is not None:
+        return 0
+    t = load_templates("bot.yaml")
+    path = _config_path(args)
+    if args.config is None and not os.environ.get("WIKIBOT_CONFIG") and not path.is_file():
+        print(t("serve.tickets_no_config", path=path), file=sys.stderr)
+        return 0
+    try:
+        config = load_config(path)
+    except ConfigError as exc:
+        print(t("serve.config_error", error=exc), file=sys.stderr)
+        return 2
+    args.wiki = config.wiki_dir  # None for a fetched wiki: found in the data folder
+    args.data = data_dir_of(config)
+    return 0
+
+
+def thread_reader(token: str) -> Callable[[int], list[Any]]:
+    """For ``wikibot tickets export``: a function reading a thread's messages over
+    Discord's REST API with the bot's token (no gateway), oldest first."""
+
+    def read(thread_id: int) -> list[Any]:
+        import asyncio
+
+        return asyncio.run(_thread_messages(token, thread_id))
+
+    return read
+
+
+async def _thread_messages(token: str, thread_id: int, limit: int = 1000) -> list[Any]:
+    import datetime as dt
+
+    import discord
+
+    from knowledge.intake.transcript import ThreadMessage
+
+    raw: list[dict[str, Any]] = []
+    client = discord.Client(intents=discord.Intents.none())
+    async with client:
+        await client.login(token)
+        before: int | None = None
+        while len(raw) < limit:
+            page = await client.http.logs_from(thread_id, 100, before=before)
+            raw += page
+            if len(page) < 100:
+                break
+            before = int(page[-1]["id"])
+    out = []
+    for m in raw:
+        author = m.get("author") or {}
+        text = m.get("content") or ""
+        for embed in m.get("embeds") or []:  # the bot's own posts: their embed's title
+            text = "\n".join(x for x in (text, embed.get("title") or "") if x)
+        at = dt.datetime.fromisoformat(m["timestamp"]).timestamp()
+        files = tuple(str(a.get("filename") or "") for a in m.get("attachments") or [])
+        name = author.get("global_name") or author.get("username") or "?"
+        out.append(ThreadMessage(f"{name} ({author.get('id', '?')})", at, text, files))
+    return out
 
 
 def _config_path(args: argparse.Namespace) -> Path:

@@ -18,6 +18,7 @@ __all__ = [
     "escape_markdown",
     "fold_key",
     "inline_code",
+    "markdown_link",
     "neutralise_mentions",
     "truncate",
 ]
@@ -110,6 +111,15 @@ def escape_markdown(text: str) -> str:
 
 def _escaped(match: re.Match[str]) -> str:
     return "\\" + match.group()
+
+
+def markdown_link(label: str, url: str | None) -> str:
+    """``label`` as literal Markdown text, linked to ``url`` when there is one (a ``)``
+    in the URL would end the link early: it is percent-encoded)."""
+    shown = escape_markdown(label)
+    if not url:
+        return shown
+    return f"[{shown}]({url.replace(' ', '%20').replace(')', '%29')})"
 
 
 def neutralise_mentions(text: str) -> str:

@@ -17,6 +17,7 @@ from knowledge.reply import Reply
 from knowledge.templates import Templates
 
 if TYPE_CHECKING:
+    from knowledge.answers._state import Links
     from knowledge.triage.engine import TriageResult
 
 __all__ = ["support_check_reply"]
@@ -29,6 +30,7 @@ def support_check_reply(
     intake_templates: Templates,
     *,
     draft_id: str,
+    links: Links | None = None,
 ) -> Reply:
     """The private answer to a checked draft: ``result`` worded as every triage is,
     ``redactions`` (kind, field, count) of the draft first, private, with its id in
@@ -40,7 +42,7 @@ def support_check_reply(
     removed = [Redaction(kind, field, count) for kind, field, count in redactions]
     seen = {(r.kind, r.field) for r in removed}
     removed += [r for r in result.redactions if (r.kind, r.field) not in seen]
-    reply = triage_reply(replace(result, redactions=tuple(removed)), triage_templates)
+    reply = triage_reply(replace(result, redactions=tuple(removed)), triage_templates, links)
     return replace(
         reply,
         kind="deflection",

@@ -13,22 +13,33 @@ named ``sections.continued``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from knowledge.launch import Launch
 from knowledge.reply import LIMITS, Field, PageRef, Reply
 from knowledge.templates import Templates
-from knowledge.text import escape_markdown, truncate
+from knowledge.text import escape_markdown, markdown_link, truncate
 from knowledge.triage.engine import TriageResult
 from knowledge.triage.logs import LogSummary
 from knowledge.triage.redact import redact
 
+if TYPE_CHECKING:
+    from knowledge.answers._state import Links
+
 __all__ = ["triage_reply"]
 
 
-def triage_reply(result: TriageResult, templates: Templates) -> Reply:
-    """``result`` worded by ``templates`` (``templates/triage.yaml``)."""
+def triage_reply(result: TriageResult, templates: Templates, links: Links | None = None) -> Reply:
+    """``result`` worded by ``templates`` (``templates/triage.yaml``); with ``links`` (the
+    wiki's published URLs) every page named is a link to it."""
     t = templates
+
+    def page(ref: str) -> str:
+        path, _, anchor = ref.partition("#")
+        url = links.url(path, anchor or None) if links is not None else None
+        return markdown_link(_safe(ref), url)
+
     parts: list[tuple[str, list[list[str]]]] = []
     if result.redactions:
         parts.append(
@@ -47,15 +58,16 @@ def triage_reply(result: TriageResult, templates: Templates) -> Reply:
         line = t(
             "family",
             family=_md(info.family.name),
-            runbook=_md(info.runbook.page),
+            runbook=page(info.runbook.page),
             how=t(f"family_how.{info.how}"),
         )
         parts.append(("family", [[line]]))
     parts.append(("launch", [_launch_lines(result.launch, t)]))
-    parts.append(("findings", _finding_blocks(result, t) or [[t("no_findings")]]))
-    parts.append(("known_errors", _known_blocks(result, t) or [[t("no_known_errors")]]))
+    parts.append(("findings", _finding_blocks(result, t, page) or [[t("no_findings")]]))
+    parts.append(("known_errors", _known_blocks(result, t, page) or [[t("no_known_errors")]]))
     parts.append(("log_summary", [_log_lines(result.log_summary, t)]))
-    parts.append(("suggestions", _suggestion_blocks(result, t) or [[t("no_suggestions")]]))
+    suggested = _suggestion_blocks(result, t, page)
+    parts.append(("suggestions", suggested or [[t("no_suggestions")]]))
     parts.append(("completeness", [_completeness_lines(result, t)]))
     fields: list[Field] = []
     for key, blocks in parts:
@@ -160,7 +172,9 @@ def _launch_lines(launch: Launch | None, t: Templates) -> list[str]:
 SHOWN_IN_CHECKLIST = frozenset({"checklist"})
 
 
-def _finding_blocks(result: TriageResult, t: Templates) -> list[list[str]]:
+def _finding_blocks(
+    result: TriageResult, t: Templates, page: Callable[[str], str]
+) -> list[list[str]]:
     blocks = []
     for f in result.findings:
         if f.check in SHOWN_IN_CHECKLIST:  # said once, in the checklist, not twice
@@ -168,15 +182,17 @@ def _finding_blocks(result: TriageResult, t: Templates) -> list[list[str]]:
         lines = [t("finding", severity=f.severity, message=_md(f.message))]
         lines.extend(t("finding_evidence", evidence=_md(e)) for e in f.evidence)
         if f.page:
-            lines.append(t("finding_page", page=_md(f.page)))
+            lines.append(t("finding_page", page=page(f.page)))
         blocks.append(lines)
     return blocks
 
 
-def _known_blocks(result: TriageResult, t: Templates) -> list[list[str]]:
+def _known_blocks(
+    result: TriageResult, t: Templates, page: Callable[[str], str]
+) -> list[list[str]]:
     blocks = []
     for k in result.known_errors:
-        lines = [t("known_error", title=_md(k.title), page=_md(k.page))]
+        lines = [t("known_error", title=_md(k.title), page=page(k.page))]
         lines.extend(t("known_error_line", number=ln.number, text=_md(ln.text)) for ln in k.lines)
         lines.append(t("known_error_fix", fix=_md(k.fix)) if k.fix else t("known_error_no_fix"))
         blocks.append(lines)
@@ -218,10 +234,12 @@ def _log_lines(summary: LogSummary | None, t: Templates) -> list[str]:
     return lines
 
 
-def _suggestion_blocks(result: TriageResult, t: Templates) -> list[list[str]]:
+def _suggestion_blocks(
+    result: TriageResult, t: Templates, page: Callable[[str], str]
+) -> list[list[str]]:
     blocks = []
     for rank, s in enumerate(result.suggestions, 1):
-        lines = [t("suggestion", rank=rank, title=_md(s.title), page=_md(s.page), score=s.score)]
+        lines = [t("suggestion", rank=rank, title=_md(s.title), page=page(s.page), score=s.score)]
         lines.extend(t("suggestion_why", why=_md(w)) for w in s.why)
         blocks.append(lines)
     return blocks

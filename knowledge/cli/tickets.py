@@ -3,10 +3,14 @@
     wikibot tickets file [--wiki DIR] [--data DIR] REQUEST.yaml   # prints the new id
     wikibot tickets list [--data DIR] [--json] [--status S] [--family F]
     wikibot tickets show [--data DIR] [--json] ID
+    wikibot tickets export [--data DIR] [--format md|json] [--output FILE] ID
+    wikibot tickets answers [--data DIR] [--json] [--not-in-wiki]
 
 The request file holds the same fields as ``wikibot triage`` (or the labels of the
 wiki's question template). Tickets live in ``tickets.sqlite3`` in the data folder,
 the same store the Discord bot uses; tickets filed here are not posted to Discord.
+Without ``--wiki`` and ``--data``, ``wikibot`` (``bot.cli``) takes both from the bot's
+config file (``--config``), so the bot and the command line share wiki and store.
 Only redacted text is ever stored or printed.
 """
 
@@ -198,6 +202,91 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    """The ticket with its thread's messages, redacted (Markdown or JSON). The messages
+    come from ``args.fetch_thread`` (set by ``bot.cli`` when a bot token is there)."""
+    from knowledge.intake.store import StoreError
+    from knowledge.intake.transcript import transcript_json, transcript_markdown
+
+    try:
+        store = _store(args)
+    except (StoreError, OSError) as exc:
+        return _fail(str(exc))
+    try:
+        ticket = store.get_ticket(args.id)
+    finally:
+        store.close()
+    t = load_templates("intake.yaml")
+    if ticket is None:
+        return _fail(t("errors.unknown_ticket", id=args.id), 1)
+    messages = None
+    fetch = getattr(args, "fetch_thread", None)
+    if ticket.thread_id and fetch is not None:
+        try:
+            messages = fetch(ticket.thread_id)
+        except Exception as exc:  # the ticket is still worth exporting
+            print(f"wikibot tickets: the thread could not be read: {exc}", file=sys.stderr)
+    if args.format == "json":
+        text = json.dumps(transcript_json(ticket, messages), ensure_ascii=False, indent=2) + "\n"
+    else:
+        text = transcript_markdown(ticket, messages, t)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        args.output.write_text(text, encoding="utf-8")
+    return 0
+
+
+def _answers(args: argparse.Namespace) -> int:
+    """The answers kept for solved tickets; ``--not-in-wiki``: only those no section of
+    the wiki is near (candidates for a page), each with the nearest section."""
+    from knowledge.intake.similar import IN_WIKI, nearest_sections
+    from knowledge.intake.store import StoreError
+
+    try:
+        store = _store(args)
+    except (StoreError, OSError) as exc:
+        return _fail(str(exc))
+    try:
+        answers = store.solved_answers()
+    finally:
+        store.close()
+    rows = [(a, "", 0.0) for a in answers]
+    if args.not_in_wiki:
+        kb = open_knowledge(args, load_templates())
+        try:
+            wiki = kb.state.wiki
+            sections = [
+                (f"{path}#{s.anchor}", f"{s.title}\n{s.text}")
+                for path, page in wiki.pages.items()
+                for s in page.sections
+            ]
+        finally:
+            kb.close()
+        rows = [r for r in nearest_sections(answers, sections) if r[2] < IN_WIKI]
+    if args.json:
+        data = [
+            {
+                "ticket": a.ticket_id,
+                "title": a.title,
+                "question": a.question,
+                "answer": a.answer,
+                "url": a.url or None,
+                "nearest_section": ref or None,
+                "nearness": round(score, 3) if ref else None,
+            }
+            for a, ref, score in rows
+        ]
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+        return 0
+    if not rows:
+        print("no answers")
+    for a, ref, score in rows:
+        nearest = f"  (nearest: {ref}, {score:.2f})" if ref else ""
+        print(f"#{a.ticket_id:<5} {a.title}{nearest}\n       {a.url or '-'}")
+    return 0
+
+
 def _ticket_text(ticket: Ticket, t: Callable[..., str]) -> str:
     from knowledge.intake.records import iso
 
@@ -211,7 +300,7 @@ def _ticket_text(ticket: Ticket, t: Callable[..., str]) -> str:
         ),
         f"{ticket.user}, {iso(ticket.created_at)}",
     ]
-    post = {"none": "post.none", "pending": "post.pending", "posted": "post.posted"}
+    post = {s: f"post.{s}" for s in ("none", "pending", "posted", "failed")}
     out.append(
         t(
             f"ticket.{post[ticket.post_state]}",
@@ -380,3 +469,22 @@ def add_tickets_command(sub: argparse._SubParsersAction) -> None:
     show.add_argument("--json", action="store_true", help="print JSON")
     show.add_argument("id", type=int, help="ticket number")
     show.set_defaults(func=_show)
+
+    answers = inner.add_parser(
+        "answers", help="answers marked on solved tickets (--not-in-wiki: page candidates)"
+    )
+    add_wiki_options(answers)
+    answers.add_argument("--json", action="store_true", help="print JSON")
+    answers.add_argument(
+        "--not-in-wiki", action="store_true", help="only answers no wiki section is near"
+    )
+    answers.set_defaults(func=_answers)
+
+    export = inner.add_parser(
+        "export", help="write a ticket with its thread's messages, redacted (md or json)"
+    )
+    add_wiki_options(export)
+    export.add_argument("--format", choices=("md", "json"), default="md")
+    export.add_argument("--output", type=Path, default=None, help="file (default: stdout)")
+    export.add_argument("id", type=int, help="ticket number")
+    export.set_defaults(func=_export)

@@ -29,18 +29,22 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from knowledge.intake.fields import Form, build_form
 from knowledge.intake.records import Draft, Ticket
+from knowledge.intake.similar import Corpus, SimilarTickets, SolvedAnswer
 from knowledge.intake.store import NotFound, RateLimit, RateLimited, TicketStore
 from knowledge.intake.validate import Cleaned, Problem, clean_value, cut_tail, read_upload
 from knowledge.reply import Field, Reply
 from knowledge.templates import Templates, load_templates
-from knowledge.text import code_block, escape_markdown, truncate
+from knowledge.text import code_block, escape_markdown, markdown_link, truncate
 from knowledge.triage.engine import TriageContext, TriageResult
 from knowledge.triage.redact import mask_credentials, redact
 from knowledge.triage.request import LogPart
+
+if TYPE_CHECKING:
+    from knowledge.answers._state import Links
 
 __all__ = [
     "CHECKED_KEPT",
@@ -63,12 +67,16 @@ MAX_TITLE_CHARS: Final = 100
 LOG_TAIL_LINES: Final = 300
 #: Message content limit.
 MAX_CONTENT_CHARS: Final = 2000
+#: Longest answer kept for a solved ticket, characters.
+MAX_ANSWER_CHARS: Final = 4000
 #: A parallel setting named in a layout answer (``TP8``, ``dcp=4``, ``MTP 3``).
 _PARALLEL_RE: Final = re.compile(
     r"\b(?:tp|dcp|dp|pp|mtp|dspark|tensor.parallel)\s*[=:x]?\s*\d", re.I
 )
 #: Checked drafts whose triage summary is kept for filing (the newest ones).
 CHECKED_KEPT: Final = 512
+#: A draft id as :meth:`SupportDesk.unsaved_draft` makes them.
+_DRAFT_ID_RE: Final = re.compile(r"[0-9a-f]{16}")
 #: Ticket status -> the event recorded when a ticket moves there.
 _STATUS_EVENTS: Final = {"solved": "solved", "closed": "closed", "open": "reopened"}
 
@@ -92,6 +100,9 @@ class IntakeSettings:
     retry_max: float = 1800.0
     #: Seconds one poster holds a ticket before another may try.
     lease: float = 60.0
+    #: Attempts at a post Discord refuses for good (a 400: a required tag missing, a
+    #: body it will not take) before the post is given up (``post_state`` "failed").
+    refused_attempts: int = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,8 +201,11 @@ class SupportDesk:
         settings: IntakeSettings | None = None,
         templates: Templates | None = None,
         clock: Callable[[], float] = time.time,
+        links: Links | None = None,
     ) -> None:
         self.context = context
+        #: The wiki's published URLs: pages named in a post are links when known.
+        self.links = links
         self.store = store
         self.settings = settings or IntakeSettings()
         self.t = templates or load_templates("intake.yaml")
@@ -204,6 +218,11 @@ class SupportDesk:
         #: the ticket" files what the user was shown without running the triage again.
         self._checked: OrderedDict[str, tuple[float, dict[str, Any]]] = OrderedDict()
         self._checked_lock = threading.Lock()
+        #: The solved tickets as :class:`SimilarTickets`, built at first use (the wiki's
+        #: sections teach the word weights) and again after an answer is marked.
+        self._similar: SimilarTickets | None = None
+        self._corpus: Corpus | None = None
+        self._similar_lock = threading.Lock()
 
     # ----------------------------------------------------------------- drafts
 
@@ -218,6 +237,13 @@ class SupportDesk:
 
     def new_draft(self, user: str, *, model: str = "") -> Saved:
         """A fresh, stored draft; ``model`` (a family name or key) pre-fills the model page."""
+        saved = self.unsaved_draft(user, model=model)
+        return replace(saved, draft=self.store.save_draft(saved.draft))
+
+    def unsaved_draft(self, user: str, *, model: str = "") -> Saved:
+        """A fresh draft that is not stored: the form's first step stores it when it is
+        submitted (:meth:`save` with ``step=1``), so a form opened and dismissed leaves
+        nothing behind for "continue your draft" to offer."""
         now = self.clock()
         draft = Draft(id=secrets.token_hex(8), user=user, created_at=now, updated_at=now)
         problems: list[str] = []
@@ -227,7 +253,7 @@ class SupportDesk:
                 draft = replace(draft, values={"model_page": key}, origin={"model": key})
             elif problem:
                 problems.append(problem)
-        return Saved(self.store.save_draft(draft), tuple(problems))
+        return Saved(draft, tuple(problems))
 
     def draft(self, draft_id: str, user: str) -> Draft:
         """The open draft ``draft_id`` of ``user``, or an :class:`IntakeError`."""
@@ -237,6 +263,13 @@ class SupportDesk:
         if draft.user != user:
             raise IntakeError("not_yours", self.t("errors.not_yours"))
         return draft
+
+    def _draft_for_step(self, draft_id: str, user: str, step: int | None) -> Draft:
+        fresh = step == 1 and _DRAFT_ID_RE.fullmatch(draft_id)
+        if fresh and self.store.get_draft(draft_id) is None:  # opened, never stored: now
+            now = self.clock()
+            return Draft(id=draft_id, user=user, created_at=now, updated_at=now)
+        return self.draft(draft_id, user)
 
     def resolve_model(self, name: str) -> tuple[str | None, str | None]:
         """(family key, None) for a known family or page; (None, worded problem) if not."""
@@ -280,8 +313,9 @@ class SupportDesk:
 
         Unknown keys are ignored. An upload replaces the pasted value of its field
         unless the upload is refused, in which case the pasted value (if any) is kept.
+        The first step of a draft made by :meth:`unsaved_draft` creates it.
         """
-        draft = self.draft(draft_id, user)
+        draft = self._draft_for_step(draft_id, user, step)
         merged = dict(draft.values)
         codes: list[Problem] = []
         new_redactions: list[tuple[str, str, int]] = []
@@ -369,6 +403,8 @@ class SupportDesk:
                 continue
             if spec.key.startswith("other_"):
                 extra.append(f"{spec.label}: {value}")
+            elif spec.key == "model_page":  # a family from the form's list: its runbook
+                request[spec.key] = self._runbook_of(value)
             elif spec.key == "layout":  # one answer: the GPUs, and settings if it names any
                 request["gpus"] = value
                 if _PARALLEL_RE.search(value):
@@ -398,6 +434,16 @@ class SupportDesk:
                 [values.get("text", ""), *(f"{k}: {values.pop(k)}" for k in extra)]
             ).strip()
         return values
+
+    def _runbook_of(self, value: str) -> str:
+        """The model page answer as the triage reads it: a family key (what the form's
+        list gives) becomes the family's current runbook page, the link the checklist
+        asks for; anything else stays as given."""
+        catalogue = self.context.catalogue
+        family = catalogue.family(value) if catalogue is not None else None
+        if family is not None and family.current_page and value not in self.context.wiki.pages:
+            return family.current_page
+        return value
 
     def triage(self, draft: Draft) -> TriageResult:
         return self.context.run(self.request(draft), known_clean=self.scrubber.known_clean)
@@ -522,6 +568,105 @@ class SupportDesk:
                 "unknown_ticket", self.t("errors.unknown_ticket", id=ticket_id)
             ) from None
 
+    def claim(self, ticket_id: int, *, actor: str, staff: bool, release: bool = False) -> Ticket:
+        """``actor`` (staff) becomes the open ticket's helper, or (``release``) nobody is:
+        the events ``claimed`` / ``released``; :attr:`Ticket.helper` reads them."""
+        if not staff:
+            raise IntakeError("not_allowed", self.t("errors.staff_only"))
+        ticket = self.ticket(ticket_id)
+        if ticket.status != "open":
+            status = self.t(f"ticket.statuses.{ticket.status}")
+            raise IntakeError("bad_status", self.t("errors.not_open", id=ticket.id, status=status))
+        if release and ticket.helper is None:
+            raise IntakeError("bad_status", self.t("errors.not_claimed", id=ticket.id))
+        if not release and ticket.helper == actor:
+            raise IntakeError("bad_status", self.t("errors.claimed_already", id=ticket.id))
+        kind = "released" if release else "claimed"
+        return self.store.record_event(ticket_id, kind, actor, at=self.clock())
+
+    def make_private(self, ticket_id: int) -> Ticket:
+        """The asker chose a private thread in the staff channel for this ticket."""
+        return self.store.record_event(ticket_id, "private", "bot", at=self.clock())
+
+    def is_private(self, ticket_id: int) -> bool:
+        return any(e.kind == "private" for e in self.store.events(ticket_id))
+
+    def mark_answer(
+        self, ticket_id: int, *, actor: str, staff: bool, answer: str, url: str
+    ) -> Ticket:
+        """Keep ``answer`` (a message of the ticket's thread, marked by its asker or staff)
+        as what solved the ticket, with its ``url``; an open ticket becomes solved. The
+        next request like it is offered this ticket (:meth:`similar`)."""
+        ticket = self.ticket(ticket_id)
+        if not staff and actor != ticket.user:
+            raise IntakeError("not_allowed", self.t("errors.not_allowed"))
+        text = answer.strip()
+        if not text:
+            raise IntakeError("empty", self.t("errors.empty_answer"))
+        question = "\n".join(
+            ticket.values.get(key, "")
+            for key in ("text", "actual", "expected")
+            if key in ticket.values
+        )
+        ticket = self.store.save_answer(
+            ticket_id,
+            question=question or ticket.title,
+            answer=truncate(text, MAX_ANSWER_CHARS),
+            url=url,
+            actor=actor,
+            at=self.clock(),
+        )
+        with self._similar_lock:
+            self._similar = None  # built again, with this answer, at the next request
+        if ticket.status == "open":
+            ticket = self.store.set_status(
+                ticket_id, "solved", actor=actor, at=self.clock(), event="solved"
+            )
+        return ticket
+
+    def similar(self, text: str) -> list[tuple[SolvedAnswer, float]]:
+        """The solved ticket whose question is nearest ``text``, when it is near enough
+        (see :mod:`knowledge.intake.similar`); [] when none is."""
+        with self._similar_lock:
+            finder = self._similar
+        if finder is None:
+            answers = self.store.solved_answers()
+            if answers and self._corpus is None:  # none solved yet: no need to read the wiki
+                pages = self.context.wiki.pages.values()
+                self._corpus = Corpus.of(f"{s.title}\n{s.text}" for p in pages for s in p.sections)
+            finder = SimilarTickets(answers, self._corpus or ())
+            with self._similar_lock:
+                self._similar = finder
+        return finder.find(text)
+
+    def similar_field(self, draft: Draft) -> Field | None:
+        """ "A similar ticket was solved" for the check of ``draft``: the nearest solved
+        ticket's title (linked to its thread) and the start of its answer; None when no
+        solved ticket is near enough."""
+        question = "\n".join(draft.values.get(k, "") for k in ("text", "actual", "expected"))
+        found = self.similar(question)
+        if not question.strip() or not found:
+            return None
+        answer, _ = found[0]
+        line = self.t(
+            "similar.line",
+            id=answer.ticket_id,
+            title=markdown_link(truncate(answer.title, 100), answer.url or None),
+            answer=escape_markdown(truncate(" ".join(answer.answer.split()), 300)),
+        )
+        return Field(self.t("similar.title"), line)
+
+    def give_feedback(self, ticket_id: int, *, actor: str, helpful: bool) -> Ticket:
+        """The asker's one answer to "was this helpful?", kept with the ticket (event
+        ``feedback``, detail ``helpful`` or ``not_helpful``); a second is refused."""
+        ticket = self.ticket(ticket_id)
+        if actor != ticket.user:
+            raise IntakeError("not_allowed", self.t("errors.feedback_not_asker"))
+        if ticket.feedback is not None:
+            raise IntakeError("bad_status", self.t("errors.feedback_given", id=ticket.id))
+        detail = "helpful" if helpful else "not_helpful"
+        return self.store.record_event(ticket_id, "feedback", actor, at=self.clock(), detail=detail)
+
     # ----------------------------------------------------------------- posting
 
     def due_posts(self) -> list[Ticket]:
@@ -540,13 +685,62 @@ class SupportDesk:
     def posted(self, ticket_id: int, thread_id: int) -> Ticket:
         return self.store.mark_posted(ticket_id, thread_id, at=self.clock())
 
-    def post_failed(self, ticket: Ticket, error: str) -> Ticket:
+    def post_failed(self, ticket: Ticket, error: str, *, refused: bool = False) -> Ticket:
+        """Count a failed post; retried later with a growing delay. ``refused``: Discord
+        refused the request itself (retrying the same post cannot help unless the forum
+        changes): after ``settings.refused_attempts`` such failures the post is given up
+        and the ticket stays in the store as "failed" for the staff to see."""
         now = self.clock()
         delay = min(self.settings.retry_max, self.settings.retry_base * 2**ticket.post_attempts)
-        return self.store.mark_post_failed(ticket.id, error, at=now, retry_at=now + delay)
+        give_up = refused and ticket.post_attempts + 1 >= self.settings.refused_attempts
+        return self.store.mark_post_failed(
+            ticket.id, error, at=now, retry_at=now + delay, give_up=give_up
+        )
 
     def pending_count(self) -> int:
         return self.store.pending_count()
+
+    def claim_ping(self, ticket_id: int, quiet: float) -> bool:
+        """True (and recorded) when the helpers may be pinged for this ticket's post: never
+        pinged for it before, and no ping for any ticket in the last ``quiet`` seconds
+        (a burst of tickets pings once). Recorded before the post is made, so a retried
+        post never pings twice."""
+        if any(e.kind == "helpers_pinged" for e in self.store.events(ticket_id)):
+            return False
+        now = self.clock()
+        last = self.store.last_event_at("helpers_pinged")
+        if last is not None and now - last < quiet:
+            return False
+        self.store.record_event(ticket_id, "helpers_pinged", "bot", at=now)
+        return True
+
+    def failed_count(self) -> int:
+        return self.store.failed_count()
+
+    def page_url(self, ref: str) -> str | None:
+        """The published URL of ``path#anchor``, or None (no link base)."""
+        if self.links is None:
+            return None
+        path, _, anchor = ref.partition("#")
+        return self.links.url(path, anchor or None)
+
+    def page_ref(self, ref: str) -> str:
+        """A wiki page named in a post: a Markdown link when its URL is known."""
+        return markdown_link(ref, self.page_url(ref))
+
+    def model_ref(self, value: str) -> tuple[str, str | None]:
+        """The model page answer shown in a post, and its page's URL: a family (a key
+        from the form's list) as its name linked to its current runbook, a page path
+        linked to that page, anything else as typed."""
+        catalogue = self.context.catalogue
+        family = catalogue.family(value) if catalogue is not None else None
+        if family is not None and family.current_page:
+            url = self.page_url(family.current_page)
+            return markdown_link(family.name, url), url
+        if value in self.context.wiki.pages:
+            url = self.page_url(value)
+            return markdown_link(value, url), url
+        return escape_markdown(value), None
 
     def ticket_post(self, ticket: Ticket) -> TicketPost:
         """The forum post for ``ticket``: a short text, an embed, attachments, tags.
@@ -575,11 +769,15 @@ class SupportDesk:
         content = truncate(header + "\n\n" + "\n\n".join(story), MAX_CONTENT_CHARS - 200)
         attachments: list[tuple[str, str]] = []
         fields: list[Field] = []
+        model_url: str | None = None
         for spec in self.form.fields:
             if spec.item is None:
                 continue
             value = values.get(spec.key, "")
-            if spec.key == "command" and value:
+            if spec.key == "model_page" and value:
+                shown, model_url = self.model_ref(value)
+                fields.append(Field(spec.label, shown, inline=not spec.paragraph))
+            elif spec.key == "command" and value:
                 attachments.append((f"ticket-{ticket.id}-launch.txt", value + "\n"))
                 fields.append(Field(spec.label, code_block(value, "bash", limit=1000)))
             elif spec.key == "log" and value:
@@ -611,17 +809,28 @@ class SupportDesk:
         if findings:
             fields.append(Field(t("ticket.sections.findings"), "\n".join(findings)))
         known = [
-            t("ticket.known_error", title=escape_markdown(k["title"]), page=k["page"])
+            t(
+                "ticket.known_error",
+                title=escape_markdown(k["title"]),
+                page=self.page_ref(k["page"]),
+            )
             for k in summary.get("known_errors", [])
         ]
         if known:
             fields.append(Field(t("ticket.sections.known_errors"), "\n".join(known)))
         suggestions = [
-            t("ticket.suggestion", title=escape_markdown(s["title"]), page=s["page"], why=s["why"])
+            t(
+                "ticket.suggestion",
+                title=escape_markdown(s["title"]),
+                page=self.page_ref(s["page"]),
+                why=escape_markdown(s["why"]),
+            )
             for s in summary.get("suggestions", [])
         ]
         if suggestions:
             fields.append(Field(t("ticket.sections.suggestions"), "\n".join(suggestions)))
+        top = summary.get("suggestions") or [{}]
+        top_url = self.page_url(top[0]["page"]) if top[0].get("page") else None
         missing = [t("ticket.missing_item", label=m["label"]) for m in summary.get("missing", [])]
         if missing:
             fields.append(Field(t("ticket.sections.missing"), "\n".join(missing)))
@@ -639,7 +848,8 @@ class SupportDesk:
             "",
             fields=public,
             footer=t("ticket.footer", id=ticket.id, key=ticket.draft_id),
-            meta={"ticket": ticket.id},
+            # The embed's link: the page the wiki's search put first, else the runbook.
+            meta={"ticket": ticket.id, "url": top_url or model_url},
         )
         tags = tuple(x for x in (ticket.family, ticket.status) if x)
         return TicketPost(

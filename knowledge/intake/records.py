@@ -26,14 +26,23 @@ __all__ = [
 #: open: being filled; filed: a ticket was made from it; deflected: "this solved it".
 DRAFT_STATES: Final = ("open", "filed", "deflected")
 TICKET_STATUSES: Final = ("open", "solved", "closed")
-#: none: filed without a forum (command line); pending: to be posted; posted: in the forum.
-POST_STATES: Final = ("none", "pending", "posted")
+#: none: filed without a forum (command line); pending: to be posted; posted: in the forum;
+#: failed: Discord refused the post for a reason retrying does not change (given up).
+POST_STATES: Final = ("none", "pending", "posted", "failed")
 EVENT_KINDS: Final = (
     "created",
     "deflected",
     "post_started",
     "posted",
     "post_failed",
+    "post_given_up",
+    "helpers_pinged",
+    "claimed",
+    "released",
+    "feedback",
+    "reminded",
+    "private",
+    "answered",
     "solved",
     "closed",
     "reopened",
@@ -116,10 +125,27 @@ class Ticket:
     post_started_at: float | None = None
     events: tuple[TicketEvent, ...] = ()
 
+    @property
+    def feedback(self) -> str | None:
+        """The asker's answer to "was this helpful?" (``helpful`` / ``not_helpful``)."""
+        return next((e.detail for e in self.events if e.kind == "feedback"), None)
+
+    @property
+    def helper(self) -> str | None:
+        """Who claimed the ticket (``claimed`` not followed by ``released``), if anyone."""
+        for event in reversed(self.events):
+            if event.kind == "claimed":
+                return event.actor
+            if event.kind == "released":
+                return None
+        return None
+
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "status": self.status,
+            "helper": self.helper,
+            "feedback": self.feedback,
             "title": self.title,
             "family": self.family or None,
             "user": self.user,

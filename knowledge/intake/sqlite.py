@@ -42,6 +42,7 @@ import orjson
 
 from knowledge.intake.records import Draft, Ticket, TicketEvent
 from knowledge.intake.scrub import Scrubber
+from knowledge.intake.similar import SolvedAnswer
 from knowledge.intake.store import (
     NotFound,
     RateLimit,
@@ -121,6 +122,18 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     # recorded (killed in between), so the next attempt looks for it first.
     """
     ALTER TABLE tickets ADD COLUMN post_started_at REAL;
+    """,
+    # The message that solved a ticket ("Mark as answer"), redacted, with its link: the
+    # next question like it is offered this ticket.
+    """
+    CREATE TABLE solved_answers (
+        ticket_id INTEGER PRIMARY KEY REFERENCES tickets (id),
+        question TEXT NOT NULL,
+        answer TEXT NOT NULL,
+        url TEXT NOT NULL,
+        marked_by TEXT NOT NULL,
+        at REAL NOT NULL
+    );
     """,
 )
 
@@ -603,6 +616,10 @@ class SqliteTicketStore:
         rows = self._read("SELECT COUNT(*) FROM tickets WHERE post_state = 'pending'")
         return int(rows[0][0])
 
+    def failed_count(self) -> int:
+        rows = self._read("SELECT COUNT(*) FROM tickets WHERE post_state = 'failed'")
+        return int(rows[0][0])
+
     def mark_posted(self, ticket_id: int, thread_id: int, *, at: float) -> Ticket:
         with self._write(flush=False) as db:
             cur = db.execute(
@@ -617,15 +634,81 @@ class SqliteTicketStore:
         assert ticket is not None
         return ticket
 
-    def mark_post_failed(self, ticket_id: int, error: str, *, at: float, retry_at: float) -> Ticket:
+    def record_event(
+        self, ticket_id: int, kind: str, actor: str, *, at: float, detail: str = ""
+    ) -> Ticket:
+        with self._write() as db:
+            found = db.execute("SELECT 1 FROM tickets WHERE id = ?", (ticket_id,)).fetchone()
+            if found is None:
+                raise NotFound(str(ticket_id))
+            self._event(db, kind, actor, at, ticket_id=ticket_id, detail=detail[:200])
+        ticket = self.get_ticket(ticket_id)
+        assert ticket is not None
+        return ticket
+
+    def save_answer(
+        self, ticket_id: int, *, question: str, answer: str, url: str, actor: str, at: float
+    ) -> Ticket:
+        with self._write() as db:
+            found = db.execute("SELECT 1 FROM tickets WHERE id = ?", (ticket_id,)).fetchone()
+            if found is None:
+                raise NotFound(str(ticket_id))
+            db.execute(
+                "INSERT INTO solved_answers (ticket_id, question, answer, url, marked_by, at) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (ticket_id) DO UPDATE SET "
+                "answer = excluded.answer, url = excluded.url, "
+                "marked_by = excluded.marked_by, at = excluded.at",
+                (
+                    ticket_id,
+                    self._safe(question),
+                    self._safe(answer),
+                    url,
+                    self._safe(actor),
+                    at,
+                ),
+            )
+            self._event(db, "answered", actor, at, ticket_id=ticket_id, detail=url[:200])
+        ticket = self.get_ticket(ticket_id)
+        assert ticket is not None
+        return ticket
+
+    def solved_answers(self, limit: int = 5000) -> list[SolvedAnswer]:
+        rows = self._read(
+            "SELECT a.ticket_id, t.title, a.question, a.answer, a.url, a.at "
+            "FROM solved_answers a JOIN tickets t ON t.id = a.ticket_id "
+            "ORDER BY a.at DESC LIMIT ?",
+            (limit,),
+        )
+        return [
+            SolvedAnswer(
+                int(r["ticket_id"]), r["title"], r["question"], r["answer"], r["url"], r["at"]
+            )
+            for r in rows
+        ]
+
+    def last_event_at(self, kind: str) -> float | None:
+        rows = self._read("SELECT MAX(at) FROM ticket_events WHERE kind = ?", (kind,))
+        return None if rows[0][0] is None else float(rows[0][0])
+
+    def mark_post_failed(
+        self, ticket_id: int, error: str, *, at: float, retry_at: float, give_up: bool = False
+    ) -> Ticket:
         with self._write() as db:
             cur = db.execute(
                 "UPDATE tickets SET post_attempts = post_attempts + 1, post_error = ?, "
-                "next_attempt_at = ?, updated_at = ? WHERE id = ? AND post_state = 'pending'",
-                (self._safe(error[:500]), retry_at, at, ticket_id),
+                "next_attempt_at = ?, updated_at = ?, post_state = ? "
+                "WHERE id = ? AND post_state = 'pending'",
+                (
+                    self._safe(error[:500]),
+                    None if give_up else retry_at,
+                    at,
+                    "failed" if give_up else "pending",
+                    ticket_id,
+                ),
             )
             if cur.rowcount:
-                self._event(db, "post_failed", "bot", at, ticket_id=ticket_id, detail=error[:200])
+                kind = "post_given_up" if give_up else "post_failed"
+                self._event(db, kind, "bot", at, ticket_id=ticket_id, detail=error[:200])
         ticket = self.get_ticket(ticket_id)
         if ticket is None:
             raise NotFound(str(ticket_id))

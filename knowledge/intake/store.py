@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 from knowledge.intake.records import Draft, Ticket, TicketEvent
 from knowledge.intake.scrub import Scrubber
+from knowledge.intake.similar import SolvedAnswer
 
 __all__ = [
     "NotFound",
@@ -160,9 +161,35 @@ class TicketStore(Protocol):
         ...
 
     def pending_count(self) -> int: ...
+    def failed_count(self) -> int:
+        """Tickets whose post was given up (``post_state`` "failed")."""
+        ...
+
     def mark_posted(self, ticket_id: int, thread_id: int, *, at: float) -> Ticket: ...
     def mark_post_failed(
-        self, ticket_id: int, error: str, *, at: float, retry_at: float
-    ) -> Ticket: ...
+        self, ticket_id: int, error: str, *, at: float, retry_at: float, give_up: bool = False
+    ) -> Ticket:
+        """Count a failed attempt; ``give_up``: no more attempts (``post_state`` "failed")."""
+        ...
 
     def events(self, ticket_id: int) -> Sequence[TicketEvent]: ...
+    def record_event(
+        self, ticket_id: int, kind: str, actor: str, *, at: float, detail: str = ""
+    ) -> Ticket:
+        """Add an event (a ping, a claim) to a ticket; :class:`NotFound` if none."""
+        ...
+
+    def save_answer(
+        self, ticket_id: int, *, question: str, answer: str, url: str, actor: str, at: float
+    ) -> Ticket:
+        """Keep the message that solved a ticket (redacted; one per ticket, the latest)
+        and record the event ``answered``."""
+        ...
+
+    def solved_answers(self, limit: int = 5000) -> Sequence[SolvedAnswer]:
+        """The kept answers, newest first."""
+        ...
+
+    def last_event_at(self, kind: str) -> float | None:
+        """When the newest event of ``kind`` (of any ticket) happened, or None."""
+        ...

@@ -298,3 +298,61 @@ def test_the_page_count_is_the_indexs_and_a_page_under_images_is_read(
     main(["doctor", "--config", str(config)])
     out = capsys.readouterr().out
     assert f"Wiki folder: {indexed} pages in {wiki}" in out
+
+
+def test_doctor_checks_that_a_forum_requiring_tags_gets_one_on_every_post(
+    threaded_standin, tmp_path
+):
+    import asyncio
+
+    from tests.discord_standin.payloads import ForumTagSpec
+
+    tags = (ForumTagSpec(DEFAULT_IDS.tag_open + 50, "needs help"),)
+    threaded_standin.guild.channels[:] = [
+        dataclasses.replace(c, flags=1 << 4, available_tags=tags)
+        if c.id == DEFAULT_IDS.forum
+        else c
+        for c in threaded_standin.guild.channels
+    ]
+    results = {}
+    for name, default in (("none", ""), ("typo", "needs hepl"), ("set", "needs help")):
+        extra = f"support:\n  forum_channel_id: {DEFAULT_IDS.forum}\n"
+        if default:
+            extra += f"  default_tag: {default}\n"
+        folder = tmp_path / name
+        folder.mkdir()
+        config = _config(folder, [DEFAULT_IDS.guild], index=False, extra=extra)
+        checks = asyncio.run(run_checks(config, threaded_standin.config.token))
+        (results[name],) = [c for c in checks if c.text.startswith("Help forum tags")]
+    assert results["none"].ok is False and "Require tags" in results["none"].text
+    assert "support.default_tag" in results["none"].fix and "needs help" in results["none"].fix
+    assert results["typo"].ok is False and "needs hepl" in results["typo"].text
+    assert results["set"].ok and "needs help" in results["set"].text
+
+
+def test_doctor_checks_that_the_helpers_ping_would_notify(threaded_standin, tmp_path):
+    import asyncio
+
+    role = next(r for r in threaded_standin.guild.roles if r.id == DEFAULT_IDS.role_member)
+    results = {}
+    for name, role_id, mentionable in (
+        ("muted", role.id, False),
+        ("ok", role.id, True),
+        ("unknown", 910000000000000999, True),
+    ):
+        threaded_standin.guild.roles[:] = [
+            dataclasses.replace(r, mentionable=mentionable) if r.id == role.id else r
+            for r in threaded_standin.guild.roles
+        ]
+        extra = (
+            f"support:\n  forum_channel_id: {DEFAULT_IDS.forum}\n  helper_role_id: {role_id}\n"
+        )
+        folder = tmp_path / name
+        folder.mkdir()
+        config = _config(folder, [DEFAULT_IDS.guild], index=False, extra=extra)
+        checks = asyncio.run(run_checks(config, threaded_standin.config.token))
+        (results[name],) = [c for c in checks if c.text.startswith("Helper ping")]
+    assert results["muted"].ok is False and "not mentionable" in results["muted"].text
+    assert "Mention All Roles" in results["muted"].fix
+    assert results["ok"].ok and role.name in results["ok"].text
+    assert results["unknown"].ok is False and "not a role" in results["unknown"].text

@@ -1109,7 +1109,7 @@ def test_the_three_seconds_run_from_when_the_interaction_was_created(discord_sta
 
 
 def test_rate_limit_headers_and_a_bucket_the_bot_waits_for(discord_standin) -> None:
-    discord_standin.config.rate_limit = (2, 0.2)
+    discord_standin.config.route_limits["POST channel_message"] = (2, 0.2)
 
     async def scenario(ds: Standin) -> list[Any]:
         for text in ("one", "two", "three"):
@@ -1214,3 +1214,166 @@ def test_missing_permissions_are_refused_with_50013(discord_standin) -> None:
         assert int(rec.payload["app_permissions"]) & send == 0
 
     discord_standin.run(make_bot, scenario)
+
+
+# ---------------------------------------------------------------------------- forum rules
+
+
+def _forum_with(ds_config: Any, **changes: Any) -> None:
+    import dataclasses
+
+    guild = ds_config.guild
+    guild.channels[:] = [
+        dataclasses.replace(c, **changes) if c.id == DEFAULT_IDS.forum else c
+        for c in guild.channels
+    ]
+
+
+def test_a_forum_requiring_tags_refuses_a_post_without_one_with_40067(discord_standin) -> None:
+    _forum_with(discord_standin.config, flags=1 << 4)  # "Require tags"
+
+    async def scenario(ds: Standin) -> None:
+        await ds.wait_connected()
+        forum = ds.client.get_channel(DEFAULT_IDS.forum)
+        assert isinstance(forum, discord.ForumChannel) and forum.flags.require_tag
+        with pytest.raises(discord.HTTPException) as refused:
+            await forum.create_thread(name="no tag", content="q")
+        assert (refused.value.status, refused.value.code) == (400, 40067)
+        tag = forum.get_tag(DEFAULT_IDS.tag_open)
+        made = await forum.create_thread(name="tagged", content="q", applied_tags=[tag])
+        assert made.thread.applied_tags == [tag]
+
+    discord_standin.run(make_bot, scenario)
+
+
+def test_an_archived_thread_takes_no_edit_but_unarchiving_it_50083(discord_standin) -> None:
+    async def scenario(ds: Standin) -> None:
+        await ds.wait_connected()
+        forum = ds.client.get_channel(DEFAULT_IDS.forum)
+        thread = (await forum.create_thread(name="post", content="q")).thread
+        thread = await thread.edit(archived=True)
+        for change in ({"name": "renamed"}, {"archived": True, "locked": True}):
+            with pytest.raises(discord.HTTPException) as refused:
+                await thread.edit(**change)
+            assert (refused.value.status, refused.value.code) == (400, 50083), change
+        tag = forum.get_tag(DEFAULT_IDS.tag_solved)
+        thread = await thread.edit(archived=False, applied_tags=[tag])  # unarchive and edit
+        assert not thread.archived and thread.applied_tags == [tag]
+
+    discord_standin.run(make_bot, scenario)
+
+
+def test_thread_edits_need_manage_threads_except_what_the_owner_may_do(discord_standin) -> None:
+    manage_threads = 1 << 34
+    _forum_with(discord_standin.config, overwrites=((DEFAULT_IDS.role_bot, 0, 0, manage_threads),))
+
+    async def scenario(ds: Standin) -> None:
+        await ds.wait_connected()
+        forum = ds.client.get_channel(DEFAULT_IDS.forum)
+        own = (await forum.create_thread(name="mine", content="q")).thread
+        own = await own.edit(name="still mine", archived=True)  # the owner may archive
+        own = await own.edit(archived=False)  # and unarchive (not locked)
+        with pytest.raises(discord.Forbidden) as refused:
+            await own.edit(locked=True)
+        assert refused.value.code == 50013
+        other = ds.ids.next()  # a post someone else made, archived
+        meta = {**ds.threads[own.id]["thread_metadata"], "archived": False}
+        ds.threads[other] = {
+            **ds.threads[own.id],
+            "id": str(other),
+            "owner_id": "42",
+            "thread_metadata": meta,
+        }
+        for change in ({"name": "renamed by the bot"}, {"archived": True}):
+            with pytest.raises(discord.Forbidden):
+                await ds.client.http.edit_channel(other, **change)
+        meta["archived"] = True
+        await ds.client.http.edit_channel(other, archived=False)  # unarchiving: allowed
+
+    discord_standin.run(make_bot, scenario)
+
+
+# ---------------------------------------------------------------------------- network delay
+
+
+def test_a_round_trip_delay_slows_each_leg_and_counts_against_the_deadline(
+    discord_standin,
+) -> None:
+    """With 0.1 s each way, an interaction reaches the bot 0.1 s after Discord made it
+    and its answer reaches Discord 0.1 s after it left: at least 0.2 s in all (a lower
+    bound only: a loaded machine is slower, never faster). A deadline shorter than the
+    two legs refuses even an answer sent at once (10062)."""
+    discord_standin.config.round_trip_delay = 0.1
+
+    async def scenario(ds: Standin) -> tuple[float, Any]:
+        await ds.wait_connected()
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        await ds.slash("ping")
+        took = loop.time() - started
+        ds.config.response_deadline = 0.15
+        ds.expect_error_log("10062")  # the toy bot's command logs the refusal
+        late = await ds.slash("ping", wait=False)
+        await late.wait_response(timeout=5)
+        return took, late
+
+    took, late = discord_standin.run(make_bot, scenario)
+    assert took >= 0.2, took
+    assert late.response.error_code == 10062
+
+
+def test_the_delay_can_be_set_for_a_whole_run_from_the_environment(monkeypatch) -> None:
+    from tests.discord_standin import fixtures
+
+    monkeypatch.setenv("STANDIN_DELAY", "0.08")
+    runner = next(fixtures.discord_standin.__wrapped__())
+    assert runner.config.round_trip_delay == 0.08
+
+
+# ---------------------------------------------------------------------------- rate limits
+
+
+def test_messages_are_limited_per_channel_as_discord_does(discord_standin) -> None:
+    """Five messages per channel in five seconds: a sixth in the same channel waits for
+    the window (discord.py reads the headers), another channel has a bucket of its own."""
+    assert discord_standin.config.route_limits["POST channel_message"] == (5, 5.0)
+    discord_standin.config.route_limits["POST channel_message"] = (5, 0.5)
+
+    async def scenario(ds: Standin) -> list[Any]:
+        await ds.wait_connected()
+        general = ds.client.get_channel(DEFAULT_IDS.general)
+        other = ds.client.get_channel(DEFAULT_IDS.bot_log)
+        for i in range(5):
+            await general.send(f"general {i}")
+        await other.send("other 0")  # a bucket of its own: not held
+        await general.send("general 5")  # waits for the window's end
+        return ds.requests_to("channel_message")
+
+    sent = discord_standin.run(make_bot, scenario)
+    assert [r.status for r in sent] == [200] * 7, "discord.py waited: no 429"
+    remaining = [r.response_headers["X-RateLimit-Remaining"] for r in sent]
+    assert remaining == ["4", "3", "2", "1", "0", "4", "4"]
+    assert sent[-1].at - sent[4].at >= 0.4, "the sixth waited for the window"
+
+
+def test_the_global_limit_spans_routes_and_spares_interaction_answers(discord_standin) -> None:
+    discord_standin.config.global_limit = (3, 0.3)
+
+    async def scenario(ds: Standin) -> list[Any]:
+        await ds.wait_connected()
+        for _ in range(4):  # answers to interactions: outside the global limit
+            await ds.slash("ping")
+        http = ds.client.http
+        for channel in (DEFAULT_IDS.general, DEFAULT_IDS.bot_log, DEFAULT_IDS.forum):
+            await http.get_channel(channel)  # three routes' worth of the global budget
+        await http.get_channel(DEFAULT_IDS.general)  # the fourth: global 429, then retried
+        return ds.requests
+
+    requests = discord_standin.run(make_bot, scenario)
+    callbacks = [r for r in requests if r.route == "interaction_callback"]
+    assert [r.status for r in callbacks] == [200] * 4
+    reads = [r for r in requests if r.route == "channel" and r.method == "GET"]
+    limited = [r for r in reads if r.status == 429]
+    assert limited and all(r.response["global"] is True for r in limited)
+    assert limited[0].response_headers.get("X-RateLimit-Global") == "true"
+    assert [r.status for r in reads].count(200) == 4, "discord.py retried after retry_after"

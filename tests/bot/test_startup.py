@@ -26,7 +26,7 @@ def test_startup_syncs_the_command_schema_to_the_configured_guild(discord_standi
     slash = {c["name"]: c for c in synced if c.get("type", 1) == 1}
     assert set(slash) == COMMANDS
     menus = [c["name"] for c in synced if c.get("type") == 3]
-    assert menus == ["Explain acronyms"]
+    assert menus == ["Explain acronyms", "Mark as answer"]
 
     def options(command):
         return {o["name"]: o for o in command.get("options") or []}
@@ -65,8 +65,11 @@ def test_startup_syncs_the_command_schema_to_the_configured_guild(discord_standi
     for name in ("runbook", "acronym", "search", "help"):
         assert (slash[name]["contexts"], slash[name]["integration_types"]) == ([0, 1, 2], [0, 1])
         assert slash[name]["default_member_permissions"] is None
-    (menu,) = [c for c in synced if c.get("type") == 3]
+    menus = {c["name"]: c for c in synced if c.get("type") == 3}
+    menu = menus["Explain acronyms"]
     assert (menu["contexts"], menu["integration_types"]) == ([0, 1, 2], [0, 1])
+    answer = menus["Mark as answer"]  # in a ticket's thread: servers only
+    assert (answer["contexts"], answer["integration_types"]) == ([0], [0])
 
 
 def test_no_guild_configured_means_no_sync_at_startup(discord_standin):

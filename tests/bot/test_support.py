@@ -134,12 +134,13 @@ def test_the_form_in_two_steps_then_the_wiki_answer_then_a_forum_post(discord_st
     async def scenario(ds):
         opened, _, saved = await through_step_1(ds, model="glm")
         step2, check = await through_step_2(ds, saved)
-        filed = await ds.press(check, button_id(check, "File the ticket"))
+        check = copy.deepcopy(check)  # as shown before the press changes it
+        filed = await ds.press(check["id"], button_id(check, "File the ticket"))
         done = await filed.answer()
         thread_request = await ds.wait_for_request(lambda r: r.route == "create_thread")
-        return opened, saved, step2, check, done.shown, thread_request
+        return opened, saved, step2, check, done, thread_request
 
-    opened, saved, step2, check, done, request = discord_standin.run(factory(data), scenario)
+    opened, saved, step2, check, filed, request = discord_standin.run(factory(data), scenario)
     modal = opened.response.json["data"]
     assert modal["title"] == "Support request (1/2)"
     step1 = inputs(modal)
@@ -180,7 +181,13 @@ def test_the_form_in_two_steps_then_the_wiki_answer_then_a_forum_post(discord_st
     assert len(tail.splitlines()) == 300 and "[REDACTED:hf-token]" in tail
     labels = [b["label"] for row in message["components"] for b in row["components"]]
     assert labels == ["Solved", "Close"]
-    assert "Ticket #1 filed" in embed_of(done)["title"]
+    # Filing answers on the checked message: the outcome above the wiki's answer, which
+    # stays; its buttons go.
+    done = filed.shown
+    assert done["content"].startswith("**Ticket #1 filed**")
+    assert "Your post is up" in done["content"]
+    assert embed_of(done)["title"] == "Before you file: what the wiki says"
+    assert buttons(done) == []
     no_secret_sent(discord_standin.last)
 
 
@@ -199,10 +206,13 @@ def test_each_quick_answer_comes_in_the_first_response(discord_standin, data):
         await ds.wait_for_request(lambda r: r.route == "create_thread")
         return step1, submitted, filed
 
-    for record in discord_standin.run(factory(data, discord=PATIENT), scenario):
+    *asked, filed = discord_standin.run(factory(data, discord=PATIENT), scenario)
+    for record in asked:
         assert [r.route for r in record.requests] == ["interaction_callback"], record.requests
         assert record.response.callback_type == 4
         assert record.response.message["flags"] & EPHEMERAL
+    assert [r.route for r in filed.requests] == ["interaction_callback"], filed.requests
+    assert filed.response.callback_type == 7, "the checked message is updated in place"
 
 
 def test_each_slow_answer_replaces_its_private_thinking_message(discord_standin, data, monkeypatch):
@@ -236,14 +246,17 @@ def test_each_slow_answer_replaces_its_private_thinking_message(discord_standin,
 
     records, shown = discord_standin.run(factory(data, discord=IMPATIENT), scenario)
     for record in records:
-        assert record.response.callback_type == 5
-        assert record.response.json["data"]["flags"] & EPHEMERAL
         requests = [(r.route, r.method, r.path.rsplit("/", 1)[-1]) for r in record.requests]
         assert requests[1:] == [("webhook_message", "PATCH", "@original")], requests
+        if record is records[-1]:  # File: a silent acknowledgement, then its message edited
+            assert record.response.callback_type == 6
+            continue
+        assert record.response.callback_type == 5
+        assert record.response.json["data"]["flags"] & EPHEMERAL
     saved, check, told = shown
     assert "Step 1 of 2 saved" in embed_of(saved)["title"]
     assert embed_of(check)["title"] == "Before you file: what the wiki says"
-    assert "Ticket #1 filed" in embed_of(told)["title"]
+    assert told["content"].startswith("**Ticket #1 filed**")
 
 
 def test_no_copy_of_the_forms_and_buttons_sent_is_kept_in_memory(discord_standin, data):
@@ -339,15 +352,17 @@ def test_pressing_file_twice_makes_one_post(discord_standin, data):
     async def scenario(ds):
         _, _, saved = await through_step_1(ds)
         _, check = await through_step_2(ds, saved)
-        first = await ds.press(check, button_id(check, "File the ticket"))
-        second = await ds.press(check, button_id(check, "File the ticket"))
-        return (await first.answer()).shown, (await second.answer()).shown
+        file = button_id(check, "File the ticket")
+        first = await ds.press(check, file, wait=False)  # a double click: both presses
+        second = await ds.press(check, file, wait=False)  # leave before either is answered
+        return (await first.answer()).json, (await second.answer()).json
 
-    answers = [embed_of(m) for m in discord_standin.run(factory(data), scenario)]
+    # Each answer's text: in its callback (type 7), or in the edit after a deferral.
+    answers = [m.get("data", m)["content"] for m in discord_standin.run(factory(data), scenario)]
     assert len(discord_standin.last.requests_to("create_thread")) == 1
     # The two presses race; whichever is handled first files, the other is told.
-    filed = [e for e in answers if "Your post is up" in e["description"]]
-    told = [e for e in answers if "filed already as ticket #1" in e["description"]]
+    filed = [e for e in answers if "Your post is up" in e]
+    told = [e for e in answers if "filed already as ticket #1" in e]
     assert len(filed) == 1 and len(told) == 1
 
 
@@ -441,8 +456,8 @@ def test_a_failed_post_stays_pending_and_is_retried(discord_standin, data, fault
         return told, posted
 
     told, posted = discord_standin.run(factory(data), scenario)
-    assert "saved, not posted yet" in embed_of(told)["title"]
-    assert said in embed_of(told)["description"]
+    assert "saved, not posted yet" in told["content"].splitlines()[0]
+    assert said in told["content"]
     assert posted.json["name"] == STEP1["text"]
     store = SqliteTicketStore.in_folder(data)
     try:
@@ -716,7 +731,7 @@ def test_without_create_posts_the_asker_gets_one_sentence_and_admins_see_why(dis
     told, status = discord_standin.run(factory(data), scenario)
     refused = discord_standin.last.requests_to("create_thread")
     assert refused and all(r.error_code == 50013 for r in refused), "Discord refused, 50013"
-    said = embed_of(told)["description"]
+    said = told["content"].split("\n", 1)[1]  # under the title line
     assert "Create Posts" in said and "#1" in said
     assert len(re.findall(r"[.!?](\s|$)", said)) == 1, f"one sentence: {said!r}"
     assert told["flags"] & EPHEMERAL
@@ -872,7 +887,7 @@ def test_file_pressed_after_its_interaction_expired_still_files_and_posts(
     config = IMPATIENT if slow else PATIENT
     late, posted = discord_standin.run(factory(data, discord=config), scenario)
     assert [r.error_code for r in late.callbacks] == [10062]
-    assert late.callbacks[0].callback_type == (5 if slow else 4)
+    assert late.callbacks[0].callback_type == (6 if slow else 7)
     assert posted.json["name"] == STEP1["text"] and posted.status == 200
     assert [r.route for r in late.requests] == ["interaction_callback"], "nothing said after"
 
@@ -946,14 +961,42 @@ def test_a_forum_without_tags_still_gets_the_post(discord_standin, data):
 
 def test_a_form_submitted_after_its_draft_expired_says_to_start_again(discord_standin, data):
     async def scenario(ds):
-        opened = await ds.slash("support")
-        await asyncio.sleep(1.0)  # the draft expires after 0.72 s
-        submitted = await ds.submit_modal(opened, STEP1)
+        _, _, saved = await through_step_1(ds)
+        step2 = await ds.press(saved, button_id(saved, "Continue"))
+        store = SqliteTicketStore.in_folder(data)
+        try:  # untouched for longer than support.draft_hours
+            store._db.execute("UPDATE drafts SET updated_at = updated_at - 2 * 3600")
+        finally:
+            store.close()
+        submitted = await submit_modal_with_files(ds, step2, {"command": V3_LAUNCH}, files={})
         return (await submitted.answer()).shown
 
-    told = discord_standin.run(factory(data, draft_hours=0.0002), scenario)
+    told = discord_standin.run(factory(data, draft_hours=1), scenario)
     assert told["flags"] & EPHEMERAL
     assert "That draft is gone" in embed_of(told)["description"]
+
+
+def test_a_first_form_dismissed_leaves_no_draft_to_continue(discord_standin, data):
+    """/support opens the form; closing it unsent stores nothing, so the next /support
+    opens a fresh form instead of offering "You have a draft"."""
+
+    async def scenario(ds):
+        first = await ds.slash("support", model="glm")  # dismissed: never submitted
+        second = await ds.slash("support")
+        submitted = await ds.submit_modal(second, STEP1)
+        await submitted.answer()
+        third = await ds.slash("support")
+        return first.response, second.response, third.response
+
+    first, second, third = discord_standin.run(factory(data), scenario)
+    assert first.callback_type == 9 and second.callback_type == 9
+    assert third.callback_type == 4 and embed_of(third.message)["title"] == "You have a draft"
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        drafts = store._db.execute("SELECT user, step FROM drafts").fetchall()
+        assert [tuple(d) for d in drafts] == [(f"discord:{DEFAULT_IDS.alice}", 1)]
+    finally:
+        store.close()
 
 
 # --- posts made without /support ----------------------------------------------------------

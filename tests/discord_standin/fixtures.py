@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Iterator
 
 import pytest
 
 from .runner import StandinRunner, pointed_at
-from .server import Standin
+from .server import Standin, StandinConfig
 
 __all__ = ["discord_standin", "threaded_standin"]
 
@@ -22,7 +23,8 @@ def discord_standin() -> Iterator[StandinRunner]:
     (``StandinFailure``) on ERROR logs, unknown routes and non-loopback hosts. At
     teardown the test fails if a problem slipped past every ``run`` unreported.
     """
-    runner = StandinRunner()
+    delay = float(os.environ.get("STANDIN_DELAY") or 0)  # `make test-delay`: 0.08
+    runner = StandinRunner(StandinConfig(round_trip_delay=delay))
     yield runner
     leftovers = runner.unreported()
     if leftovers:

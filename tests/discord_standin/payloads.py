@@ -125,6 +125,9 @@ class ChannelSpec:
     available_tags: tuple[ForumTagSpec, ...] = ()
     #: Permission overwrites: ``(role or member id, 0 role / 1 member, allow, deny)``.
     overwrites: tuple[tuple[int, int, int, int], ...] = ()
+    #: Channel flags; on a forum, ``REQUIRE_TAG`` (1 << 4) makes Discord refuse a post
+    #: without an applied tag (400, code 40067).
+    flags: int = 0
 
 
 @dataclass(frozen=True)
@@ -372,7 +375,7 @@ def channel_json(channel: ChannelSpec, guild_id: int) -> dict[str, Any]:
             for target, kind, allow, deny in channel.overwrites
         ],
         "nsfw": False,
-        "flags": 0,
+        "flags": channel.flags,
     }
     if channel.type in (0, 5, 15, 16):
         data.update(topic=channel.topic, rate_limit_per_user=0, last_message_id=None)

@@ -22,7 +22,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import aiohttp
 from aiohttp import web
@@ -98,14 +98,31 @@ VIEW_CHANNEL = 1 << 10
 SEND_MESSAGES = 1 << 11
 READ_MESSAGE_HISTORY = 1 << 16
 PRIVATE_THREAD = 12
+MANAGE_THREADS = 1 << 34
+#: A forum's flag: a post must have a tag (else 400, 40067).
+REQUIRE_TAG = 1 << 4
+#: What a thread's owner may change in it without Manage Threads.
+OWNER_EDITABLE = frozenset({"name", "archived", "auto_archive_duration", "applied_tags"})
 SEND_MESSAGES_IN_THREADS = 1 << 38
 CREATE_PUBLIC_THREADS = 1 << 35
+CREATE_PRIVATE_THREADS = 1 << 36
 TEXT_LIKE_CHANNELS = {0, 5, 10, 11, 12}
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
 T = TypeVar("T")
 RECORD = web.RequestKey("record", RecordedRequest)
 SENT_JSON = web.ResponseKey("json", object)
+
+
+#: Discord's per-route limits as its answers' headers show them: (requests, seconds) by
+#: "METHOD route", each bucket per major parameter (the channel, guild or interaction
+#: token). Routes not named use ``StandinConfig.rate_limit``.
+ROUTE_LIMITS: Final = {
+    "POST channel_message": (5, 5.0),  # messages sent in one channel
+    "PATCH channel": (5, 5.0),  # edits of one channel or thread (archive, lock, tags)
+}
+#: Routes outside the global limit: interaction responses and their webhooks.
+GLOBAL_EXEMPT: Final = frozenset({"interaction_callback", "followup", "webhook_message"})
 
 
 @dataclass
@@ -133,8 +150,20 @@ class StandinConfig:
     #: Requests per bucket (route and channel, guild or interaction) and window, in seconds.
     #: Every answer carries the X-RateLimit-* headers; going over is answered 429.
     rate_limit: tuple[int, float] = (50, 1.0)
+    #: Per-route limits that differ from ``rate_limit`` (see :data:`ROUTE_LIMITS`).
+    route_limits: dict[str, tuple[int, float]] = field(default_factory=lambda: dict(ROUTE_LIMITS))
+    #: The bot's global limit over every route but interaction responses (Discord: 50/s);
+    #: going over is a 429 with ``global: true``.
+    global_limit: tuple[int, float] = (50, 1.0)
     #: False: the bot is not in the guild yet (READY lists no guild) until ``join_guild()``.
     joined: bool = True
+    #: Seconds of network delay each way, as between a bot's host and Discord (0: loopback
+    #: speed): every REST request waits this long before it is served and its answer this
+    #: long before it leaves; every gateway message reaches the bot this long after it
+    #: was sent (in order). The 3 s deadline of an interaction runs from its creation, so
+    #: the bot has two delays less than 3 s to answer. ``STANDIN_DELAY`` (seconds) in the
+    #: environment sets it for the ``discord_standin`` fixture.
+    round_trip_delay: float = 0.0
 
 
 class Standin:
@@ -160,6 +189,8 @@ class Standin:
         self.commands: dict[int | None, list[dict[str, Any]]] = {}
         self.messages: dict[int, dict[str, Any]] = {}
         self.threads: dict[int, dict[str, Any]] = {}
+        #: thread id -> ids of the users added to it (PUT .../thread-members/{user}).
+        self.thread_members: dict[int, list[int]] = {}
         self.mentions: list[MentionRecord] = []
         self.problems: list[Problem] = []
         self.log_records: list[logging.LogRecord] = []
@@ -176,6 +207,7 @@ class Standin:
         self._created: dict[int, float] = {}  # interaction id -> when Discord created it
         self._buckets: dict[tuple[str, str], tuple[float, int]] = {}  # -> (window end, used)
         self._forced_429: list[tuple[str, float, bool]] = []
+        self._global: tuple[float, int] = (0.0, 0)  # (window end, used)
         self.session_id: str | None = None
         self.resumes = 0
         self._event_log: list[dict[str, Any]] = []
@@ -183,6 +215,10 @@ class Standin:
         self._command_ids: dict[tuple[int | None, int, str], int] = {}
         self._expected_errors: list[list[Any]] = []
         self._ws: web.WebSocketResponse | None = None
+        #: Gateway messages on their way to the bot (with ``round_trip_delay``): (due, ws,
+        #: payload), sent in order by ``_deliver``.
+        self._outbox: asyncio.Queue[tuple[float, web.WebSocketResponse, str]] | None = None
+        self._delivery: asyncio.Task[None] | None = None
         self._seq = 0
         self._identified = asyncio.Event()
         self._changed = asyncio.Event()
@@ -212,6 +248,11 @@ class Standin:
         self.port = self._runner.addresses[0][1]
 
     async def close(self) -> None:
+        if self._delivery is not None:
+            self._delivery.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._delivery
+            self._delivery = None
         if self._ws is not None and not self._ws.closed:
             await self._ws.close()
         if self._runner is not None:
@@ -221,10 +262,13 @@ class Standin:
     async def settle(self) -> None:
         """Wait until no request is in flight and nothing happened for ``settle_time``."""
         loop = asyncio.get_running_loop()
-        give_up = loop.time() + 2.0
+        # With a network delay the bot's next request may still be on its way (or its
+        # cause, a gateway event, still on the way to it): quiet for a round trip more.
+        needed = self.config.settle_time + 2 * self.config.round_trip_delay
+        give_up = loop.time() + 2.0 + 4 * self.config.round_trip_delay
         while loop.time() < give_up:
             quiet = loop.time() - self._last_activity
-            if self._in_flight == 0 and quiet >= self.config.settle_time:
+            if self._in_flight == 0 and quiet >= needed:
                 return
             await asyncio.sleep(self.config.settle_time / 2)
 
@@ -451,6 +495,7 @@ class Standin:
             ("GET", "/channels/{cid}", "channel", self._get_channel),
             ("PATCH", "/channels/{cid}", "channel", self._edit_channel),
             ("POST", "/channels/{cid}/messages", "channel_message", self._post_message),
+            ("GET", "/channels/{cid}/messages", "channel_messages", self._list_messages),
             ("GET", "/channels/{cid}/messages/{mid}", "message", self._get_message),
             ("PATCH", "/channels/{cid}/messages/{mid}", "message", self._edit_message),
             ("DELETE", "/channels/{cid}/messages/{mid}", "message", self._delete_message),
@@ -462,6 +507,12 @@ class Standin:
                 self._create_thread,
             ),
             ("POST", "/channels/{cid}/typing", "typing", self._no_content),
+            (
+                "PUT",
+                "/channels/{cid}/thread-members/{uid}",
+                "thread_member",
+                self._add_thread_member,
+            ),
             (
                 "PUT",
                 "/channels/{cid}/messages/{mid}/reactions/{emoji}/@me",
@@ -494,7 +545,10 @@ class Standin:
         if request.path == GATEWAY_PATH:
             return await handler(request)
         self._in_flight += 1
+        delay = self.config.round_trip_delay
         try:
+            if delay > 0:  # the request on its way to Discord
+                await asyncio.sleep(delay)
             record = await self._parse_request(request)
             request[RECORD] = record
             operation = self._check_request_against_spec(record)
@@ -527,6 +581,8 @@ class Standin:
             if record.interaction is not None:
                 record.interaction.requests.append(record)
             self._notify()
+            if delay > 0:  # the answer on its way back
+                await asyncio.sleep(delay)
             return response
         finally:
             self._in_flight -= 1
@@ -559,8 +615,16 @@ class Standin:
             if route in ("*", record.route):
                 del self._forced_429[i]
                 return self._too_many(retry_after, is_global=is_global, bucket=bucket)
-        limit, window = self.config.rate_limit
         now = asyncio.get_running_loop().time()
+        if record.route not in GLOBAL_EXEMPT:
+            g_limit, g_window = self.config.global_limit
+            g_ends, g_used = self._global
+            if now >= g_ends:
+                g_ends, g_used = now + g_window, 0
+            if g_used >= g_limit:
+                return self._too_many(g_ends - now, is_global=True, bucket=bucket)
+            self._global = (g_ends, g_used + 1)
+        limit, window = self._limit_of(bucket)
         ends, used = self._buckets.get(bucket, (0.0, 0))
         if now >= ends:
             ends, used = now + window, 0
@@ -569,13 +633,16 @@ class Standin:
         self._buckets[bucket] = (ends, used + 1)
         return None
 
+    def _limit_of(self, bucket: tuple[str, str]) -> tuple[int, float]:
+        return self.config.route_limits.get(bucket[0], self.config.rate_limit)
+
     def _too_many(
         self, retry_after: float, *, is_global: bool, bucket: tuple[str, str]
     ) -> web.Response:
         response = self._json(
             {
                 "message": "You are being rate limited.",
-                "retry_after": round(retry_after, 3),
+                "retry_after": math.ceil(retry_after * 1000) / 1000,  # never early
                 "global": is_global,
                 "code": 0,
             },
@@ -598,7 +665,7 @@ class Standin:
         remaining: int | None = None,
         reset_after: float | None = None,
     ) -> None:
-        limit, window = self.config.rate_limit
+        limit, window = self._limit_of(bucket)
         now = asyncio.get_running_loop().time()
         ends, used = self._buckets.get(bucket, (now + window, 0))
         left = max(0.0, ends - now) if reset_after is None else reset_after
@@ -845,7 +912,28 @@ class Standin:
         if self._ws is None or self._ws.closed:
             raise StandinFailure(f"the bot is not connected to the gateway; cannot send {payload}")
         self.gateway_sent.append(payload)
-        await self._ws.send_str(json.dumps(payload))
+        delay = self.config.round_trip_delay
+        if delay <= 0:
+            await self._ws.send_str(json.dumps(payload))
+            return
+        if self._outbox is None:
+            self._outbox = asyncio.Queue()
+            self._delivery = asyncio.create_task(self._deliver(), name="standin-gateway-delay")
+        due = asyncio.get_running_loop().time() + delay
+        self._outbox.put_nowait((due, self._ws, json.dumps(payload)))
+
+    async def _deliver(self) -> None:
+        """Send the gateway messages of ``_outbox`` each at its due time, in order (one
+        delay for all, so a later message is never due earlier); a message to a
+        connection closed meanwhile is lost, as on the network (RESUME replays events)."""
+        assert self._outbox is not None
+        loop = asyncio.get_running_loop()
+        while True:
+            due, ws, text = await self._outbox.get()
+            await asyncio.sleep(max(0.0, due - loop.time()))
+            if not ws.closed:
+                with contextlib.suppress(ConnectionError, RuntimeError):
+                    await ws.send_str(text)
 
     async def dispatch(self, event: str, data: Mapping[str, Any]) -> None:
         """Send a gateway DISPATCH (op 0) event, e.g. ``MESSAGE_CREATE``, to the bot."""
@@ -2083,6 +2171,9 @@ class Standin:
             )
             return self._error(404, 10003, "Unknown Channel")
         body = request[RECORD].json or {}
+        refused = self._thread_edit_refused(thread, body)
+        if refused is not None:
+            return refused
         errors = limits.FormErrors()
         if "name" in body:
             errors.length_between(("name",), body["name"], 1, limits.THREAD_NAME_MAX)
@@ -2100,6 +2191,30 @@ class Standin:
             meta["archive_timestamp"] = iso_now()
         await self._send_dispatch("THREAD_UPDATE", thread)
         return self._json(thread)
+
+    def _thread_edit_refused(
+        self, thread: Mapping[str, Any], body: Mapping[str, Any]
+    ) -> web.Response | None:
+        """Discord's rules for editing a thread: an archived thread takes no edit but
+        the one that unarchives it (400, 50083); locking, unlocking and unarchiving a
+        locked thread need Manage Threads, and so does any edit by another than the
+        thread's owner, except unarchiving an unlocked thread (403, 50013)."""
+        meta = thread["thread_metadata"]
+        if meta.get("archived") and body.get("archived") is not False:
+            return self._error(400, 50083, "Operation cannot be performed on an archived thread.")
+        thread_id = int(thread["id"])
+        permissions = self.bot_channel_permissions(thread_id)
+        if permissions & MANAGE_THREADS:
+            return None
+        locked = bool(meta.get("locked"))
+        changes_lock = "locked" in body and bool(body["locked"]) != locked
+        unarchives_locked = meta.get("archived") and locked and body.get("archived") is False
+        owner = int(thread.get("owner_id") or 0) == self.bot_member.id
+        only_unarchive = set(body) <= {"archived"} and body.get("archived") is False
+        by_owner = owner and set(body) - {"locked"} <= OWNER_EDITABLE
+        if changes_lock or unarchives_locked or not (by_owner or only_unarchive):
+            return self._error(403, 50013, "Missing Permissions")
+        return None
 
     def _writable_channel(self, channel_id: int) -> web.Response | None:
         """None when the bot may post in the channel, else Discord's error answer."""
@@ -2140,6 +2255,42 @@ class Standin:
             message["type"] = 19
         await self._dispatch_message_create(message)
         return self._json(message)
+
+    async def _list_messages(self, request: web.Request) -> web.Response:
+        """A channel's messages as Discord lists them: newest first, ``before`` / ``after``
+        (message ids) and ``limit`` (1-100, 50 when absent). Needs View Channel (else
+        50001) and Read Message History (else an empty list, as Discord answers)."""
+        if not self._authorized(request):
+            return self._unauthorized()
+        channel_id = int(request.match_info["cid"])
+        if self.channel_json(channel_id) is None:
+            return self._error(404, 10003, "Unknown Channel")
+        permissions = self.bot_channel_permissions(channel_id)
+        if not permissions & VIEW_CHANNEL:
+            return self._error(403, 50001, "Missing Access")
+        if not permissions & READ_MESSAGE_HISTORY:
+            return self._json([])
+        errors = limits.FormErrors()
+        try:
+            limit = int(request.query.get("limit", "50"))
+            before = int(request.query.get("before", str(2**63)))
+            after = int(request.query.get("after", "0"))
+        except ValueError:
+            errors.add(("limit",), "NUMBER_TYPE_COERCE", "Value is not int.")
+            return self._form_error(errors)
+        if not 1 <= limit <= 100:
+            errors.add(("limit",), "NUMBER_TYPE_MAX", "int value should be between 1 and 100.")
+            return self._form_error(errors)
+        found = sorted(
+            (
+                m
+                for m in self.messages.values()
+                if m["channel_id"] == str(channel_id) and after < int(m["id"]) < before
+            ),
+            key=lambda m: int(m["id"]),
+            reverse=True,
+        )
+        return self._json(found[:limit])
 
     def _channel_message(self, request: web.Request) -> dict[str, Any] | None:
         message = self.messages.get(int(request.match_info["mid"]))
@@ -2192,7 +2343,10 @@ class Standin:
             return self._error(404, 10008, "Unknown Message")
         if not forum and parent.type not in (0, 5):
             return self._error(400, 50024, "Cannot execute action on this channel type")
-        needed = SEND_MESSAGES if forum else CREATE_PUBLIC_THREADS
+        private = not forum and int(body.get("type") or 11) == PRIVATE_THREAD
+        needed = (
+            SEND_MESSAGES if forum else CREATE_PRIVATE_THREADS if private else CREATE_PUBLIC_THREADS
+        )
         if not self.bot_channel_permissions(parent.id) & needed:
             return self._error(403, 50013, "Missing Permissions")
         errors = limits.FormErrors()
@@ -2204,6 +2358,10 @@ class Standin:
                     errors.add(("applied_tags", i), "BASE_TYPE_CHOICES", f"Unknown tag {tag}.")
         if errors:
             return self._form_error(errors)
+        if forum and parent.flags & REQUIRE_TAG and not body.get("applied_tags"):
+            return self._error(
+                400, 40067, "A tag is required to create a forum post in this channel"
+            )
         first = body.get("message") if forum else None
         if forum and limits.is_empty_message(first or {}, has_files=bool(record.files)):
             return self._empty_message_error()
@@ -2247,6 +2405,23 @@ class Standin:
         }
         self.threads[thread_id] = thread
         return thread
+
+    async def _add_thread_member(self, request: web.Request) -> web.Response:
+        """Add a member to a thread (``thread_members`` records who is in it): needs the
+        thread to be one the bot can send in; a private thread needs the bot to be in
+        it (it made it) or Manage Threads, as Discord asks."""
+        if not self._authorized(request):
+            return self._unauthorized()
+        thread = self.threads.get(int(request.match_info["cid"]))
+        if thread is None:
+            return self._error(404, 10003, "Unknown Channel")
+        if not self.bot_channel_permissions(int(thread["id"])) & SEND_MESSAGES_IN_THREADS:
+            return self._error(403, 50013, "Missing Permissions")
+        members = self.thread_members.setdefault(int(thread["id"]), [])
+        user = int(request.match_info["uid"])
+        if user not in members:
+            members.append(user)
+        return self._no_content_response()
 
     async def _no_content(self, request: web.Request) -> web.Response:
         if not self._authorized(request):

@@ -93,3 +93,48 @@ def test_knowledge_imports_no_discord_and_no_bot():
     ]
     assert offenders == []
     assert any(path.is_relative_to(ROOT / "knowledge") for path, _ in modules())
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import circle of ``graph`` (module -> modules it imports), or []."""
+    state: dict[str, int] = {}  # 1 on the path, 2 done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        state[node] = 2
+        path.pop()
+        return []
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return []
+
+
+def test_the_circle_finder_finds_a_circle_through_a_late_import():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycle(graph) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_bot_package_has_no_import_circle():
+    """``bot/`` modules import each other one way only, late imports inside functions
+    included (components -> errors -> respond -> components was one)."""
+    graph: dict[str, set[str]] = {}
+    names = {module_name(path) for path in (ROOT / "bot").rglob("*.py")}
+    for path, imported_names in modules():
+        if path.is_relative_to(ROOT / "bot"):
+            name = module_name(path)
+            graph[name] = {n for n in imported_names if n in names and n != name}
+    assert _cycle(graph) == []

@@ -30,55 +30,30 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import functools
-import io
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import discord
-from discord import app_commands
 from discord.ext import commands
 
 from bot import render
-from bot.components import detached
-from bot.cooldowns import cooldown
-from bot.errors import Refused, describe, report_failure, safe_choices
-from bot.respond import answered, in_time, send
-from knowledge.answers import support_check_reply
-from knowledge.intake.desk import (
-    Filed,
-    IntakeError,
-    IntakeSettings,
-    Saved,
-    SupportDesk,
-    TicketPost,
-    Upload,
-    summarise,
-)
-from knowledge.intake.records import Draft, Ticket
+from bot.respond import send
+from knowledge.intake.desk import IntakeSettings, SupportDesk
 from knowledge.intake.sqlite import SqliteTicketStore
 from knowledge.intake.store import RateLimit
 from knowledge.intake.validate import MAX_LOG_CHARS, MAX_UPLOAD_BYTES, human_size
 from knowledge.reply import Field, Reply
 from knowledge.templates import Templates, load_templates
-from knowledge.text import escape_markdown
 
-from ._helpers import (
-    FORUM_PERMISSIONS,
-    Submitted,
-    failure_reason,
-    is_staff,
-    missing_permissions,
-    parse_modal_id,
-    read_submit,
-    tags_for,
-    user_id_of,
-    user_key,
-)
-from ._views import FlowButton, TicketButton, check_view, flow_view, step_modal, ticket_view
+from ._filing import FilingFlow
+from ._helpers import require_tag_problem
+from ._intake import IntakeFlow
+from ._lifecycle import LifecycleFlow
+from ._staff import StaffFlow
+from ._views import FeedbackButton, FlowButton, TicketButton
 
 if TYPE_CHECKING:
     from bot.client import WikiBot
@@ -87,10 +62,6 @@ __all__ = ["SupportCog"]
 
 log = logging.getLogger(__name__)
 
-#: Seconds between two looks for pending posts (tests set ``bot.support_retry_interval``).
-RETRY_EVERY = 30.0
-#: Seconds between two clean-ups of expired drafts (done by the retry loop).
-EXPIRE_EVERY = 600.0
 #: Threads for the ticket store: SQLite serialises writes on one connection anyway; a
 #: second thread redacts the next request while the first waits on the disk.
 STORE_THREADS = 2
@@ -101,13 +72,9 @@ FILING_THREADS = 1
 T = TypeVar("T")
 
 
-class SupportCog(commands.Cog):
-    ticket = app_commands.Group(
-        name="ticket",
-        description="Support tickets filed with /support (staff)",
-        allowed_contexts=app_commands.AppCommandContext(guild=True),
-        allowed_installs=app_commands.AppInstallationType(guild=True),
-    )
+class SupportCog(IntakeFlow, FilingFlow, LifecycleFlow, StaffFlow, commands.Cog):
+    """The support desk on Discord: one cog, its flows in sibling modules (``_intake``,
+    ``_filing``, ``_lifecycle``, ``_staff``); the store, the desk and the answers here."""
 
     def __init__(self, bot: WikiBot) -> None:
         self.bot = bot
@@ -126,11 +93,11 @@ class SupportCog(commands.Cog):
 
     async def cog_load(self) -> None:
         # The store and desk open at first use: ``wikibot sync`` loads this cog without a wiki.
-        self.bot.add_dynamic_items(FlowButton, TicketButton)
+        self.bot.add_dynamic_items(FlowButton, TicketButton, FeedbackButton)
         self._retry_task = asyncio.create_task(self._retry_loop(), name="support-retry")
 
     async def cog_unload(self) -> None:
-        self.bot.remove_dynamic_items(FlowButton, TicketButton)
+        self.bot.remove_dynamic_items(FlowButton, TicketButton, FeedbackButton)
         if self._retry_task is not None:
             self._retry_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -182,7 +149,9 @@ class SupportCog(commands.Cog):
                     data_dir = self.bot.kb.data_dir
                     self.store = await self.in_store(SqliteTicketStore.in_folder, data_dir)
                 context = await self.bot.in_thread(lambda: self.bot.kb.triage_context)
-                self._desk = SupportDesk(context, self.store, settings=self._settings())
+                self._desk = SupportDesk(
+                    context, self.store, settings=self._settings(), links=self.bot.kb.links
+                )
                 self._desk_state = state
         return self._desk
 
@@ -204,690 +173,29 @@ class SupportCog(commands.Cog):
     async def _refuse(self, interaction: discord.Interaction, text: str) -> None:
         await self._say(interaction, self.t("errors.title"), text, kind="not_found")
 
-    # ----------------------------------------------------------------- /support
-
-    @app_commands.command(name="support")
-    @app_commands.describe(model="The model family you are running (pick from the list)")
-    @app_commands.allowed_contexts(guilds=True)  # tickets go to this server's help forum
-    @app_commands.allowed_installs(guilds=True)
-    @cooldown()
-    async def support(self, interaction: discord.Interaction, model: str | None = None) -> None:
-        """Ask for help: a short form, the wiki's answer first, then a post in the help forum.
-
-        Opens a modal at once (no defer: a modal must be the first response).
-        """
-        desk = await self.desk()
-        user = user_key(interaction.user)
-        if model:
-            key, problem = desk.resolve_model(model)
-            if key is None:
-                await self._refuse(interaction, problem or "")
-                return
-
-        def resumable_or_new() -> tuple[Draft | None, Saved | None]:  # one trip to the store
-            draft = desk.resumable(user)
-            if draft is not None and not model:
-                return draft, None
-            return None, desk.new_draft(user, model=model or "")
-
-        draft, saved = await self.in_store(resumable_or_new)
-        if draft is not None:
-            when = f"<t:{int(draft.updated_at)}:R>"
-            view = flow_view(
-                FlowButton(
-                    "resume",
-                    draft.id,
-                    min(draft.step + 1, desk.form.steps),
-                    label=self.t("resume.continue"),
-                    style=discord.ButtonStyle.primary,
-                ),
-                FlowButton("new", "0", label=self.t("resume.restart")),
-            )
-            await self._say(
-                interaction, self.t("resume.title"), self.t("resume.text", when=when), view=view
-            )
-            return
-        assert saved is not None
-        await interaction.response.send_modal(
-            step_modal(desk, saved.draft, 1, self.t, desk.model_choices())
-        )
-
-    @support.autocomplete("model")
-    async def model_autocomplete(
-        self, interaction: discord.Interaction, current: str
-    ) -> list[app_commands.Choice[str]]:
-        return safe_choices(interaction, lambda: self.bot.kb.family_choices(current))
-
-    # ----------------------------------------------------------------- modal submits
-
-    @commands.Cog.listener()
-    async def on_interaction(self, interaction: discord.Interaction) -> None:
-        if interaction.type is not discord.InteractionType.modal_submit:
-            return
-        data = interaction.data or {}
-        parsed = parse_modal_id(str(data.get("custom_id") or ""))
-        if parsed is None:
-            return
-        try:
-            await self._on_step(interaction, parsed[0], parsed[1], read_submit(data))
-        except Exception as exc:
-            await report_failure(interaction, exc)
-
-    async def _download(self, attachment: Mapping[str, Any]) -> Upload:
-        size = int(attachment.get("size") or 0)
-        if size > MAX_UPLOAD_BYTES:
-            return Upload(None, size, str(attachment.get("filename") or ""))
-        url = str(attachment.get("url") or "")
-        try:
-            data = await self.bot.http.get_from_cdn(url)
-        except discord.HTTPException as exc:
-            log.warning("could not download an uploaded log: %s", exc)
-            return Upload(None, size)
-        return Upload(data[: MAX_UPLOAD_BYTES + 1], len(data), str(attachment.get("filename")))
-
-    async def _on_step(
-        self, interaction: discord.Interaction, draft_id: str, step: int, submitted: Submitted
-    ) -> None:
-        user = user_key(interaction.user)
-        values = dict(submitted.values)
-        if "log" in values and not values["log"].strip():
-            del values["log"]  # an empty box keeps a log stored before (or uploaded now)
-
-        async def saved_and_checked() -> tuple[
-            SupportDesk, Saved | IntakeError, Reply | IntakeError | None
-        ]:
-            # The step is stored whatever happens to the interaction (a draft outlives it);
-            # after the last step the triage's answer is made in the same trip. The desk
-            # too is in the work: the first one after a start takes seconds to prepare.
-            desk = await self.desk()
-            uploads = {key: await self._download(a) for key, a in submitted.files.items()}
-            try:
-                saved = await self.in_store(
-                    desk.save, draft_id, user, values, uploads=uploads, step=step
-                )
-            except IntakeError as exc:
-                return desk, exc, None
-            if step < desk.form.steps:
-                return desk, saved, None
-            return desk, saved, await self._check(desk, saved.draft)
-
-        desk, saved, checked = await in_time(interaction, saved_and_checked(), ephemeral=True)
-        if not await answered(
-            interaction,
-            lambda: self._answer_step(interaction, desk, draft_id, step, saved, checked),
-        ):  # nothing can be shown; /support offers the draft again
-            log.info("step %d of draft %s handled; its interaction had expired", step, draft_id)
-
-    async def _answer_step(
-        self,
-        interaction: discord.Interaction,
-        desk: SupportDesk,
-        draft_id: str,
-        step: int,
-        saved: Saved | IntakeError,
-        checked: Reply | IntakeError | None,
-    ) -> None:
-        if isinstance(saved, IntakeError):
-            await self._refuse(interaction, str(saved))
-            return
-        notes: tuple[Field, ...] = ()
-        if saved.problems:
-            notes = (Field(self.t("step.problems"), "\n".join(saved.problems)),)
-        if checked is not None:
-            await self._show_check(interaction, draft_id, checked, notes)
-            return
-        view = flow_view(
-            FlowButton(
-                "next",
-                draft_id,
-                step + 1,
-                label=self.t("step.continue"),
-                style=discord.ButtonStyle.primary,
-            )
-        )
-        await self._say(
-            interaction,
-            self.t("step.saved_title", step=step, steps=desk.form.steps),
-            self.t("step.saved"),
-            view=view,
-            fields=notes,
-        )
-
-    async def _check(self, desk: SupportDesk, draft: Draft) -> Reply | IntakeError:
-        """The wiki's answer to a finished draft, as just read or saved (or why it cannot
-        be checked yet)."""
-
-        def check() -> Reply:  # the triage and its wording (redacting again): off the loop
-            _, result = desk.check_draft(draft)
-            gaps = self.bot.kb.gaps
-            if gaps is not None:  # what the wiki did not answer, for /wiki gaps
-                gaps.note_triage("/support", draft.values.get("text", ""), result)
-            return support_check_reply(
-                result, draft.redactions, desk.context.templates, desk.t, draft_id=draft.id
-            )
-
-        try:
-            checked = await self.bot.in_thread(check)
-        except IntakeError as exc:
-            return exc
-        ask = self.bot.get_cog("AskCog")  # llm.enabled: the answer in words above the pages
-        return checked if ask is None else await ask.with_answer(draft.values, checked)
-
-    async def _show_check(
-        self,
-        interaction: discord.Interaction,
-        draft_id: str,
-        checked: Reply | IntakeError,
-        notes: tuple[Field, ...] = (),
-    ) -> None:
-        if isinstance(checked, IntakeError):
-            if checked.code != "empty":
-                await self._refuse(interaction, str(checked))
-                return
-            view = flow_view(FlowButton("edit", draft_id, 1, label=self.t("check.edit")))
-            await self._say(
-                interaction,
-                self.t("check.blocked_title"),
-                str(checked),
-                kind="not_found",
-                view=view,
-            )
-            return
-        reply = checked
-        if notes:
-            reply = dataclasses.replace(reply, fields=notes + reply.fields)
-        kb = self.bot.kb
-        embed = render.embed(reply, url=render.page_url(reply, kb))
-        await send(interaction, embed=embed, ephemeral=True, view=check_view(draft_id, self.t))
-
-    # ----------------------------------------------------------------- flow buttons
-
-    async def on_flow_button(
-        self, interaction: discord.Interaction, action: str, draft_id: str, step: int
-    ) -> None:
-        desk = await self.desk()
-        user = user_key(interaction.user)
-        if action == "new":
-            saved = await self.in_store(desk.new_draft, user)
-            await interaction.response.send_modal(
-                step_modal(desk, saved.draft, 1, self.t, desk.model_choices())
-            )
-            return
-        if action == "post":  # "Open /support" under a nudge: the post's text pre-filled
-            text = ""
-            if isinstance(interaction.channel, discord.Thread):
-                with contextlib.suppress(discord.HTTPException):
-                    text = await self._starter_text(interaction.channel)
-            saved = await self.in_store(desk.new_draft, user)
-            draft = saved.draft
-            if text.strip():
-                draft = (await self.in_store(desk.save, draft.id, user, {"text": text})).draft
-            await interaction.response.send_modal(
-                step_modal(desk, draft, 1, self.t, desk.model_choices())
-            )
-            return
-        if action == "file":
-            await self._file(interaction, desk, draft_id, user)
-            return
-        try:
-            draft = await self.in_store(desk.draft, draft_id, user)
-        except IntakeError as exc:
-            await self._refuse(interaction, str(exc))
-            return
-        if action == "solved":
-            await self.in_store(desk.deflect, draft_id, user)
-            embed = render.embed(
-                Reply("ok", self.t("deflected.title"), self.t("deflected.text"), ephemeral=True)
-            )
-            await interaction.response.edit_message(embed=embed, view=None)
-            return
-        if action in ("next", "edit", "resume"):
-            if action == "resume" and draft.step >= desk.form.steps:
-                checked = await in_time(interaction, self._check(desk, draft), ephemeral=True)
-                await self._show_check(interaction, draft_id, checked)
-                return
-            step = max(1, min(step, desk.form.steps))
-            await interaction.response.send_modal(
-                step_modal(desk, draft, step, self.t, desk.model_choices())
-            )
-
-    # ----------------------------------------------------------------- filing
-
-    async def _file(
-        self, interaction: discord.Interaction, desk: SupportDesk, draft_id: str, user: str
-    ) -> None:
-        forum_id = self.config.forum_channel_id
-
-        def file() -> tuple[Filed, TicketPost | None]:  # the record, then the post's body
-            filed = desk.file(draft_id, user, post=forum_id is not None)
-            posting = filed.created and forum_id is not None
-            return filed, desk.ticket_post(filed.ticket) if posting else None
-
-        async def filed_and_posted() -> tuple[Filed, discord.Thread | None, str] | IntakeError:
-            try:
-                filed, body = await self.in_filing(file)
-            except IntakeError as exc:
-                return exc
-            thread: discord.Thread | None = None
-            reason = ""
-            if filed.created:
-                log.info("ticket %d filed: %s", filed.ticket.id, describe(interaction))
-                if forum_id is not None:
-                    thread, reason = await self.post_ticket(
-                        desk, filed.ticket, just_filed=True, body=body
-                    )
-            return filed, thread, reason
-
-        # The ticket is written (durably, before anything is posted) and its post made at
-        # once. The press is acknowledged only if that outlasts the bot's patience, and
-        # the post never waits for an acknowledgement: only the answer to the user does.
-        outcome = await in_time(interaction, filed_and_posted(), ephemeral=True)
-        if not await answered(
-            interaction, lambda: self._answer_filing(interaction, forum_id, outcome)
-        ):  # nothing can be shown; the post mentions the asker
-            log.info("filing draft %s handled; its interaction had expired", draft_id)
-
-    async def _answer_filing(
-        self,
-        interaction: discord.Interaction,
-        forum_id: int | None,
-        outcome: tuple[Filed, discord.Thread | None, str] | IntakeError,
-    ) -> None:
-        if isinstance(outcome, IntakeError):
-            await self._refuse(interaction, str(outcome))
-            return
-        filed, thread, reason = outcome
-        ticket = filed.ticket
-        if not filed.created:
-            if ticket.thread_id:
-                text = self.t("filed.again", id=ticket.id, link=f"<#{ticket.thread_id}>")
-            else:
-                text = self.t("filed.again_pending", id=ticket.id)
-            await self._say(interaction, self.t("filed.title", id=ticket.id), text)
-            return
-        if forum_id is None:
-            text = self.t("filed.pending", reason=self.t("filed.no_forum"))
-            await self._say(interaction, self.t("filed.pending_title", id=ticket.id), text)
-            return
-        if thread is not None:
-            text = self.t("filed.posted", link=thread.mention)
-            await self._say(interaction, self.t("filed.title", id=ticket.id), text)
-        else:
-            if reason == "forbidden":
-                names = await self._missing_names(("send_messages", *FORUM_PERMISSIONS))
-                text = self.t("filed.forbidden", id=ticket.id, permissions=names)
-            else:
-                text = self.t("filed.pending", reason=self.t(f"reasons.{reason}"))
-            await self._say(
-                interaction, self.t("filed.pending_title", id=ticket.id), text, kind="unavailable"
-            )
-
-    async def _missing_names(self, wanted: tuple[str, ...]) -> str:
-        """The forum permissions of ``wanted`` the bot lacks, worded (the first of
-        ``wanted`` when the cache shows none missing: Discord refused anyway)."""
-        with contextlib.suppress(discord.HTTPException):
-            forum = await self._forum()
-            missing = missing_permissions(forum, wanted) if forum is not None else []
-            if missing:
-                return self.t("permissions.separator").join(
-                    self.t(f"permissions.{name}") for name in dict.fromkeys(missing)
-                )
-        return self.t(f"permissions.{wanted[0]}")
-
-    async def _forum(self) -> discord.ForumChannel | None:
-        forum_id = self.config.forum_channel_id
-        channel = self.bot.get_channel(forum_id) if forum_id else None
-        if channel is None and forum_id:
-            channel = await self.bot.fetch_channel(forum_id)  # NotFound when deleted
-        return channel if isinstance(channel, discord.ForumChannel) else None
-
-    async def post_ticket(
-        self,
-        desk: SupportDesk,
-        ticket: Ticket,
-        *,
-        just_filed: bool = False,
-        body: TicketPost | None = None,
-    ) -> tuple[discord.Thread | None, str]:
-        """Create the forum post for a pending ticket; on failure keep it pending.
-
-        The store learns that the post is being made before the request leaves
-        (``start_post``), and the post carries the ticket's key. A ticket whose earlier
-        attempt began (the bot was killed, or Discord timed out, before the thread id
-        was recorded) is first looked for in the forum, and recorded if found, so a
-        retry never makes a second post. ``just_filed``: this process filed the ticket
-        a moment ago (filing records the post as begun) and nothing has posted it yet,
-        so there is nothing to look for: the search reads the starter message of every
-        post the bot made in the last minute, which under twenty filings at once made
-        each post wait seconds behind hundreds of reads. ``body``: the post's body when
-        the caller made it already (filing does, in the same trip to the filing thread).
-        """
-        if ticket.id in self._posting:
-            return None, "other"
-        self._posting.add(ticket.id)
-        forum: discord.ForumChannel | None = None
-        try:
-            forum = await self._forum()
-            if forum is None:
-                await self.in_filing(desk.post_failed, ticket, "forum_missing")
-                return None, "forum_missing"
-            post = body or await self.in_filing(desk.ticket_post, ticket)
-            if ticket.post_started_at is not None and not just_filed:
-                found = await self._find_post(forum, ticket, post.key)
-                if found is not None:
-                    log.info("ticket %d: found its post %d made before", ticket.id, found.id)
-                    await self.in_filing(desk.posted, ticket.id, found.id)
-                    return found, ""
-            if ticket.post_started_at is None:  # filing records it with the ticket
-                await self.in_filing(desk.start_post, ticket.id)
-            tags = tags_for(forum, post.tags, ticket.triage.get("family_name"))
-            asker = user_id_of(ticket.user)
-            mention = f"<@{asker}>\n" if asker else ""
-            files = [
-                discord.File(io.BytesIO(text.encode("utf-8")), filename=name)
-                for name, text in post.attachments
-            ]
-            created = await forum.create_thread(
-                name=post.title,
-                content=mention + post.content,
-                embed=render.embed(post.reply),
-                files=files,
-                applied_tags=tags,
-                view=detached(ticket_view(ticket.id, ticket.status, self.t)),
-                allowed_mentions=discord.AllowedMentions(
-                    everyone=False,
-                    roles=False,
-                    users=[discord.Object(asker)] if asker else False,
-                ),
-            )
-        except discord.HTTPException as exc:
-            reason = failure_reason(exc)
-            error = f"{exc.status} {exc.code} {reason}"
-            missing = missing_permissions(forum) if forum is not None else []
-            if reason == "forbidden" and missing:
-                error += f": missing {', '.join(missing)}"
-            log.warning("ticket %d not posted (%s): %s", ticket.id, error, exc)
-            await self.in_filing(desk.post_failed, ticket, error)
-            return None, reason
-        finally:
-            self._posting.discard(ticket.id)
-        await self.in_filing(desk.posted, ticket.id, created.thread.id)
-        return created.thread, ""
-
-    async def _find_post(
-        self, forum: discord.ForumChannel, ticket: Ticket, key: str
-    ) -> discord.Thread | None:
-        """The bot's post for ``ticket`` in ``forum`` if one exists: a thread the bot
-        made after the ticket was filed whose starter message's embed carries ``key``.
-        Active posts and archived ones (solved or closed meanwhile, or archived by
-        Discord after inactivity) both count: archived posts are listed most recently
-        archived first, and the listing stops at the first archived before the ticket
-        was filed (a post is archived after it is made).
-        Raises :class:`discord.HTTPException` when the forum cannot be read (the
-        attempt then counts as failed and is retried: posting blind could duplicate)."""
-        me = self.bot.user.id if self.bot.user else None
-        since = ticket.created_at - 60.0  # clocks of Discord and the host may differ
-        threads = {t.id: t for t in forum.threads}
-        for thread in await forum.guild.active_threads():
-            if thread.parent_id == forum.id:
-                threads[thread.id] = thread
-        async for thread in forum.archived_threads(limit=None):
-            if thread.archive_timestamp.timestamp() < since:
-                break
-            threads.setdefault(thread.id, thread)
-        for thread in sorted(threads.values(), key=lambda t: t.id):
-            if thread.owner_id != me:
-                continue
-            if discord.utils.snowflake_time(thread.id).timestamp() < since:
-                continue
-            try:
-                starter = thread.starter_message or await thread.fetch_message(thread.id)
-            except discord.NotFound:
-                continue
-            if any(key and key in (embed.footer.text or "") for embed in starter.embeds):
-                return thread
-        return None
-
-    async def _retry_loop(self) -> None:
-        every = float(getattr(self.bot, "support_retry_interval", RETRY_EVERY))
-        await self.bot.wait_until_ready()
-        try:  # the desk (the wiki's triage context) takes seconds: not at the first /support
-            await self.desk()
-        except Exception:
-            log.exception("preparing the support desk failed; it is retried at first use")
-        expired_at = float("-inf")
-        while True:
-            await asyncio.sleep(every)
-            try:
-                desk = await self.desk()
-                now = asyncio.get_running_loop().time()
-                if now - expired_at >= EXPIRE_EVERY:
-                    expired_at = now
-                    await self.in_store(desk.expire_drafts)
-                if self.config.forum_channel_id is None:
-                    continue
-                for ticket in await self.in_store(desk.due_posts):
-                    await self.post_ticket(desk, ticket)
-            except Exception:  # keep retrying whatever one round did
-                log.exception("retrying pending ticket posts failed")
-
-    # ----------------------------------------------------------------- lifecycle
-
-    def _staff(self, interaction: discord.Interaction) -> bool:
-        return is_staff(interaction.user, self.config.staff_role_ids)
-
-    async def on_ticket_button(
-        self, interaction: discord.Interaction, action: str, ticket_id: int
-    ) -> None:
-        desk = await self.desk()
-        status = {"solved": "solved", "close": "closed", "reopen": "open"}[action]
-        try:
-            ticket = await self.in_store(
-                desk.set_status,
-                ticket_id,
-                status,
-                actor=user_key(interaction.user),
-                staff=self._staff(interaction),
-            )
-        except IntakeError as exc:
-            text = self.t("ticket.not_allowed") if exc.code == "not_allowed" else str(exc)
-            await self._refuse(interaction, text)
-            return
-        view = detached(ticket_view(ticket.id, ticket.status, self.t))
-        await interaction.response.edit_message(view=view)
-        shown = desk.t(f"ticket.statuses.{ticket.status}")
-        await interaction.followup.send(
-            self.t("ticket.changed", status=shown, who=interaction.user.mention),
-            allowed_mentions=discord.AllowedMentions.none(),
-        )
-        if await self._follow_status(ticket, interaction.channel) == "forbidden":
-            names = await self._missing_names(("manage_threads",))
-            await interaction.followup.send(
-                self.t("ticket.not_updated", status=shown, permissions=names), ephemeral=True
-            )
-
-    async def _follow_status(self, ticket: Ticket, channel: Any) -> str:
-        """Tags and archive state of the post follow the ticket's status; returns ""
-        or why they could not (a key under ``reasons.``)."""
-        if not isinstance(channel, discord.Thread) or not isinstance(
-            channel.parent, discord.ForumChannel
-        ):
-            return ""
-        forum = channel.parent
-        statuses = {"open", "solved", "closed"}
-        keep = [t for t in channel.applied_tags if t.name.casefold() not in statuses]
-        wanted = tags_for(forum, [ticket.status], None)
-        try:
-            await channel.edit(
-                applied_tags=(keep + wanted)[:5],
-                archived=ticket.status != "open",
-                locked=ticket.status == "closed",
-            )
-        except discord.HTTPException as exc:
-            missing = ", ".join(missing_permissions(forum, ("manage_threads",)))
-            log.warning(
-                "ticket %d: could not update its post: %s%s",
-                ticket.id,
-                exc,
-                f" (missing {missing} in the help forum)" if missing else "",
-            )
-            return failure_reason(exc)
-        return ""
-
-    # ----------------------------------------------------------------- /ticket
-
-    async def _staff_only(self, interaction: discord.Interaction) -> None:
-        if not self._staff(interaction):
-            raise Refused(self.t("ticket.staff_only"))
-
-    @ticket.command(name="list")
-    @app_commands.describe(status="Only tickets in this state", family="Only this model family")
-    async def ticket_list(
-        self,
-        interaction: discord.Interaction,
-        status: Literal["open", "solved", "closed"] | None = None,
-        family: str | None = None,
-    ) -> None:
-        """Support tickets, newest first (staff only)."""
-        await self._staff_only(interaction)
-        desk = await self.desk()
-        tickets = await self.in_store(
-            desk.store.list_tickets, status=status, family=family or None, limit=20
-        )
-        lines = [
-            self.t(
-                "ticket.list_line",
-                id=t.id,
-                status=desk.t(f"ticket.statuses.{t.status}"),
-                family=t.family or "-",
-                when=f"<t:{int(t.created_at)}:R>",
-                title=discord.utils.escape_mentions(t.title[:80]),
-            )
-            + (f" <#{t.thread_id}>" if t.thread_id else "")
-            for t in tickets
-        ]
-        await self._say(
-            interaction,
-            self.t("ticket.list_title"),
-            "\n".join(lines) or self.t("ticket.list_empty"),
-        )
-
-    @ticket_list.autocomplete("family")
-    async def family_autocomplete(
-        self, interaction: discord.Interaction, current: str
-    ) -> list[app_commands.Choice[str]]:
-        return safe_choices(interaction, lambda: self.bot.kb.family_choices(current))
-
-    @ticket.command(name="show")
-    @app_commands.describe(id="The ticket number")
-    async def ticket_show(
-        self, interaction: discord.Interaction, id: app_commands.Range[int, 1, 10**12]
-    ) -> None:
-        """One support ticket as its post shows it (staff only)."""
-        await self._staff_only(interaction)
-        desk = await self.desk()
-        try:
-            ticket = await self.in_store(desk.ticket, id)
-        except IntakeError as exc:
-            await self._refuse(interaction, str(exc))
-            return
-        post = desk.ticket_post(ticket)
-        where = f"<#{ticket.thread_id}>" if ticket.thread_id else ticket.post_state
-        text = f"{post.content.splitlines()[0]} · {where}"
-        reply = Reply("ticket", post.reply.title, text, fields=post.reply.fields, ephemeral=True)
-        await send(interaction, embed=render.embed(reply), ephemeral=True)
-
-    # ----------------------------------------------------------------- forum posts
-
-    @commands.Cog.listener()
-    async def on_thread_create(self, thread: discord.Thread) -> None:
-        """A post made in the help forum without /support: point at it, or with the nudge
-        switch on, answer with its missing checklist items and the pages that may help."""
-        forum_id = self.config.forum_channel_id
-        if thread.parent_id != forum_id or thread.owner_id == self.bot.user.id:
-            return
-        try:
-            if self.config.nudge:
-                await self._nudge(thread)
-            else:
-                await thread.send(
-                    self.t("nudge.pointer"), allowed_mentions=discord.AllowedMentions.none()
-                )
-        except discord.HTTPException as exc:
-            log.warning("could not answer a new help post: %s", exc)
-
-    async def _starter_text(self, thread: discord.Thread) -> str:
-        message = thread.starter_message
-        if message is None:
-            message = await thread.fetch_message(thread.id)
-        return f"{thread.name}\n{message.content}"
-
-    async def _nudge(self, thread: discord.Thread) -> None:
-        desk = await self.desk()
-        try:
-            text = await self._starter_text(thread)
-        except discord.HTTPException:
-            text = thread.name
-
-        def lines() -> tuple[list[str], list[str]]:  # worded as the ticket's post words them
-            summary = summarise(desk.context.run({"text": text}), desk.form)
-            t = desk.t
-            missing = [
-                t("ticket.missing_item", label=escape_markdown(m["label"]))
-                for m in summary["missing"]
-            ]
-            pages = [
-                t(
-                    "ticket.suggestion",
-                    title=escape_markdown(s["title"]),
-                    page=s["page"],
-                    why=escape_markdown(s["why"]),
-                )
-                for s in summary["suggestions"]
-            ]
-            return missing, pages
-
-        missing, pages = await self.bot.in_thread(lines)
-        none = desk.t("ticket.none")
-        reply = Reply(
-            "ok",
-            self.t("nudge.title"),
-            self.t("nudge.pointer"),
-            fields=(
-                Field(self.t("nudge.missing"), "\n".join(missing) or none),
-                Field(self.t("nudge.suggestions"), "\n".join(pages) or none),
-            ),
-        )
-        view = flow_view(
-            FlowButton(
-                "post",
-                str(thread.id),
-                label=self.t("nudge.open"),
-                style=discord.ButtonStyle.primary,
-            )
-        )
-        await thread.send(
-            embed=render.embed(reply),
-            view=detached(view),
-            allowed_mentions=discord.AllowedMentions.none(),
-        )
-
     # ----------------------------------------------------------------- status
 
     async def status_field(self) -> Field:
         """One field for /wiki status: open and pending tickets, the checklist's source."""
         desk = await self.desk()
 
-        def counts() -> tuple[int, int, str]:
+        def counts() -> tuple[int, int, str, int]:
             opened = desk.store.count_tickets(status="open")
             waiting = desk.store.posts_due(float("inf"), limit=50)
             error = next((t.post_error for t in reversed(waiting) if t.post_error), "")
-            return opened, desk.pending_count(), error
+            return opened, desk.pending_count(), error, desk.failed_count()
 
-        opened, pending, error = await self.in_store(counts)
+        opened, pending, error, failed = await self.in_store(counts)
         source = desk.form.source or self.t("status.builtin")
         failing = self.t("status.failing", error=error) if pending and error else ""
         logs = self.t("status.logs", upload=human_size(MAX_UPLOAD_BYTES), chars=MAX_LOG_CHARS)
+        problem = ""
+        with contextlib.suppress(discord.HTTPException):
+            forum = await self._forum()
+            key = require_tag_problem(forum, self.config.default_tag) if forum else None
+            if key:
+                text = self.t(f"tag_problems.{key}", tag=self.config.default_tag)
+                problem = self.t("status.problem", text=text)
         return Field(
             self.t("status.field"),
             self.t(
@@ -895,7 +203,9 @@ class SupportCog(commands.Cog):
                 open=opened,
                 pending=pending,
                 failing=failing,
+                failed=self.t("status.failed", count=failed) if failed else "",
                 source=source,
+                problem=problem,
                 logs=logs,
             ),
         )

@@ -12,13 +12,17 @@ __all__ = [
     "FORUM_PERMISSIONS",
     "LOG_UPLOAD_ID",
     "MODAL_PREFIX",
+    "WAITING_TAGS",
     "Submitted",
     "failure_reason",
+    "find_tag",
+    "is_refused",
     "is_staff",
     "missing_permissions",
     "modal_id",
     "parse_modal_id",
     "read_submit",
+    "require_tag_problem",
     "tags_for",
     "user_id_of",
     "user_key",
@@ -115,21 +119,53 @@ def is_staff(member: discord.abc.User, staff_roles: Sequence[int]) -> bool:
     return any(role.id in wanted for role in member.roles)
 
 
+def find_tag(forum: discord.ForumChannel, name_or_id: str | None) -> discord.ForumTag | None:
+    """The forum's tag named ``name_or_id`` (case-insensitively) or with that id."""
+    if not name_or_id:
+        return None
+    wanted = name_or_id.strip().casefold()
+    for tag in forum.available_tags:
+        if str(tag.id) == wanted or tag.name.casefold() == wanted:
+            return tag
+    return None
+
+
 def tags_for(
-    forum: discord.ForumChannel, wanted: Sequence[str], family_name: str | None
+    forum: discord.ForumChannel,
+    wanted: Sequence[str],
+    family_name: str | None,
+    default: str | None = None,
 ) -> list[discord.ForumTag]:
     """The forum's existing tags that match ``wanted`` names (family key, status) or the
-    family's display name, case-insensitively; never more than Discord's 5. Tags the
+    family's display name, case-insensitively, after the configured ``default`` tag (name
+    or id; first, so Discord's limit of 5 never drops it); never more than 5. Tags the
     forum lacks are left out (the post is made without them)."""
     names = [w.casefold() for w in wanted if w]
     if family_name:
         names.insert(1, family_name.casefold())
     out: list[discord.ForumTag] = []
+    first = find_tag(forum, default)
+    if first is not None:
+        out.append(first)
     for name in names:
         for tag in forum.available_tags:
             if tag.name.casefold() == name and tag not in out:
                 out.append(tag)
     return out[:5]
+
+
+def require_tag_problem(forum: discord.ForumChannel, default: str | None) -> str | None:
+    """Why a post in ``forum`` could be refused for want of a tag (Discord's 40067), as a
+    template key under ``tag_problems.``, or None. A forum with "Require tags" on takes
+    every post when the configured default tag exists in it, or else a tag named
+    "open" (the status every new ticket has)."""
+    if default and find_tag(forum, default) is None:
+        return "default_missing"  # a typo or a deleted tag: said whatever the flag
+    if not forum.flags.require_tag:
+        return None
+    if find_tag(forum, default) is not None or find_tag(forum, "open") is not None:
+        return None
+    return "required"
 
 
 def missing_permissions(
@@ -143,6 +179,21 @@ def missing_permissions(
     return [name for name in wanted if not getattr(perms, name)]
 
 
+#: Names (casefolded) of the forum tag that says a helper answered and the asker is next.
+WAITING_TAGS: Final = ("waiting for the asker", "waiting")
+
+#: Discord's code for a post without a tag in a forum that requires one.
+TAG_REQUIRED_CODE: Final = 40067
+
+
+def is_refused(exc: BaseException) -> bool:
+    """Discord refused the request itself (a 4xx other than a missing channel, missing
+    permissions or a rate limit): sending the same request again gets the same answer."""
+    if not isinstance(exc, discord.HTTPException):
+        return False
+    return 400 <= exc.status < 500 and exc.status not in (401, 403, 404, 429)
+
+
 def failure_reason(exc: BaseException) -> str:
     """The template key under ``reasons.`` for a failed post."""
     if isinstance(exc, discord.NotFound):
@@ -151,4 +202,8 @@ def failure_reason(exc: BaseException) -> str:
         return "forbidden"
     if isinstance(exc, discord.DiscordServerError):
         return "server"
+    if isinstance(exc, discord.HTTPException) and exc.code == TAG_REQUIRED_CODE:
+        return "tag_required"
+    if is_refused(exc):
+        return "refused"
     return "other"

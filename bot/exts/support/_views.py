@@ -24,9 +24,11 @@ if TYPE_CHECKING:
     from knowledge.templates import Templates
 
 __all__ = [
+    "FeedbackButton",
     "FlowButton",
     "TicketButton",
     "check_view",
+    "feedback_view",
     "flow_view",
     "step_modal",
     "ticket_view",
@@ -117,7 +119,7 @@ async def _cog_call(interaction: discord.Interaction, method: str, *args: Any) -
 
 class FlowButton(
     discord.ui.DynamicItem[discord.ui.Button],
-    template=r"wikibot:sp:(?P<action>next|resume|new|solved|edit|file|post):(?P<draft>[0-9a-f]{1,32}):(?P<step>\d{1,2})",
+    template=r"wikibot:sp:(?P<action>next|resume|new|solved|edit|file|private|post):(?P<draft>[0-9a-f]{1,32}):(?P<step>\d{1,2})",
 ):
     """A button of the /support flow (ephemeral messages): the draft id is in its id."""
 
@@ -143,9 +145,10 @@ class FlowButton(
 
 class TicketButton(
     discord.ui.DynamicItem[discord.ui.Button],
-    template=r"wikibot:tk:(?P<action>solved|close|reopen):(?P<ticket>\d{1,12})",
+    template=r"wikibot:tk:(?P<action>solved|close|reopen|claim|release):(?P<ticket>\d{1,12})",
 ):
-    """Solved / Close / Reopen on a ticket's forum post, for the asker and staff."""
+    """Solved / Close / Reopen on a ticket's forum post, for the asker and staff; Claim /
+    Release for staff (with ``support.claim``)."""
 
     def __init__(self, action: str, ticket: int, *, label: str = "x", style=None) -> None:
         super().__init__(
@@ -167,6 +170,41 @@ class TicketButton(
         await _cog_call(interaction, "on_ticket_button", self.action, self.ticket)
 
 
+class FeedbackButton(
+    discord.ui.DynamicItem[discord.ui.Button],
+    template=r"wikibot:fb:(?P<answer>yes|no):(?P<ticket>\d{1,12})",
+):
+    """ "Was this helpful?" Yes / No under a solved ticket's notice, for its asker."""
+
+    def __init__(self, answer: str, ticket: int, *, label: str = "x", style=None) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=label[:80],
+                style=style or discord.ButtonStyle.secondary,
+                custom_id=f"wikibot:fb:{answer}:{ticket}",
+            )
+        )
+        self.answer, self.ticket = answer, ticket
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Button, match: Any, /
+    ) -> FeedbackButton:
+        return cls(match["answer"], int(match["ticket"]), label=item.label or "x")
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        await _cog_call(interaction, "on_feedback", self.answer == "yes", self.ticket)
+
+
+def feedback_view(ticket_id: int, t: Templates) -> discord.ui.View:
+    view = discord.ui.View(timeout=None)
+    view.add_item(
+        FeedbackButton("yes", ticket_id, label=t("feedback.yes"), style=discord.ButtonStyle.success)
+    )
+    view.add_item(FeedbackButton("no", ticket_id, label=t("feedback.no")))
+    return view
+
+
 def flow_view(*buttons: FlowButton) -> discord.ui.View:
     view = discord.ui.View(timeout=None)
     for button in buttons:
@@ -174,17 +212,24 @@ def flow_view(*buttons: FlowButton) -> discord.ui.View:
     return view
 
 
-def check_view(draft_id: str, t: Templates) -> discord.ui.View:
-    """ "This solved it" / "Edit" / "File the ticket" under the deflection answer."""
-    return flow_view(
+def check_view(draft_id: str, t: Templates, *, private: bool = False) -> discord.ui.View:
+    """ "This solved it" / "Edit" / "File the ticket" under the deflection answer, and
+    "File privately" when private tickets are set up."""
+    buttons = [
         FlowButton("solved", draft_id, label=t("check.solved"), style=discord.ButtonStyle.success),
         FlowButton("edit", draft_id, 1, label=t("check.edit")),
         FlowButton("file", draft_id, label=t("check.file"), style=discord.ButtonStyle.primary),
-    )
+    ]
+    if private:
+        buttons.append(FlowButton("private", draft_id, label=t("check.private")))
+    return flow_view(*buttons)
 
 
-def ticket_view(ticket_id: int, status: str, t: Templates) -> discord.ui.View:
-    """The lifecycle buttons a ticket in ``status`` offers."""
+def ticket_view(
+    ticket_id: int, status: str, t: Templates, *, claim: bool = False, helper: str | None = None
+) -> discord.ui.View:
+    """The lifecycle buttons a ticket in ``status`` offers; with ``claim``, Claim (or
+    Release, when ``helper`` holds it) on an open ticket."""
     view = discord.ui.View(timeout=None)
     if status == "open":
         view.add_item(
@@ -193,6 +238,14 @@ def ticket_view(ticket_id: int, status: str, t: Templates) -> discord.ui.View:
             )
         )
         view.add_item(TicketButton("close", ticket_id, label=t("ticket.close")))
+        if claim and helper is None:
+            view.add_item(
+                TicketButton(
+                    "claim", ticket_id, label=t("ticket.claim"), style=discord.ButtonStyle.primary
+                )
+            )
+        elif claim:
+            view.add_item(TicketButton("release", ticket_id, label=t("ticket.release")))
     else:
         view.add_item(TicketButton("reopen", ticket_id, label=t("ticket.reopen")))
     return view

@@ -706,3 +706,86 @@ def test_an_uploaded_log_cut_by_the_intake_says_which_part_is_kept_everywhere(de
     draft = fill(desk, user="discord:2")
     assert desk.ticket_post(desk.file(draft.id, "discord:2", post=True).ticket)
     assert "log_part" not in desk.file(draft.id, "discord:2", post=True).ticket.triage
+
+
+def test_a_post_discord_refuses_is_given_up_after_a_few_attempts(desk, store, clock):
+    """A refusal (a 400) is retried ``refused_attempts`` times in all, then the ticket
+    stays "failed": not due again, counted apart; other failures keep being retried."""
+    ticket = desk.file(fill(desk).id, "discord:1", post=True).ticket
+    for attempt in range(1, desk.settings.refused_attempts + 1):
+        clock.now += desk.settings.retry_max + 61
+        (due,) = desk.due_posts()
+        failed = desk.post_failed(due, "400 40067 tag_required", refused=True)
+        assert failed.post_attempts == attempt
+    assert failed.post_state == "failed" and failed.next_attempt_at is None
+    clock.now += desk.settings.retry_max * 10
+    assert desk.due_posts() == []
+    assert store.pending_count() == 0 and store.failed_count() == 1
+    assert [e.kind for e in store.events(ticket.id)][-1] == "post_given_up"
+    other = desk.file(fill(desk, "discord:2").id, "discord:2", post=True).ticket
+    for _ in range(desk.settings.refused_attempts + 2):
+        clock.now += desk.settings.retry_max + 61
+        (due,) = desk.due_posts()
+        assert desk.post_failed(due, "503").post_state == "pending"
+    assert store.get_ticket(other.id).post_state == "pending"
+
+
+def test_a_family_picked_from_the_list_counts_as_its_runbook_link(desk):
+    """The form's list gives a family key; the checklist asks for the runbook followed:
+    the key is read as the family's current runbook page, and the post links it."""
+    family = next(f for f in desk.context.catalogue.families if f.current_page)
+    draft = fill(desk, model_page=family.key)
+    _, result = desk.check(draft.id, "discord:1")
+    runbook = next(i for i in result.completeness.items if i.key == "runbook")
+    assert runbook.status == "present", runbook
+    assert result.family is not None and result.family.family.key == family.key
+    shown, url = desk.model_ref(family.key)
+    assert url is None and family.key not in shown  # no link base: the name, not the key
+
+
+def test_feedback_is_the_askers_once_and_claims_are_staffs(desk, store):
+    from knowledge.intake.desk import IntakeError
+
+    ticket = desk.file(fill(desk).id, "discord:1", post=False).ticket
+    with pytest.raises(IntakeError, match="Only the person who asked"):
+        desk.give_feedback(ticket.id, actor="discord:7", helpful=True)
+    assert desk.give_feedback(ticket.id, actor="discord:1", helpful=True).feedback == "helpful"
+    with pytest.raises(IntakeError, match="recorded already"):
+        desk.give_feedback(ticket.id, actor="discord:1", helpful=False)
+    with pytest.raises(IntakeError):
+        desk.claim(ticket.id, actor="discord:1", staff=False)
+    assert desk.claim(ticket.id, actor="discord:7", staff=True).helper == "discord:7"
+    assert desk.claim(ticket.id, actor="discord:8", staff=True).helper == "discord:8"
+    assert desk.claim(ticket.id, actor="discord:8", staff=True, release=True).helper is None
+    assert store.get_ticket(ticket.id).to_json()["feedback"] == "helpful"
+
+
+def test_a_solved_answer_is_found_by_a_like_question_and_not_by_another(desk, store):
+    """Mark as answer keeps the answer redacted and solves the ticket; similar() offers
+    it to a reworded question, not to an unrelated one; nearest_sections tells an answer
+    the wiki already holds from one it does not."""
+    import dataclasses
+
+    from knowledge.intake.similar import IN_WIKI, nearest_sections
+
+    secret = "hf_" + "Kp2" * 12
+    ticket = desk.file(fill(desk).id, "discord:1", post=False).ticket
+    solved = desk.mark_answer(
+        ticket.id,
+        actor="discord:7",
+        staff=True,
+        answer=f"Pin the image of the current runbook; token {secret}",
+        url="https://discord.com/channels/1/2/3",
+    )
+    assert solved.status == "solved"
+    (kept,) = store.solved_answers()
+    assert secret not in kept.answer and kept.url.endswith("/3")
+    like = desk.similar("GLM-5 crashes under load once I moved it to eight GPUs")
+    assert [a.ticket_id for a, _ in like] == [ticket.id]
+    assert desk.similar("the fans are loud when the card is idle") == []
+    page = next(iter(desk.context.wiki.pages.items()))
+    section = page[1].sections[0]
+    sections = [(f"{page[0]}#{section.anchor}", f"{section.title}\n{section.text}")]
+    from_wiki = dataclasses.replace(kept, answer=f"{section.title}\n{section.text}")
+    (_, _, score), (_, _, novel_score) = nearest_sections([from_wiki, kept], sections)
+    assert score >= IN_WIKI > novel_score

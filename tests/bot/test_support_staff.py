@@ -1,0 +1,494 @@
+"""/support for the people who answer: each staff feature, optional in the config,
+driven end to end through the loopback stand-in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from knowledge.intake.sqlite import SqliteTicketStore
+from tests.bot import test_support
+from tests.bot.test_support import button_id, factory, through_step_1, through_step_2
+from tests.discord_standin import DEFAULT_IDS
+
+# The data folders of test_support: the demo wiki's index built once, copied per test.
+base_data = test_support.base_data
+data = test_support.data
+
+HELPERS = DEFAULT_IDS.role_member
+
+
+async def _file(ds) -> dict[str, Any]:
+    """Alice files a ticket; the forum post's request."""
+    since = len(ds.requests)
+    _, _, saved = await through_step_1(ds)
+    _, check = await through_step_2(ds, saved)
+    filed = await ds.press(check, button_id(check, "File the ticket"))
+    await filed.answer()
+    return await ds.wait_for_request(lambda r: r.route == "create_thread", since=since)
+
+
+# --- the helpers' ping ----------------------------------------------------------------------
+
+
+def test_the_helpers_are_pinged_once_for_a_burst_of_tickets(discord_standin, data):
+    async def scenario(ds):
+        return [await _file(ds) for _ in range(3)]
+
+    posts = discord_standin.run(factory(data, helper_role_id=HELPERS), scenario)
+    first, *others = [p.json["message"] for p in posts]
+    assert first["content"].splitlines()[1] == f"<@&{HELPERS}>: a new request."
+    assert [str(r) for r in first["allowed_mentions"]["roles"]] == [str(HELPERS)]
+    for message in others:  # within ping_quiet_minutes (10) of the first
+        assert f"<@&{HELPERS}>" not in message["content"]
+        assert not message["allowed_mentions"].get("roles")
+    pings = [p for m in discord_standin.last.pings for p in m.pings]
+    assert pings.count(f"<@&{HELPERS}>") == 1
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        kinds = [[e.kind for e in store.get_ticket(i).events] for i in (1, 2, 3)]
+        assert ["helpers_pinged" in k for k in kinds] == [True, False, False]
+    finally:
+        store.close()
+
+
+def test_without_a_quiet_window_each_ticket_pings_and_without_a_role_none(
+    discord_standin, data, tmp_path
+):
+    async def scenario(ds):
+        return [await _file(ds) for _ in range(2)]
+
+    posts = discord_standin.run(
+        factory(data, helper_role_id=HELPERS, ping_quiet_minutes=0), scenario
+    )
+    assert all(f"<@&{HELPERS}>" in p.json["message"]["content"] for p in posts)
+    plain = tmp_path / "plain"
+    test_support.shutil.copytree(data, plain, symlinks=True)
+    posts = discord_standin.run(factory(plain), scenario)
+    assert not any("<@&" in p.json["message"]["content"] for p in posts)
+
+
+# --- claim ------------------------------------------------------------------------------
+
+
+def test_staff_claim_and_release_a_ticket_with_the_claimed_tag(discord_standin, data):
+    from tests.bot.helpers import buttons, embed_of
+    from tests.bot.test_support import _guild_with_forum
+    from tests.discord_standin.payloads import ForumTagSpec
+
+    claimed_tag = ForumTagSpec(DEFAULT_IDS.tag_open + 60, "claimed")
+    discord_standin.config.guild = _guild_with_forum(
+        available_tags=(
+            ForumTagSpec(DEFAULT_IDS.tag_open, "open"),
+            ForumTagSpec(DEFAULT_IDS.tag_solved, "solved"),
+            claimed_tag,
+        )
+    )
+
+    async def scenario(ds):
+        post = await _file(ds)
+        thread_id = int(post.response["id"])
+        starter = ds.messages[thread_id]
+        offered = [b["label"] for b in buttons(starter)]
+        refused = await ds.press(starter, "wikibot:tk:claim:1")  # alice: not staff
+        claim = await ds.press(starter, "wikibot:tk:claim:1", user_id=DEFAULT_IDS.mod)
+        said = (await claim.followup()).response
+        await ds.wait_until(
+            lambda: str(claimed_tag.id) in ds.threads[thread_id]["applied_tags"] or None,
+            timeout=5,
+            poll=0.02,
+        )
+        after_claim = [b["label"] for b in buttons(ds.messages[thread_id])]
+        tags_claimed = list(ds.threads[thread_id]["applied_tags"])
+        release = await ds.press(
+            ds.messages[thread_id], "wikibot:tk:release:1", user_id=DEFAULT_IDS.mod
+        )
+        await release.followup()
+        await ds.wait_until(
+            lambda: str(claimed_tag.id) not in ds.threads[thread_id]["applied_tags"] or None,
+            timeout=5,
+            poll=0.02,
+        )
+        after_release = [b["label"] for b in buttons(ds.messages[thread_id])]
+        return offered, refused.response, said, after_claim, tags_claimed, after_release
+
+    offered, refused, said, after_claim, tags, after_release = discord_standin.run(
+        factory(data, claim=True), scenario
+    )
+    assert offered == ["Solved", "Close", "Claim"]
+    assert "support staff" in embed_of(refused.message)["description"]
+    assert said["content"] == f"Claimed by <@{DEFAULT_IDS.mod}>: they are on it."
+    pinged = [p for m in discord_standin.last.pings for p in m.pings]
+    assert f"<@{DEFAULT_IDS.mod}>" not in pinged, "naming the helper pings nobody"
+    assert after_claim == ["Solved", "Close", "Release"]
+    assert str(DEFAULT_IDS.tag_open) in tags
+    assert after_release == ["Solved", "Close", "Claim"]
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        ticket = store.get_ticket(1)
+        assert ticket.helper is None
+        kinds = [(e.kind, e.actor) for e in ticket.events if e.kind in ("claimed", "released")]
+        mod = f"discord:{DEFAULT_IDS.mod}"
+        assert kinds == [("claimed", mod), ("released", mod)]
+    finally:
+        store.close()
+
+
+def test_without_claim_in_the_config_no_claim_button(discord_standin, data):
+    from tests.bot.helpers import buttons
+
+    async def scenario(ds):
+        post = await _file(ds)
+        return [b["label"] for b in buttons(ds.messages[int(post.response["id"])])]
+
+    assert discord_standin.run(factory(data), scenario) == ["Solved", "Close"]
+
+
+# --- status tags both ways ------------------------------------------------------------------
+
+
+def test_a_status_tag_put_on_the_post_in_discord_moves_the_ticket(discord_standin, data):
+    """Staff tag the post "solved" in the forum's UI (Discord sends THREAD_UPDATE): the
+    ticket is solved, the post's buttons offer Reopen, the thread says so, and the post
+    is archived as the Solved button would have it."""
+    from tests.bot.helpers import buttons
+
+    async def scenario(ds):
+        post = await _file(ds)
+        thread_id = int(post.response["id"])
+        thread = ds.threads[thread_id]
+        thread["applied_tags"] = [str(DEFAULT_IDS.tag_open), str(DEFAULT_IDS.tag_solved)]
+        await ds.dispatch("THREAD_UPDATE", thread)
+        await ds.wait_until(
+            lambda: thread["thread_metadata"]["archived"] or None, timeout=10, poll=0.02
+        )
+        return thread, ds.channel_messages(thread_id)
+
+    thread, messages = discord_standin.run(factory(data), scenario)
+    assert thread["applied_tags"] == [str(DEFAULT_IDS.tag_solved)], "open went, solved stays"
+    assert [b["label"] for b in buttons(messages[0])] == ["Reopen"]
+    assert messages[-1]["content"] == "Marked solved with the forum's tags."
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        ticket = store.get_ticket(1)
+        assert ticket.status == "solved"
+        assert ticket.events[-1].kind == "solved" and ticket.events[-1].actor.endswith("tags")
+    finally:
+        store.close()
+
+
+# --- feedback -------------------------------------------------------------------------------
+
+
+def test_a_solved_ticket_asks_its_asker_once_whether_it_helped(discord_standin, data):
+    from tests.bot.helpers import buttons, embed_of
+
+    async def scenario(ds):
+        post = await _file(ds)
+        thread_id = int(post.response["id"])
+        solved = await ds.press(ds.messages[thread_id], "wikibot:tk:solved:1")
+        notice = (await solved.followup()).shown
+        asked = [b["label"] for b in buttons(notice)]
+        stranger = await ds.press(notice, "wikibot:fb:yes:1", user_id=DEFAULT_IDS.mod)
+        answered = await ds.press(notice, "wikibot:fb:no:1")
+        return asked, stranger.response, answered.response
+
+    asked, stranger, answered = discord_standin.run(factory(data, feedback=True), scenario)
+    assert asked == ["Yes, it helped", "Not really"]
+    assert "Only the person who asked" in embed_of(stranger.message)["description"]
+    assert answered.callback_type == 7 and buttons(answered.message) == []
+    assert answered.message["content"].endswith(
+        "recorded with the ticket. Reopen it if the problem comes back."
+    )
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        assert store.get_ticket(1).feedback == "not_helpful"
+    finally:
+        store.close()
+
+
+def test_without_feedback_in_the_config_a_solved_ticket_asks_nothing(discord_standin, data):
+    from tests.bot.helpers import buttons
+
+    async def scenario(ds):
+        post = await _file(ds)
+        solved = await ds.press(ds.messages[int(post.response["id"])], "wikibot:tk:solved:1")
+        return (await solved.followup()).shown
+
+    notice = discord_standin.run(factory(data), scenario)
+    assert buttons(notice) == [] and "helpful" not in notice["content"]
+
+
+# --- stale tickets --------------------------------------------------------------------------
+
+SECOND = 1 / 86400  # a day's fraction: the config takes days
+
+
+def test_an_asker_silent_after_a_helpers_answer_is_reminded_once(discord_standin, data):
+    async def scenario(ds):
+        post = await _file(ds)
+        thread_id = int(post.response["id"])
+        await ds.user_message(
+            "try NCCL_P2P_LEVEL=SYS", channel_id=thread_id, author_id=DEFAULT_IDS.mod
+        )
+        reminder = await ds.wait_for_request(
+            lambda r: (
+                r.route == "channel_message"
+                and r.path == f"/channels/{thread_id}/messages"
+                and "Does it work now" in (r.json or {}).get("content", "")
+            ),
+            timeout=15,
+        )
+        await test_support.asyncio.sleep(1.5)  # another wait as long: no second reminder
+        return reminder, ds.channel_messages(thread_id)
+
+    reminder, messages = discord_standin.run(
+        factory(data, remind_after_days=0.5 * SECOND), scenario
+    )
+    assert reminder.json["content"].startswith(f"<@{DEFAULT_IDS.alice}>")
+    assert [str(u) for u in reminder.json["allowed_mentions"]["users"]] == [str(DEFAULT_IDS.alice)]
+    assert sum("Does it work now" in m["content"] for m in messages) == 1
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        ticket = store.get_ticket(1)
+        assert ticket.status == "open" and [e.kind for e in ticket.events].count("reminded") == 1
+    finally:
+        store.close()
+
+
+def test_a_silent_ticket_is_closed_with_a_reason_and_reopens_when_the_asker_writes(
+    discord_standin, data
+):
+    from tests.bot.helpers import buttons
+
+    async def scenario(ds):
+        post = await _file(ds)
+        thread_id = int(post.response["id"])
+        thread = ds.threads[thread_id]
+        await ds.wait_until(
+            lambda: thread["thread_metadata"]["archived"] or None, timeout=15, poll=0.05
+        )
+        closed = dict(thread["thread_metadata"])
+        said = ds.channel_messages(thread_id)[-1]["content"]
+        thread["thread_metadata"]["archived"] = False  # Discord unarchives for her message
+        await ds.user_message("still broken after the update", channel_id=thread_id)
+        await ds.wait_until(
+            lambda: "Reopened" in ds.channel_messages(thread_id)[-1]["content"] or None,
+            timeout=10,
+            poll=0.05,
+        )
+        await ds.wait_until(  # the post follows: its buttons last (after tags and archive)
+            lambda: len(buttons(ds.messages[thread_id])) == 2 or None, timeout=10, poll=0.05
+        )
+        return closed, said, ds.messages[thread_id]
+
+    closed, said, starter = discord_standin.run(
+        factory(data, close_after_days=1.0 * SECOND), scenario
+    )
+
+    assert closed["archived"] and not closed["locked"], "the asker can still write"
+    assert said.startswith("Closed after 1 day of silence.")
+    assert [b["label"] for b in buttons(starter)] == ["Solved", "Close"]
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        events = [(e.kind, e.actor) for e in store.get_ticket(1).events]
+        assert ("closed", "bot:inactive") in events
+        assert events[-1] == ("reopened", f"discord:{DEFAULT_IDS.alice}")
+        assert store.get_ticket(1).status == "open"
+    finally:
+        store.close()
+
+
+def test_after_a_restart_the_schedule_is_rebuilt_from_each_threads_last_message(
+    discord_standin, data
+):
+    """The bot stopped after a helper answered: at start-up it reads each open ticket's
+    last message from Discord, so the asker is still reminded (no message arrives)."""
+    import copy
+
+    saved: dict[str, Any] = {}
+
+    async def first(ds):
+        post = await _file(ds)
+        thread_id = int(post.response["id"])
+        saved["thread"] = copy.deepcopy(ds.threads[thread_id])
+        saved["starter"] = copy.deepcopy(ds.messages[thread_id])
+
+    async def second(ds):
+        thread = saved["thread"]
+        thread_id = int(thread["id"])
+        ds.threads[thread_id] = thread
+        ds.messages[thread_id] = saved["starter"]
+        ds.make_message("try the v4 image", channel_id=thread_id, author_id=DEFAULT_IDS.mod)
+        stale = ds.client.get_cog("StaleTickets")
+        await stale._rebuild()  # as at start-up (this stand-in knew no thread then)
+        return await ds.wait_for_request(
+            lambda r: (
+                r.route == "channel_message"
+                and "Does it work now" in (r.json or {}).get("content", "")
+            ),
+            timeout=15,
+        )
+
+    discord_standin.run(factory(data), first)
+    reminder = discord_standin.run(factory(data, remind_after_days=0.5 * SECOND), second)
+    assert reminder.path == f"/channels/{saved['thread']['id']}/messages"
+
+
+# --- private tickets ------------------------------------------------------------------------
+
+
+def test_a_ticket_filed_privately_is_a_private_thread_of_the_staff_channel(discord_standin, data):
+    import dataclasses
+
+    from tests.bot.helpers import buttons
+    from tests.discord_standin import default_guild
+
+    staff_channel = DEFAULT_IDS.bot_log
+    guild = default_guild()
+    create_private_threads = 1 << 36
+    guild.channels[:] = [
+        dataclasses.replace(c, overwrites=((DEFAULT_IDS.role_bot, 0, create_private_threads, 0),))
+        if c.id == staff_channel
+        else c
+        for c in guild.channels
+    ]
+    discord_standin.config.guild = guild
+
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        labels = [b["label"] for b in buttons(check)]
+        filed = await ds.press(check, button_id(check, "File privately"))
+        told = (await filed.answer()).shown
+        created = await ds.wait_for_request(lambda r: r.route == "create_thread")
+        assert created.status == 200, (created.status, created.response)
+        thread_id = int(created.response["id"])
+        await ds.wait_for_request(
+            lambda r: r.route == "channel_message" and r.path == f"/channels/{thread_id}/messages"
+        )
+        closed = await ds.press(ds.channel_messages(thread_id)[0], "wikibot:tk:close:1")
+        await closed.followup()
+        await ds.wait_until(
+            lambda: ds.threads[thread_id]["thread_metadata"]["locked"] or None, timeout=5, poll=0.02
+        )
+        return labels, told, created, ds.threads[thread_id], ds.thread_members, ds
+
+    labels, told, created, thread, members, ds = discord_standin.run(
+        factory(data, private_channel_id=staff_channel), scenario
+    )
+    assert labels == ["This solved it", "Edit", "File the ticket", "File privately"]
+    assert created.path == f"/channels/{staff_channel}/threads"
+    assert created.json["type"] == 12 and created.json["invitable"] is False
+    assert members[int(thread["id"])] == [DEFAULT_IDS.alice], "the asker is added"
+    assert not ds.requests_to("create_thread", "POST")[0].path.startswith(
+        f"/channels/{DEFAULT_IDS.forum}"
+    ), "nothing in the public forum"
+    assert "Your post is up" in told["content"]
+    assert thread["thread_metadata"]["archived"] and thread["thread_metadata"]["locked"]
+
+
+def test_without_a_private_channel_there_is_no_private_filing(discord_standin, data):
+    from tests.bot.helpers import buttons
+
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        return [b["label"] for b in buttons(check)]
+
+    assert "File privately" not in discord_standin.run(factory(data), scenario)
+
+
+def test_the_waiting_tag_follows_who_wrote_last(discord_standin, data):
+    """A forum with a "waiting for the asker" tag: on while a helper wrote last, off
+    once the asker answers (with stale handling on: it watches who writes)."""
+    from tests.bot.test_support import _guild_with_forum
+    from tests.discord_standin.payloads import ForumTagSpec
+
+    waiting = ForumTagSpec(DEFAULT_IDS.tag_open + 70, "Waiting for the asker")
+    discord_standin.config.guild = _guild_with_forum(
+        available_tags=(ForumTagSpec(DEFAULT_IDS.tag_open, "open"), waiting)
+    )
+
+    async def scenario(ds):
+        post = await _file(ds)
+        thread_id = int(post.response["id"])
+        tags = ds.threads[thread_id]["applied_tags"]
+        await ds.user_message("try the v4 image", channel_id=thread_id, author_id=DEFAULT_IDS.mod)
+        await ds.wait_until(
+            lambda: str(waiting.id) in ds.threads[thread_id]["applied_tags"] or None,
+            timeout=10,
+            poll=0.02,
+        )
+        on = list(ds.threads[thread_id]["applied_tags"])
+        await ds.user_message("that fixed the start, thanks", channel_id=thread_id)
+        await ds.wait_until(
+            lambda: str(waiting.id) not in ds.threads[thread_id]["applied_tags"] or None,
+            timeout=10,
+            poll=0.02,
+        )
+        return list(tags), on, list(ds.threads[thread_id]["applied_tags"])
+
+    before, on, off = discord_standin.run(factory(data, remind_after_days=3), scenario)
+    assert before == [str(DEFAULT_IDS.tag_open)]
+    assert on == [str(DEFAULT_IDS.tag_open), str(waiting.id)]
+    assert off == [str(DEFAULT_IDS.tag_open)]
+
+
+# --- answers from solved tickets -------------------------------------------------------------
+
+
+def test_a_marked_answer_solves_the_ticket_and_is_offered_to_the_next_like_question(
+    discord_standin, data
+):
+    """The asker marks the helper's message "Mark as answer": the ticket is solved with
+    that answer kept (redacted); the next request asking much the same is shown "a
+    similar ticket was solved" beside the wiki's answer, linking the message; an
+    unrelated request is not."""
+    from tests.bot.helpers import embed_of
+
+    secret = "hf_" + "Wd4" * 12
+
+    async def scenario(ds):
+        post = await _file(ds)
+        thread_id = int(post.response["id"])
+        answer = ds.make_message(
+            f"Pin the v4 image and drop the old pattern; my token {secret} is unrelated",
+            channel_id=thread_id,
+            author_id=DEFAULT_IDS.mod,
+        )
+        stranger = await ds.message_command("Mark as answer", answer, user_id=DEFAULT_IDS.newbie)
+        marked = await ds.message_command("Mark as answer", answer)
+        await ds.wait_until(
+            lambda: ds.threads[thread_id]["thread_metadata"]["archived"] or None,
+            timeout=5,
+            poll=0.02,
+        )
+        opened = await ds.slash("support")
+        same = {**test_support.STEP1, "text": "GLM-5 dies just after it loads on 8 GPUs"}
+        saved = (await (await ds.submit_modal(opened, same)).answer()).shown
+        _, check = await through_step_2(ds, saved)
+        check = dict(check)  # as shown, before the press below changes it
+        await ds.press(check["id"], button_id(check, "This solved it"))  # the draft is done
+        opened = await ds.slash("support")
+        other = {**test_support.STEP1, "text": "my fans spin at full speed when idle"}
+        saved = (await (await ds.submit_modal(opened, other)).answer()).shown
+        _, unrelated = await through_step_2(ds, saved)
+        return stranger.response, marked.response, answer, check, unrelated
+
+    stranger, marked, answer, check, unrelated = discord_standin.run(factory(data), scenario)
+    assert "Only the person who asked" in embed_of(stranger.message)["description"]
+    assert marked.callback_type == 4 and "marked" in marked.message["content"]
+    fields = {f["name"]: f["value"] for f in embed_of(check)["fields"]}
+    offered = fields["A similar ticket was solved"]
+    link = f"/channels/{DEFAULT_IDS.guild}/{answer['channel_id']}/{answer['id']}"
+    assert offered.startswith("#1 [") and link in offered and secret not in offered
+    assert "A similar ticket was solved" not in {f["name"] for f in embed_of(unrelated)["fields"]}
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        ticket = store.get_ticket(1)
+        assert ticket.status == "solved"
+        (kept,) = store.solved_answers()
+        assert "[REDACTED:hf-token]" in kept.answer and kept.url.endswith(link)
+    finally:
+        store.close()
