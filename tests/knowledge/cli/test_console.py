@@ -157,11 +157,11 @@ def test_ctrl_c_during_a_command_stops_that_command_only(kb, monkeypatch, capsys
     real = console.dispatch
     calls = iter([KeyboardInterrupt(), None])
 
-    def interrupted_once(kb_, line):
+    def interrupted_once(kb_, line, *rest):
         failure = next(calls)
         if failure is not None:
             raise failure
-        return real(kb_, line)
+        return real(kb_, line, *rest)
 
     monkeypatch.setattr(console, "dispatch", interrupted_once)
     out = _console(kb, monkeypatch, ["/search nccl", "/acronym DCP", "/quit"], capsys, tmp_path)
