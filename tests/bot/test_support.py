@@ -36,7 +36,7 @@ from tests.bot.helpers import (
 from tests.discord_standin import DEFAULT_IDS
 from tests.discord_standin.faults import fail
 from tests.discord_standin.modal_uploads import submit_modal_with_files
-from tests.discord_standin.payloads import iso_now
+from tests.discord_standin.payloads import forum_post_json, iso_now
 
 HF = "hf_" + "Tz6" * 12
 GH = "ghp_" + "Lm2k" * 9
@@ -1006,27 +1006,13 @@ async def _forum_post(ds, text: str, owner: int = DEFAULT_IDS.alice) -> int:
     """A post alice (or ``owner``) makes in the help forum by hand: the thread, its
     starter message."""
     thread_id = ds.ids.next()
-    thread = {
-        "id": str(thread_id),
-        "type": 11,
-        "guild_id": str(DEFAULT_IDS.guild),
-        "parent_id": str(DEFAULT_IDS.forum),
-        "owner_id": str(owner),
-        "name": "vllm will not start",
-        "last_message_id": str(thread_id),
-        "message_count": 1,
-        "member_count": 1,
-        "total_message_sent": 1,
-        "rate_limit_per_user": 0,
-        "flags": 0,
-        "applied_tags": [],
-        "thread_metadata": {
-            "archived": False,
-            "auto_archive_duration": 4320,
-            "archive_timestamp": "2026-01-01T00:00:00+00:00",
-            "locked": False,
-        },
-    }
+    thread = forum_post_json(
+        thread_id,
+        owner,
+        "vllm will not start",
+        guild_id=DEFAULT_IDS.guild,
+        forum_id=DEFAULT_IDS.forum,
+    )
     ds.threads[thread_id] = thread
     message = ds.make_message(text, channel_id=thread_id)
     del ds.messages[int(message["id"])]

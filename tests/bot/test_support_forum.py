@@ -23,7 +23,7 @@ from tests.bot.test_support import (
     through_step_2,
 )
 from tests.discord_standin import DEFAULT_IDS
-from tests.discord_standin.payloads import ForumTagSpec
+from tests.discord_standin.payloads import ForumTagSpec, forum_post_json
 
 # The data folders of test_support: the demo wiki's index built once, copied per test.
 base_data = test_support.base_data
@@ -254,10 +254,7 @@ def test_a_gateway_hiccup_mid_form_resumes_and_replays_what_was_missed(discord_s
     async def scenario(ds):
         _, _, saved = await through_step_1(ds)
         thread_id = ds.ids.next()
-        thread = {
-            **_hand_made_post(thread_id),
-            "name": "made while the bot was away",
-        }
+        thread = _hand_made_post(thread_id, "made while the bot was away")
         ds.threads[thread_id] = thread
         starter = ds.make_message("my server hangs", channel_id=thread_id)
         del ds.messages[int(starter["id"])]
@@ -309,25 +306,8 @@ def test_a_filing_answered_after_the_token_expired_is_dropped_quietly(
     assert [r.route for r in filed.requests].count("webhook_message") == 1, "no retry"
 
 
-def _hand_made_post(thread_id: int) -> dict[str, Any]:
+def _hand_made_post(thread_id: int, name: str) -> dict[str, Any]:
     """A forum post alice made by hand, as Discord describes it."""
-    return {
-        "id": str(thread_id),
-        "type": 11,
-        "guild_id": str(DEFAULT_IDS.guild),
-        "parent_id": str(DEFAULT_IDS.forum),
-        "owner_id": str(DEFAULT_IDS.alice),
-        "last_message_id": str(thread_id),
-        "message_count": 1,
-        "member_count": 1,
-        "total_message_sent": 1,
-        "rate_limit_per_user": 0,
-        "flags": 0,
-        "applied_tags": [],
-        "thread_metadata": {
-            "archived": False,
-            "auto_archive_duration": 4320,
-            "archive_timestamp": "2026-01-01T00:00:00+00:00",
-            "locked": False,
-        },
-    }
+    return forum_post_json(
+        thread_id, DEFAULT_IDS.alice, name, guild_id=DEFAULT_IDS.guild, forum_id=DEFAULT_IDS.forum
+    )

@@ -30,6 +30,7 @@ __all__ = [
     "channel_json",
     "channel_permissions",
     "default_guild",
+    "forum_post_json",
     "guild_create_json",
     "iso_now",
     "member_json",
@@ -398,6 +399,34 @@ def channel_json(channel: ChannelSpec, guild_id: int) -> dict[str, Any]:
             default_auto_archive_duration=1440,
         )
     return data
+
+
+def forum_post_json(
+    thread_id: int, owner_id: int, name: str, *, guild_id: int, forum_id: int
+) -> dict[str, Any]:
+    """A post a member made by hand in a forum, as Discord describes the thread (its
+    starter message shares the thread's id)."""
+    return {
+        "id": str(thread_id),
+        "type": 11,
+        "guild_id": str(guild_id),
+        "parent_id": str(forum_id),
+        "owner_id": str(owner_id),
+        "name": name,
+        "last_message_id": str(thread_id),
+        "message_count": 1,
+        "member_count": 1,
+        "total_message_sent": 1,
+        "rate_limit_per_user": 0,
+        "flags": 0,
+        "applied_tags": [],
+        "thread_metadata": {
+            "archived": False,
+            "auto_archive_duration": 4320,
+            "archive_timestamp": "2026-01-01T00:00:00+00:00",
+            "locked": False,
+        },
+    }
 
 
 def guild_create_json(

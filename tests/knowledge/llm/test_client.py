@@ -104,7 +104,9 @@ def test_a_server_that_is_down_is_down():
 
 
 def test_a_model_ignoring_max_tokens_is_cut_off_and_the_connection_closed(llm_standin):
-    llm_standin.behaviour = Behaviour(mode="endless")
+    # Paced as a model writes: unpaced, the stand-in fills the socket's buffers with
+    # thousands of tokens before the client's close reaches it, whatever the client does.
+    llm_standin.behaviour = Behaviour(mode="endless", pace=0.005)
     started = time.perf_counter()
     caught = failure(llm_standin.url, max_tokens=20, max_chars=100_000, total_timeout=30)
     assert caught.kind == "endless"
@@ -118,7 +120,7 @@ def test_a_model_ignoring_max_tokens_is_cut_off_and_the_connection_closed(llm_st
 
 
 def test_an_endless_stream_is_cut_at_the_length_cap(llm_standin):
-    llm_standin.behaviour = Behaviour(mode="endless")
+    llm_standin.behaviour = Behaviour(mode="endless", pace=0.005)
     assert failure(llm_standin.url, max_tokens=100_000, max_chars=300).kind == "endless"
     assert llm_standin.served[-1].tokens < 200
 
