@@ -107,7 +107,9 @@ class PageLines:
     with the hash of each distinct shingle of a line beside that line's number."""
 
     lines: tuple[tuple[str, str], ...]
-    #: Number of distinct shingles of each line (in :attr:`lines` order).
+    #: Number of distinct shingles of each line (in :attr:`lines` order). The hashes are
+    #: Python's own string hashes, so a part is only read in the process that made it
+    #: (as the ranker is: built and kept in the bot's process, never pickled).
     sizes: tuple[int, ...]
     hashes: tuple[int, ...]
     numbers: tuple[int, ...]
