@@ -10,7 +10,9 @@ pages instead, from the wiki's structure alone:
   versions and model names are kept whole and weighed up; ordinary words count
   by their rarity (BM25 weights); error lines count double and are matched,
   tolerant to paths, numbers and addresses, against the quotes of **Error**
-  paragraphs and the lines of code blocks;
+  paragraphs and the lines of code blocks, and near verbatim against every line of
+  every page, prose too (:mod:`knowledge.search.verbatim`: a daily summary that
+  repeats the line is evidence like an Error quote);
 - expansion from the glossary (an acronym brings its meaning, a meaning its
   acronym) and the catalogue (a named model, or a maker's word only one family
   starts with, brings its family's hub and current page);
@@ -44,6 +46,7 @@ from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING, Final
 
+from knowledge.search.verbatim import PageLines, VerbatimIndex
 from knowledge.text import fold_key
 from knowledge.wiki import (
     Catalogue,
@@ -117,6 +120,9 @@ _MAX_REMEMBERED_WORDS: Final = 20_000
 MAX_REQUEST_CHARS: Final = 12_000
 MAX_QUERY_TERMS: Final = 160
 MAX_ERROR_LINES: Final = 12
+#: Bonus of a page with a line repeating a request's error line near verbatim (times
+#: the share matched), as much as an Error quote the line holds whole.
+_W_VERBATIM: Final = 0.6
 
 _TOKEN_RE: Final = re.compile(r"-{0,2}[A-Za-z0-9]+(?:[._/+\-][A-Za-z0-9]+)*")
 _IDENT_MARK_RE: Final = re.compile(r"[_./+]")
@@ -333,6 +339,12 @@ def _telling_term(term: str) -> bool:
     """A term that may be shown as a reason and counted as evidence that a page
     covers a request."""
     return not is_noise(term) and not is_generic_error_word(term)
+
+
+def _verbatim_telling(word: str) -> bool:
+    """A word of :func:`knowledge.search.verbatim.verbatim_words` that tells what went
+    wrong: no stop word, and a telling term (:func:`_telling_term`) once stemmed."""
+    return word not in STOP and _telling_term(_stem(word))
 
 
 def _stem(word: str) -> str:
@@ -854,6 +866,9 @@ class _PageParts:
     sections: tuple[_Doc, ...]
     page: _Doc
     quotes: tuple[_Quote, ...]
+    #: Every line of the page, for an error line it repeats in prose (see
+    #: :mod:`knowledge.search.verbatim`).
+    lines: PageLines
     #: None until derived (only with a catalogue, from its family words).
     versions: frozenset[tuple[str, str]] | None = None
 
@@ -883,7 +898,7 @@ class _PageParts:
                     if len(lterms) >= 3:
                         quotes.append(_Quote(path, section.anchor, line, lterms, False))
         page_doc = _Doc(path, "", page.title, sum(whole.values()), _SortedCounts(whole))
-        return cls(page.sha, tuple(sections), page_doc, tuple(quotes))
+        return cls(page.sha, tuple(sections), page_doc, tuple(quotes), PageLines.of(page))
 
 
 # ---------------------------------------------------------------------- ranker
@@ -908,6 +923,8 @@ class PageRanker:
     section_pages: np.ndarray
     #: Each page document's prior (:data:`PAGE_PRIORS` of its kind), in page order.
     page_priors: np.ndarray
+    #: Every line of every page, for an error line a page repeats anywhere.
+    verbatim: VerbatimIndex | None = None
     families: list[tuple[tuple[str, ...], Family]] = field(default_factory=list)
     expansions: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: Every term of the wiki's answering pages, all but diaries (:data:`_PASSING_KINDS`):
@@ -1011,6 +1028,7 @@ class PageRanker:
         ranker.page_number = page_number
         ranker.section_titles = {(d.path, d.anchor): d.title for d in section_docs}
         ranker.page_parts = parts
+        ranker.verbatim = VerbatimIndex.build((path, one.lines) for path, one in parts.items())
         if catalogue is not None:
             ranker.families = _family_names(catalogue)
             ranker.page_families = _page_families(catalogue)
@@ -1046,6 +1064,7 @@ class PageRanker:
         section_query = {term: query[term] for term in telling[:_MAX_SECTION_TERMS]}
         fused = self._fused(query, section_query)
         quote_hits = self._quote_hits(errors, text, line_tokens)
+        self._verbatim_hits(errors, quote_hits)
         for path, (strength, _, _) in quote_hits.items():
             fused.add(self.page_number[path], strength)
         if family is not None:
@@ -1208,6 +1227,20 @@ class PageRanker:
                 if strength > found.get(entry.path, (0.0, "", ""))[0]:
                     found[entry.path] = (strength, entry.anchor, shown)
         return found
+
+    def _verbatim_hits(
+        self, errors: Sequence[str], found: dict[str, tuple[float, str, str]]
+    ) -> None:
+        """Add to ``found`` (:meth:`_quote_hits`) the pages with a line, any line (prose
+        too), repeating one of ``errors`` near verbatim (:mod:`knowledge.search.verbatim`):
+        it weighs as much as an Error quote holding all of it."""
+        if self.verbatim is None:
+            return
+        lines = [line for line in errors if line.strip()][:MAX_ERROR_LINES]
+        for path, hit in self.verbatim.find(lines, _verbatim_telling).items():
+            strength = _W_VERBATIM * hit.share
+            if strength > found.get(path, (0.0, "", ""))[0]:
+                found[path] = (strength, hit.anchor, hit.line[:200])
 
     def _telling(self, path: str, query: Mapping[str, float]) -> bool:
         """True when the page holds at least :data:`_MIN_SHARED_WORDS` of the request's

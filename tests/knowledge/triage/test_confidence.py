@@ -64,13 +64,17 @@ def test_a_known_error_quoting_the_error_is_high_a_weaker_match_medium(kind):
 
 
 @pytest.mark.parametrize("kind", sorted(STRONG_KINDS))
-def test_a_quoted_error_is_high_unless_the_ranker_is_confident_of_no_page(kind):
+def test_a_quoted_error_is_high_unless_the_ranker_doubts_its_first_page(kind):
     for level in ("high", "medium"):
         agreeing = _suggested(ranked=PAGE, ranking_confidence=level)
         assert confidence([_known(kind)], [], None, agreeing) == "high", level
     for level in ("low", "none"):
+        # the ranker read the whole request and doubts the page it put first
         doubting = _suggested(ranked=PAGE, ranking_confidence=level)
-        assert confidence([_known(kind)], [], None, doubting) == "medium", level
+        assert confidence([_known(kind)], [], None, doubting) == "low", level
+        # its doubt is about another page than the one the triage leads with
+        elsewhere = _suggested(ranked=OTHER, ranking_confidence=level)
+        assert confidence([_known(kind)], [], None, elsewhere) == "medium", level
 
 
 def test_the_strong_kinds_are_those_that_quote_the_error_itself():
@@ -129,9 +133,12 @@ def test_a_family_matched_only_by_name_raises_nothing():
     assert confidence([], [], _family("name"), ranked_low) == "low"
 
 
-def test_a_weaker_known_error_raises_the_rankers_low_to_medium_never_to_high():
+def test_a_weaker_known_error_raises_to_medium_never_to_high_nor_past_the_rankers_doubt():
+    assert confidence([_known("phrase")], [], None, _suggested()) == "medium"
     ranked_low = _suggested(ranked=PAGE, ranking_confidence="low")
-    assert confidence([_known("phrase")], [], None, ranked_low) == "medium"
+    assert confidence([_known("phrase")], [], None, ranked_low) == "low"
+    ranked_low_elsewhere = _suggested(ranked=OTHER, ranking_confidence="low")
+    assert confidence([_known("phrase")], [], None, ranked_low_elsewhere) == "medium"
     ranked_first_elsewhere = _suggested(first=OTHER, ranked=PAGE, ranking_confidence="high")
     assert confidence([_known("prose")], [], None, ranked_first_elsewhere) == "medium"
 

@@ -1,0 +1,224 @@
+"""Where a request's error line appears nearly word for word in the wiki.
+
+An error line a page repeats is the strongest evidence there is that the page is
+about that failure, whatever the page: a runbook, a reference page or a daily
+summary that mentions it in passing. The page ranker's Error quotes and code lines
+catch the lines the wiki sets apart; this index catches the rest, every line of
+every page (prose, lists, tables, code), so that a page quoting the line inside a
+sentence is found too.
+
+A line is compared by its words after :func:`verbatim_words` took out what differs
+between machines (paths but their last part, addresses, hexadecimal, numbers), as
+overlapping runs of :data:`SHINGLE` words (shingles). A wiki line *holds* a request's
+error line when it holds 80% of the error line's shingles, or when the error line
+holds 80% of the wiki line's own; the tails of a request's line after its last few
+``: `` or ``] `` count as lines too (a log prefixes the message with a time, a process
+name, a source line). Either way the words matched must count :data:`MIN_TELLING` telling
+words (not a stop word, a number, a unit or a word every error line may use): two
+lines sharing only ``RuntimeError: ... failed`` are not the same error. A piece more
+than :data:`_MAX_PAGES` pages repeat is a stock message (a CUDA error string): it is
+left to the ranking's other evidence.
+
+The index is a sorted array of shingle hashes beside the number of the line holding
+each (:class:`VerbatimIndex`); a lookup is one binary search per shingle of the
+request (about a millisecond for a dozen error lines, ``python -m benchmarks
+--only pasted``). Each page's part (:class:`PageLines`) is made of that page alone,
+so a later load reuses the parts of pages whose bytes are the same.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from knowledge.wiki import Page
+
+__all__ = [
+    "MIN_TELLING",
+    "SHINGLE",
+    "PageLines",
+    "VerbatimHit",
+    "VerbatimIndex",
+    "verbatim_words",
+]
+
+#: Words per shingle: three in a row rarely repeat by chance in one line.
+SHINGLE: Final = 3
+#: Telling words the matched part must hold (see the module's docstring).
+MIN_TELLING: Final = 3
+#: A piece of a request's line that more pages than this repeat is a stock message
+#: (``an illegal memory access was encountered``): it tells no page apart.
+_MAX_PAGES: Final = 3
+#: Share of the shorter side's shingles the other side must hold.
+_MIN_SHARE: Final = 0.8
+#: Lines read per page section and characters read per line (bounded work on any wiki).
+_MAX_LINES: Final = 2_000
+_MAX_LINE_CHARS: Final = 2_000
+#: Words of a request's error line compared (its first ones).
+_MAX_WORDS: Final = 60
+
+#: Tails of a request's line compared besides the whole line (see :func:`_pieces`).
+_MAX_TAILS: Final = 3
+_SEPARATOR_RE: Final = re.compile(r"[:\]]\s+")
+_PATH_RE: Final = re.compile(r"(?:[\w.\-~]*/)+([\w.\-]*)")
+#: An address or any hexadecimal word with a digit (``0x7f3a``, ``93003d42``).
+_HEX_RE: Final = re.compile(r"\b(?:0x[0-9a-fA-F]+|[0-9a-fA-F]*\d[0-9a-fA-F]*)\b")
+_DIGITS_RE: Final = re.compile(r"\d+")
+_WORD_RE: Final = re.compile(r"[a-z][a-z_]*[a-z]")
+
+
+def verbatim_words(line: str) -> list[str]:
+    """The words of ``line`` that two copies of one error line share whatever the machine:
+    lower case, paths cut to their last part, addresses, hexadecimal and numbers out.
+
+    >>> verbatim_words("RuntimeError on GPU3 at /opt/x/y.py:12: 0xdeadbeef failed (8 GPUs)")
+    ['runtimeerror', 'on', 'gpu', 'at', 'py', 'failed', 'gpus']
+    """
+    line = line[:_MAX_LINE_CHARS]
+    if "/" in line:
+        line = _PATH_RE.sub(lambda m: " " + m.group(1), line)
+    line = _DIGITS_RE.sub(" ", _HEX_RE.sub(" ", line))
+    return _WORD_RE.findall(line.lower())
+
+
+def _pieces(line: str) -> list[str]:
+    """``line`` and its tails after each of its last :data:`_MAX_TAILS` separators
+    (``: ``, ``] ``): a log writes its own prefix (a time, a process, a source line,
+    an exception class) before the message a page may quote."""
+    line = line[:_MAX_LINE_CHARS]
+    tails = [line[m.end() :] for m in _SEPARATOR_RE.finditer(line)]
+    return [line, *tails[-_MAX_TAILS:]]
+
+
+def _shingles(words: Sequence[str]) -> list[str]:
+    if len(words) < SHINGLE:
+        return []
+    return [" ".join(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)]
+
+
+@dataclass(frozen=True, slots=True)
+class PageLines:
+    """One page's lines that may repeat an error line: (section anchor, line) each,
+    with the hash of each distinct shingle of a line beside that line's number."""
+
+    lines: tuple[tuple[str, str], ...]
+    #: Number of distinct shingles of each line (in :attr:`lines` order). The hashes are
+    #: Python's own string hashes, so a part is only read in the process that made it
+    #: (as the ranker is: built and kept in the bot's process, never pickled).
+    sizes: tuple[int, ...]
+    hashes: tuple[int, ...]
+    numbers: tuple[int, ...]
+
+    @classmethod
+    def of(cls, page: Page) -> PageLines:
+        lines: list[tuple[str, str]] = []
+        sizes: list[int] = []
+        hashes: list[int] = []
+        numbers: list[int] = []
+        for section in page.sections:
+            texts = [section.text, *(block.text for block in section.code)]
+            for text in texts:
+                for line in text.splitlines()[:_MAX_LINES]:
+                    distinct = set(_shingles(verbatim_words(line)))
+                    if not distinct:
+                        continue
+                    number = len(lines)
+                    lines.append((section.anchor, line.strip()))
+                    sizes.append(len(distinct))
+                    for shingle in distinct:
+                        hashes.append(hash(shingle))
+                        numbers.append(number)
+        return cls(tuple(lines), tuple(sizes), tuple(hashes), tuple(numbers))
+
+
+@dataclass(frozen=True, slots=True)
+class VerbatimHit:
+    """A wiki line holding a request's error line: its page, section and text, and the
+    share of the shorter side's shingles the other side holds (0.8 to 1.0)."""
+
+    path: str
+    anchor: str
+    line: str
+    share: float
+
+
+@dataclass(slots=True)
+class VerbatimIndex:
+    """The shingles of every line of a wiki, sorted by hash (see the module's docstring)."""
+
+    hashes: np.ndarray  # int64, sorted
+    lines: np.ndarray  # int32: the global line number of each hash
+    sizes: np.ndarray  # int32: distinct shingles per global line
+    refs: list[tuple[str, str, str]]  # global line -> (path, anchor, text)
+
+    @classmethod
+    def build(cls, pages: Iterable[tuple[str, PageLines]]) -> VerbatimIndex:
+        import numpy as np
+
+        refs: list[tuple[str, str, str]] = []
+        sizes: list[int] = []
+        hash_parts: list[np.ndarray] = []
+        line_parts: list[np.ndarray] = []
+        for path, part in pages:
+            base = len(refs)
+            refs.extend((path, anchor, text) for anchor, text in part.lines)
+            sizes.extend(part.sizes)
+            hash_parts.append(np.array(part.hashes, dtype=np.int64))
+            line_parts.append(np.array(part.numbers, dtype=np.int32) + base)
+        hashes = np.concatenate(hash_parts) if hash_parts else np.zeros(0, np.int64)
+        lines = np.concatenate(line_parts) if line_parts else np.zeros(0, np.int32)
+        order = np.argsort(hashes, kind="stable")
+        return cls(hashes[order], lines[order], np.array(sizes, dtype=np.int32), refs)
+
+    def find(self, errors: Sequence[str], telling: Callable[[str], bool]) -> dict[str, VerbatimHit]:
+        """path -> the best line of that page holding one of ``errors`` near verbatim.
+        ``telling``: whether a word tells what went wrong (see the module's docstring)."""
+        import numpy as np
+
+        found: dict[str, VerbatimHit] = {}
+        if not self.hashes.size:
+            return found
+        pieces = [piece for error in errors for piece in _pieces(error)]
+        for piece in dict.fromkeys(pieces):
+            words = verbatim_words(piece)[:_MAX_WORDS]
+            shingles = list(dict.fromkeys(_shingles(words)))
+            if len(shingles) < 2:
+                continue
+            wanted = np.array([hash(s) for s in shingles], dtype=np.int64)
+            starts = np.searchsorted(self.hashes, wanted, "left").tolist()
+            ends = np.searchsorted(self.hashes, wanted, "right").tolist()
+            present = [k for k in range(len(shingles)) if ends[k] > starts[k]]
+            if len(present) < 2:
+                continue
+            held = np.concatenate([self.lines[starts[k] : ends[k]] for k in present])
+            which = np.concatenate([np.full(ends[k] - starts[k], k, np.int64) for k in present])
+            # each (line, shingle) pair once: a hash collision must not count twice
+            width = len(shingles)
+            pairs = np.unique(held.astype(np.int64) * width + which)
+            numbers, counts = np.unique(pairs // width, return_counts=True)
+            sizes = self.sizes[numbers]
+            share = np.maximum(
+                counts / len(shingles), np.where(sizes >= 3, counts / np.maximum(sizes, 1), 0.0)
+            )
+            kept = np.flatnonzero((counts >= 2) & (share >= _MIN_SHARE))
+            hits: dict[str, VerbatimHit] = {}
+            for number, share_of in zip(numbers[kept].tolist(), share[kept].tolist(), strict=True):
+                path, anchor, text = self.refs[number]
+                rows = (pairs[pairs // width == number] % width).tolist()
+                words_held = {w for k in rows for w in shingles[k].split()}
+                if sum(1 for w in words_held if telling(w)) < MIN_TELLING:
+                    continue
+                share_of = min(1.0, share_of)
+                if share_of > (hits[path].share if path in hits else 0.0):
+                    hits[path] = VerbatimHit(path, anchor, text, share_of)
+            if len(hits) > _MAX_PAGES:
+                continue  # a stock message many pages quote tells no page apart
+            for path, hit in hits.items():
+                if hit.share > (found[path].share if path in found else 0.0):
+                    found[path] = hit
+        return found
