@@ -999,6 +999,8 @@ def _runs_on_end(joined: str, end: int, cap: int, starts: Sequence[int]) -> int:
     at = bisect_left(starts, end)
     while end < cap and at < len(starts) and starts[at] == end:
         upto = min(starts[at + 1], cap) if at + 1 < len(starts) else cap
+        if _names_a_value(joined, upto):
+            break  # ``HF_TOKEN=...`` on the next line: a name and its value, not a piece
         if not _runs_on(joined[end:upto]):
             # a short piece (``Q``) may still be one when the next goes on after it
             after = min(starts[at + 2], cap) if at + 2 < len(starts) else cap
@@ -1007,6 +1009,17 @@ def _runs_on_end(joined: str, end: int, cap: int, starts: Sequence[int]) -> int:
         end = upto
         at += 1
     return end
+
+
+def _names_a_value(joined: str, end: int) -> bool:
+    """True when the piece ending at ``end`` is the name of an assignment or a header
+    (``HF_TOKEN=v``, ``X-Api-Key: v``): a token's last piece is followed by neither
+    (base64 padding, ``==`` at a token's end, is not an assignment)."""
+    sign = joined[end : end + 1]
+    after = joined[end + 1 : end + 2]
+    if sign == "=":
+        return after not in ("", "=") and not after.isspace()
+    return sign == ":" and after == " "
 
 
 def _runs_on(piece: str) -> bool:

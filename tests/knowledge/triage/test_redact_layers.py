@@ -121,6 +121,26 @@ def test_a_token_continued_after_a_trailing_backslash_is_found(indent):
     assert result.text.endswith("vllm serve m")
 
 
+GH_PAT = "github_pat_" + rand(82, ALNUM + "_")
+
+
+@pytest.mark.parametrize("token", [HF, GH_PAT, AWS], ids=["hf", "github-pat", "aws"])
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [(f"HF_TOKEN={OPAQUE}", "env-secret"), (f"X-Api-Key: {OPAQUE}", "env-secret")],
+    ids=["assignment", "header"],
+)
+def test_the_name_of_a_value_on_the_next_line_is_not_taken_for_a_tokens_last_piece(
+    token, line, kind
+):
+    # ``HF_TOKEN`` looks like a piece of a token (capitals and ``_``): taken as the end
+    # of the token above it, it left ``=<value>`` behind, in clear (found by Hypothesis).
+    result = redact(f"{token}\n{line}", "log")
+    assert_gone(result.text, token[4:14], token[-10:], OPAQUE[:8], OPAQUE[-8:])
+    assert kind in {r.kind for r in result.redactions}
+    assert line.split(OPAQUE)[0] in result.text, "the name stays readable"
+
+
 @pytest.mark.parametrize(
     ("value", "kind"),
     [
