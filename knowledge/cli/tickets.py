@@ -240,7 +240,7 @@ def _export(args: argparse.Namespace) -> int:
 def _answers(args: argparse.Namespace) -> int:
     """The answers kept for solved tickets; ``--not-in-wiki``: only those no section of
     the wiki is near (candidates for a page), each with the nearest section."""
-    from knowledge.intake.similar import IN_WIKI, nearest_sections
+    from knowledge.intake.similar import not_in_wiki
     from knowledge.intake.store import StoreError
 
     try:
@@ -255,15 +255,9 @@ def _answers(args: argparse.Namespace) -> int:
     if args.not_in_wiki:
         kb = open_knowledge(args, load_templates())
         try:
-            wiki = kb.state.wiki
-            sections = [
-                (f"{path}#{s.anchor}", f"{s.title}\n{s.text}")
-                for path, page in wiki.pages.items()
-                for s in page.sections
-            ]
+            rows = not_in_wiki(answers, kb.state.wiki)
         finally:
             kb.close()
-        rows = [r for r in nearest_sections(answers, sections) if r[2] < IN_WIKI]
     if args.json:
         data = [
             {

@@ -19,8 +19,12 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from knowledge.text import fold_key
+
+if TYPE_CHECKING:
+    from knowledge.wiki import Wiki
 
 __all__ = [
     "DEFAULT_THRESHOLD",
@@ -29,6 +33,7 @@ __all__ = [
     "SimilarTickets",
     "SolvedAnswer",
     "nearest_sections",
+    "not_in_wiki",
     "terms",
 ]
 
@@ -140,3 +145,16 @@ def nearest_sections(
         best, score = finder.scores(answer.answer)[0]
         out.append((answer, sections[best.ticket_id][0], score))
     return out
+
+
+def not_in_wiki(
+    answers: Sequence[SolvedAnswer], wiki: Wiki
+) -> list[tuple[SolvedAnswer, str, float]]:
+    """The answers no section of ``wiki`` is near (below :data:`IN_WIKI`), each with the
+    nearest section and its cosine: candidates for a page."""
+    sections = [
+        (f"{path}#{s.anchor}", f"{s.title}\n{s.text}")
+        for path, page in wiki.pages.items()
+        for s in page.sections
+    ]
+    return [row for row in nearest_sections(answers, sections) if row[2] < IN_WIKI]

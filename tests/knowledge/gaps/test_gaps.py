@@ -207,3 +207,37 @@ def test_nothing_recorded_is_said_plainly(tmp_path, capsys):
     assert main(["gaps", "--data", str(Path(tmp_path))]) == 0
     assert "No unanswered request" in capsys.readouterr().out
     assert not (tmp_path / "gaps.sqlite3").exists()
+
+
+def test_solved_tickets_whose_answer_no_page_holds_are_listed_too(tmp_path, capsys):
+    """A helper's answer marked on a solved ticket that no wiki section is near is a page
+    worth writing, said by the people who answer: `wikibot gaps` lists it beside the
+    unanswered requests; an answer the wiki already holds is not listed."""
+    from knowledge.intake.desk import SupportDesk
+    from knowledge.intake.sqlite import SqliteTicketStore
+
+    data = tmp_path / "data"
+    kb = KnowledgeBase.open(DEMO, data)
+    desk = SupportDesk(kb.triage_context, SqliteTicketStore.in_folder(data))
+    page = next(iter(kb.state.wiki.pages.values()))
+    section = max(page.sections, key=lambda s: len(s.text))
+    try:
+        for text, answer in (
+            ("the server hangs at start", f"{section.title}\n{section.text}"),
+            ("the card whines under load", "Undervolt it with a curve rather than a cap."),
+        ):
+            draft = desk.new_draft("discord:42").draft
+            desk.save(draft.id, "discord:42", {"text": text})
+            ticket = desk.file(draft.id, "discord:42", post=False).ticket
+            desk.mark_answer(ticket.id, actor="discord:42", staff=False, answer=answer, url="")
+    finally:
+        desk.store.close()
+        kb.close()
+    args = ["gaps", "--data", str(data), "--wiki", str(DEMO)]
+    assert main([*args, "--json"]) == 0
+    (listed,) = json.loads(capsys.readouterr().out)["solved_not_in_wiki"]
+    assert listed["title"] == "the card whines under load" and listed["nearest"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "1 solved ticket(s)" in out and "the card whines under load" in out
+    assert "the server hangs at start" not in out
