@@ -163,27 +163,12 @@ def test_tickets_export_writes_the_ticket_and_its_thread_redacted(
 def test_tickets_answers_lists_the_answers_the_wiki_lacks(monkeypatch, capsys, tmp_path):
     import json
 
-    from knowledge.intake.desk import SupportDesk
-    from knowledge.intake.sqlite import SqliteTicketStore
-    from knowledge.service import KnowledgeBase, demo_wiki_dir
+    from knowledge.service import demo_wiki_dir
+    from tests.support import file_solved_tickets
 
     data = tmp_path / "data"
-    kb = KnowledgeBase.open(demo_wiki_dir(), data)
-    desk = SupportDesk(kb.triage_context, SqliteTicketStore.in_folder(data))
-    page = next(iter(kb.state.wiki.pages.values()))
-    section = max(page.sections, key=lambda s: len(s.text))
-    try:
-        for text, answer in (
-            ("GLM-5 hangs at NCCL init", f"{section.title}\n{section.text}"),
-            ("the card whines under load", "A community trick: undervolt with a curve, not a cap."),
-        ):
-            draft = desk.new_draft("discord:42").draft
-            desk.save(draft.id, "discord:42", {"text": text})
-            ticket = desk.file(draft.id, "discord:42", post=False).ticket
-            desk.mark_answer(ticket.id, actor="discord:42", staff=False, answer=answer, url="")
-    finally:
-        desk.store.close()
-        kb.close()
+    off_wiki = ("the card whines under load", "A trick: undervolt with a curve, not a cap.")
+    file_solved_tickets(data, off_wiki)
     monkeypatch.delenv("WIKIBOT_CONFIG", raising=False)
     args = ["tickets", "answers", "--json", "--data", str(data), "--wiki", str(demo_wiki_dir())]
     assert main(args) == 0

@@ -213,26 +213,10 @@ def test_solved_tickets_whose_answer_no_page_holds_are_listed_too(tmp_path, caps
     """A helper's answer marked on a solved ticket that no wiki section is near is a page
     worth writing, said by the people who answer: `wikibot gaps` lists it beside the
     unanswered requests; an answer the wiki already holds is not listed."""
-    from knowledge.intake.desk import SupportDesk
-    from knowledge.intake.sqlite import SqliteTicketStore
+    from tests.support import file_solved_tickets
 
     data = tmp_path / "data"
-    kb = KnowledgeBase.open(DEMO, data)
-    desk = SupportDesk(kb.triage_context, SqliteTicketStore.in_folder(data))
-    page = next(iter(kb.state.wiki.pages.values()))
-    section = max(page.sections, key=lambda s: len(s.text))
-    try:
-        for text, answer in (
-            ("the server hangs at start", f"{section.title}\n{section.text}"),
-            ("the card whines under load", "Undervolt it with a curve rather than a cap."),
-        ):
-            draft = desk.new_draft("discord:42").draft
-            desk.save(draft.id, "discord:42", {"text": text})
-            ticket = desk.file(draft.id, "discord:42", post=False).ticket
-            desk.mark_answer(ticket.id, actor="discord:42", staff=False, answer=answer, url="")
-    finally:
-        desk.store.close()
-        kb.close()
+    file_solved_tickets(data, ("the card whines under load", "Undervolt with a curve, not a cap."))
     args = ["gaps", "--data", str(data), "--wiki", str(DEMO)]
     assert main([*args, "--json"]) == 0
     (listed,) = json.loads(capsys.readouterr().out)["solved_not_in_wiki"]
@@ -240,4 +224,4 @@ def test_solved_tickets_whose_answer_no_page_holds_are_listed_too(tmp_path, caps
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "1 solved ticket(s)" in out and "the card whines under load" in out
-    assert "the server hangs at start" not in out
+    assert "GLM-5 hangs at NCCL init" not in out, "an answer the wiki holds is no gap"
