@@ -233,6 +233,12 @@ def _summary(t: Templates, requests: Sequence[EvalRequest], wiki: Path) -> str:
     )
 
 
+def _set_data(data: Path | None, number: int, sets: int) -> Path | None:
+    """The data folder of set ``number``: with several sets and one ``--data``, each
+    keeps its index in a sub-folder of its own."""
+    return data / f"set-{number}" if data is not None and sets > 1 else data
+
+
 def _eval_answers(
     args: argparse.Namespace,
     t: Templates,
@@ -245,8 +251,7 @@ def _eval_answers(
     for number, (wiki, path, requests) in enumerate(loaded, start=1):
         if len(loaded) > 1:
             print(t("eval.set_title", number=number, requests_file=path))
-        data = args.data / f"set-{number}" if args.data is not None and len(loaded) > 1 else None
-        namespace = {**vars(args), "wiki": wiki, "data": data if data else args.data}
+        namespace = {**vars(args), "wiki": wiki, "data": _set_data(args.data, number, len(loaded))}
         kb = open_knowledge(argparse.Namespace(**namespace), t)
         try:
             worst = max(worst, eval_answers(args, kb, requests))
@@ -276,10 +281,7 @@ def _eval(args: argparse.Namespace) -> int:
         return _eval_answers(args, t, loaded)
     sets: list[_Set] = []
     for number, (wiki, path, requests) in enumerate(loaded, start=1):
-        # Several sets with one --data: each keeps its index in its own sub-folder.
-        data = args.data
-        if data is not None and len(loaded) > 1:
-            data = data / f"set-{number}"
+        data = _set_data(args.data, number, len(loaded))
         wiki_dir, results = _run_set(args, t, wiki, data, requests)
         sets.append(_Set(path, requests, wiki_dir, results))
     pooled = _pooled(sets) if len(sets) > 1 else None
