@@ -14,7 +14,7 @@ import pytest
 from knowledge.templates import load_templates
 from tests.bot.helpers import EPHEMERAL, LINK_BASE, PATIENT, bot_factory, embed_of, make_config
 from tests.discord_standin.faults import fail
-from tests.llm_standin import Behaviour, closed_port_url
+from tests.llm_standin import Behaviour, closed_port_url, waits_for
 
 T = load_templates("llm.yaml")
 QUESTION = "nccl calloc error when the server starts"
@@ -100,7 +100,7 @@ def test_a_failing_server_ends_in_the_pages_with_one_sentence(
         last = await record.wait_for(final(record), timeout=30, what="the final edit")
         return copy.deepcopy(last.json)
 
-    config = llm_config(url, first_token_timeout=1, idle_timeout=0.5)
+    config = llm_config(url, **waits_for(mode, first_token_timeout=1, idle_timeout=0.5))
     shown = discord_standin.run(bot_factory(config), scenario)
     embed = embed_of(shown)
     assert embed["description"] == T(f"ask.fallback.{reason}")

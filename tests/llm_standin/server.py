@@ -36,7 +36,7 @@ from aiohttp import web
 
 from .openapi import check
 
-__all__ = ["Behaviour", "LlmStandin", "closed_port_url", "counts"]
+__all__ = ["Behaviour", "LlmStandin", "closed_port_url", "counts", "waits_for"]
 
 MODEL = "standin-model"
 _SOURCE = re.compile(r"^<source (\d+)>[^\n]*\n(.*?)\n</source \1>", re.S | re.M)
@@ -287,3 +287,12 @@ def closed_port_url() -> str:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     return f"http://127.0.0.1:{port}/v1"
+
+
+def waits_for(mode: str, **short: float) -> dict[str, float]:
+    """The client's waits for a test of *mode*: *short* only where slowness is the fault
+    under test (``slow``, ``stall``). Elsewhere a pause of a loaded machine (CI has two
+    cores) must not read as a slow server, so each wait is at least ten seconds."""
+    if mode in ("slow", "stall"):
+        return short
+    return {key: max(10.0, value * 10) for key, value in short.items()}

@@ -9,7 +9,7 @@ import pytest
 
 from knowledge.llm import Asker, LlmSettings, reply_of
 from knowledge.templates import load_templates
-from tests.llm_standin import Behaviour, closed_port_url
+from tests.llm_standin import Behaviour, closed_port_url, waits_for
 
 from .conftest import LINK_BASE
 
@@ -91,7 +91,7 @@ def test_every_failure_falls_back_to_the_pages_with_one_sentence(
 ):
     llm_standin.behaviour = Behaviour(mode=mode)
     url = closed_port_url() if mode == "down" else llm_standin.url
-    asker, outcome = ask(demo_kb, url, ANSWERABLE, first_token_timeout=0.4)
+    asker, outcome = ask(demo_kb, url, ANSWERABLE, **waits_for(mode, first_token_timeout=0.4))
     assert (outcome.status, outcome.reason) == ("fallback", reason)
     reply = reply_of(demo_kb.state, T, outcome)
     assert reply.text == T(f"ask.fallback.{reason}") and reply.text.count(". ") <= 1

@@ -11,7 +11,7 @@ import pytest
 
 from knowledge.llm import ChatClient, LlmFailure, LlmSettings, StreamStats, api_root
 from knowledge.llm._sse import SseDecoder
-from tests.llm_standin import Behaviour, closed_port_url
+from tests.llm_standin import Behaviour, closed_port_url, waits_for
 
 PROMPT = "<source 1> P > S (p.md#s)\nThe fix is to lower it. More.\n</source 1>\n\n"
 MESSAGES = [
@@ -96,7 +96,8 @@ def test_the_api_key_goes_in_the_authorization_header_only():
 )
 def test_each_failure_of_the_server_is_one_kind(llm_standin, mode, kind):
     llm_standin.behaviour = Behaviour(mode=mode)
-    assert failure(llm_standin.url, first_token_timeout=0.5, idle_timeout=0.3).kind == kind
+    waits = waits_for(mode, first_token_timeout=0.5, idle_timeout=0.3)
+    assert failure(llm_standin.url, **waits).kind == kind
 
 
 def test_a_server_that_is_down_is_down():
