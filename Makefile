@@ -28,7 +28,7 @@ test-delay: $(STAMP)  ## the /support end-to-end tests with 80 ms of network del
 bench: $(STAMP)  ## speed and memory figures on ../shared/wiki-snapshot (SCALE=10: 10x wiki)
 	$(BIN)/python -m benchmarks $(if $(SCALE),--scale $(SCALE))
 
-docker-smoke:  ## build the Docker image and run it as deployed (root and a Docker engine)
+docker-smoke: $(STAMP)  ## build the Docker image and run it as deployed (root and a Docker engine)
 	scripts/docker-smoke.sh
 
 EVAL_WIKI ?= ../shared/wiki-snapshot

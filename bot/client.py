@@ -437,6 +437,15 @@ class WikiBot(commands.Bot):
             "stopped in %.2f s (%d task(s) in flight finished)", loop.time() - started, finished
         )
 
+    async def __aexit__(self, *exc_info: Any) -> None:
+        # discord.py's own exit waits only for its part of closing (the gateway and the
+        # HTTP session): a stop under way goes on to close the index and the stores, and
+        # the loop must not end (cancelling it) before it has.
+        if self._stopping is not None:
+            await asyncio.shield(self._stopping)
+            return
+        await super().__aexit__(*exc_info)
+
     async def close(self) -> None:
         stopping = self._stopping
         if stopping is not None and asyncio.current_task() is not stopping:

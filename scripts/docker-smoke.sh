@@ -2,8 +2,10 @@
 # Build the Docker image and run it the way it is deployed: as uid 10001, the wiki
 # mounted read-only, a named volume on /data. Checks `wikibot index`, `wikibot ask`,
 # `wikibot health` (unhealthy without a heartbeat), that HTTP/2 (h2) and compiled
-# bytecode are in the image, that no test code is in the
-# image, and prints the image size. Needs a Docker engine (started here with the vfs
+# bytecode are in the image, that no test code is in the image, that `docker stop` of
+# the bot connected to a Discord stand-in on loopback exits 0 within the grace
+# (scripts/docker_stop_check.py, with tini as PID 1 and --read-only, run by the
+# project's .venv), and prints the image size. Needs a Docker engine (started here with the vfs
 # storage driver when none runs and we are root) and, when BASE cannot be pulled,
 # debootstrap to build a stand-in base from Debian's own python3 packages.
 #
@@ -133,6 +135,10 @@ found = [str(f) for s in site for name in ("tests", "benchmarks", "knowledge", "
          or f.name.startswith("test_") or f.name == "conftest.py" or "standin" in f.name]
 print("test files:", found or "none")
 sys.exit(1 if found or importlib.util.find_spec("tests") else 0)'
+
+say "docker stop of the bot connected to a Discord stand-in (tini PID 1, --read-only)"
+echo "\$ .venv/bin/python scripts/docker_stop_check.py $IMAGE $WIKI"
+.venv/bin/python scripts/docker_stop_check.py "$IMAGE" "$WIKI" || failed=1
 
 say "image size"
 docker image inspect --format '{{.Size}}' "$IMAGE" \

@@ -156,6 +156,42 @@ def test_sigterm_in_the_middle_of_a_filing_lets_it_finish_then_exits_0(tmp_path)
     assert figures["exit_s"] < 5.0, figures
 
 
+def test_leaving_the_bot_context_waits_for_a_stop_to_close_the_stores(discord_standin, tmp_path):
+    """``serve`` runs the bot in ``async with bot``, then the loop ends. discord.py's exit
+    waits only for its own part of closing (gateway, HTTP), and the loop's end then
+    cancelled a stop still closing the index and the stores ("stopped in" was never
+    logged: seen with ``docker stop`` of an idle bot in the image)."""
+    import time as clock
+
+    from bot.client import WikiBot
+    from tests.bot.helpers import make_config
+
+    config = make_config(wiki={"data_dir": str(tmp_path / "data")})
+    closed: list[str] = []
+
+    async def scenario(ds):
+        bot = ds.client
+        kb = bot.kb
+        real_close = kb.close
+
+        def slow_close() -> None:  # a store flushing to a slow disk, in its thread
+            clock.sleep(0.3)
+            real_close()
+            closed.append("index and stores")
+
+        kb.close = slow_close
+        stopping = asyncio.create_task(bot.stop())
+        while bot._closing_task is None:  # the stop has reached discord.py's close
+            await asyncio.sleep(0.001)
+        await bot.__aexit__(None, None, None)
+        return stopping.done(), list(closed)
+
+    stop_done, closed_when_exited = discord_standin.run(
+        lambda **kw: WikiBot(config, **kw), scenario
+    )
+    assert closed_when_exited == ["index and stores"] and stop_done
+
+
 def test_a_stop_waits_for_handlers_only_as_long_as_its_grace_then_cuts_them_short(
     discord_standin, caplog
 ):
