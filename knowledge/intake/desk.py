@@ -223,6 +223,10 @@ class SupportDesk:
         self._similar: SimilarTickets | None = None
         self._corpus: Corpus | None = None
         self._similar_lock = threading.Lock()
+        #: ticket id -> when its post was allowed to ping the helpers (claim_ping), until
+        #: the post is made (the ping recorded) or fails (the ping kept for its retry).
+        self._pings_held: dict[int, float] = {}
+        self._ping_lock = threading.Lock()
 
     # ----------------------------------------------------------------- drafts
 
@@ -701,18 +705,36 @@ class SupportDesk:
         return self.store.pending_count()
 
     def claim_ping(self, ticket_id: int, quiet: float) -> bool:
-        """True (and recorded) when the helpers may be pinged for this ticket's post: never
-        pinged for it before, and no ping for any ticket in the last ``quiet`` seconds
-        (a burst of tickets pings once). Recorded before the post is made, so a retried
-        post never pings twice."""
+        """True when the helpers may be pinged in this ticket's post: never pinged for it
+        before, and no ping for any ticket in the last ``quiet`` seconds (a burst of
+        tickets pings once). The ping is held for this post until the caller says whether
+        the post went out carrying it (:meth:`ping_sent`) or not (:meth:`ping_unsent`):
+        a post Discord refused spends no ping, so its retry pings instead. Held pings
+        count in the quiet window, so posts made at the same moment ping once."""
         if any(e.kind == "helpers_pinged" for e in self.store.events(ticket_id)):
             return False
         now = self.clock()
         last = self.store.last_event_at("helpers_pinged")
-        if last is not None and now - last < quiet:
-            return False
-        self.store.record_event(ticket_id, "helpers_pinged", "bot", at=now)
+        with self._ping_lock:
+            if ticket_id in self._pings_held:
+                return False
+            held = max(self._pings_held.values(), default=None)
+            if any(at is not None and now - at < quiet for at in (last, held)):
+                return False
+            self._pings_held[ticket_id] = now
         return True
+
+    def ping_sent(self, ticket_id: int) -> None:
+        """The post carrying the ping held by :meth:`claim_ping` is up: record the ping."""
+        with self._ping_lock:
+            at = self._pings_held.pop(ticket_id, None)
+        if at is not None:
+            self.store.record_event(ticket_id, "helpers_pinged", "bot", at=at)
+
+    def ping_unsent(self, ticket_id: int) -> None:
+        """The post that was to carry the held ping failed: the ping is not spent."""
+        with self._ping_lock:
+            self._pings_held.pop(ticket_id, None)
 
     def failed_count(self) -> int:
         return self.store.failed_count()

@@ -789,3 +789,22 @@ def test_a_solved_answer_is_found_by_a_like_question_and_not_by_another(desk, st
     from_wiki = dataclasses.replace(kept, answer=f"{section.title}\n{section.text}")
     (_, _, score), (_, _, novel_score) = nearest_sections([from_wiki, kept], sections)
     assert score >= IN_WIKI > novel_score
+
+
+def test_a_ping_is_spent_only_by_a_post_that_carries_it(desk, store, clock):
+    """claim_ping holds the helpers' ping for one post: a failed post gives it back (its
+    retry may ping), a post made records it (never again for that ticket), and while one
+    is held or within the quiet window no other ticket pings."""
+    one, two = (desk.file(fill(desk, user=u).id, u, post=True).ticket.id for u in ("d:1", "d:2"))
+    assert desk.claim_ping(one, quiet=600)
+    assert not desk.claim_ping(two, quiet=600), "held for the first post: a burst pings once"
+    desk.ping_unsent(one)  # Discord refused the post
+    assert "helpers_pinged" not in [e.kind for e in store.events(one)]
+    clock.now += 60
+    assert desk.claim_ping(one, quiet=600), "the retry pings"
+    desk.ping_sent(one)
+    assert [e.kind for e in store.events(one)].count("helpers_pinged") == 1
+    assert not desk.claim_ping(one, quiet=0), "never twice for one ticket"
+    assert not desk.claim_ping(two, quiet=600), "within the quiet window"
+    clock.now += 601
+    assert desk.claim_ping(two, quiet=600)
