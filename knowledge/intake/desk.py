@@ -634,7 +634,7 @@ class SupportDesk:
         with self._similar_lock:
             finder = self._similar
         if finder is None:
-            answers = self.store.solved_answers()
+            answers = self.store.solved_answers(public=True)
             if answers and self._corpus is None:  # none solved yet: no need to read the wiki
                 pages = self.context.wiki.pages.values()
                 self._corpus = Corpus.of(f"{s.title}\n{s.text}" for p in pages for s in p.sections)
@@ -643,13 +643,28 @@ class SupportDesk:
                 self._similar = finder
         return finder.find(text)
 
+    def nothing_solved(self) -> bool:
+        """True when it is known without the store that no solved ticket can be offered
+        (the solved tickets were read since the last answer was marked, and none was)."""
+        with self._similar_lock:
+            return self._similar is not None and not self._similar.answers
+
     def similar_field(self, draft: Draft) -> Field | None:
-        """ "A similar ticket was solved" for the check of ``draft``: the nearest solved
-        ticket's title (linked to its thread) and the start of its answer; None when no
-        solved ticket is near enough."""
-        question = "\n".join(draft.values.get(k, "") for k in ("text", "actual", "expected"))
+        """ "A similar ticket was solved" for the check of ``draft`` (see
+        :meth:`similar_field_for`)."""
+        return self.similar_field_for(
+            "\n".join(draft.values.get(k, "") for k in ("text", "actual", "expected"))
+        )
+
+    def similar_field_for(self, question: str) -> Field | None:
+        """ "A similar ticket was solved" for ``question`` (a request's text, or the words
+        of a /search): the nearest solved ticket's title (linked to its thread) and the
+        start of its answer; None when no solved ticket is near enough. Private tickets
+        are never offered."""
+        if not question.strip():
+            return None
         found = self.similar(question)
-        if not question.strip() or not found:
+        if not found:
             return None
         answer, _ = found[0]
         line = self.t(

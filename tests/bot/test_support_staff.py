@@ -625,3 +625,61 @@ def test_a_marked_answer_solves_the_ticket_and_is_offered_to_the_next_like_quest
         assert "[REDACTED:hf-token]" in kept.answer and kept.url.endswith(link)
     finally:
         store.close()
+
+
+def test_search_offers_a_solved_ticket_like_the_query_beside_the_wiki_pages(
+    discord_standin, data
+):
+    """/search shows "a similar ticket was solved" (the same desk, similarity and
+    threshold as the /support check) beside the wiki's sections when a solved ticket
+    asked much the same: on every page, linking the answer, redacted, pinging nobody.
+    Not for an unrelated query, and not outside the bot's server (a DM)."""
+    import copy
+
+    from tests.bot.helpers import buttons, embed_of
+
+    secret = "hf_" + "Qm7" * 12
+    title = "A similar ticket was solved"
+
+    async def scenario(ds):
+        post = await _file(ds)
+        thread_id = int(post.response["id"])
+        answer = ds.make_message(
+            f"@everyone pin the v4 image, <@{DEFAULT_IDS.mod}> saw it too; token {secret}",
+            channel_id=thread_id,
+            author_id=DEFAULT_IDS.mod,
+        )
+        await ds.message_command("Mark as answer", answer)
+        pings_before = len(ds.pings)
+        query = "glm-5 engine dies after loading on eight gpus"
+        same = await ds.slash("search", query=query)
+        first_page = copy.deepcopy(same.original)
+        turn = {b["label"]: b["custom_id"] for b in buttons(first_page)}["Next"]
+        await ds.press(first_page, turn)
+        second_page = copy.deepcopy(ds.messages[int(first_page["id"])])
+        unrelated = await ds.slash("search", query="my fans spin at full speed when idle")
+        await ds.client.sync_commands(None)  # global too: /search is offered in DMs
+        in_dm = await ds.slash("search", query=query, context=1)
+        return (
+            answer,
+            first_page,
+            second_page,
+            unrelated.original,
+            in_dm.original,
+            ds.pings[pings_before:],
+        )
+
+    answer, first_page, second_page, unrelated, in_dm, pings = discord_standin.run(
+        factory(data), scenario
+    )
+    link = f"/channels/{DEFAULT_IDS.guild}/{answer['channel_id']}/{answer['id']}"
+    names = [f["name"] for f in embed_of(first_page)["fields"]]
+    assert names[-1] == title and len(names) > 1, "beside the wiki's sections, after them"
+    offered = embed_of(first_page)["fields"][-1]["value"]
+    assert offered.startswith("#1 [") and link in offered
+    assert secret not in offered and "REDACTED" in offered
+    assert embed_of(second_page)["fields"][-1]["value"] == offered, "on the next page too"
+    assert embed_of(second_page)["fields"][0]["name"] != names[0], "the page did turn"
+    assert title not in [f["name"] for f in embed_of(unrelated)["fields"]]
+    assert title not in [f["name"] for f in embed_of(in_dm)["fields"]]
+    assert [p for p in pings if p.pings] == [], "the offer pings nobody"
