@@ -275,13 +275,11 @@ async def answer_search(bot: WikiBot, query: str, category: str | None, page: in
 async def with_solved(bot: WikiBot, guild_id: int | None, reply: Reply, query: str) -> Reply:
     """``reply`` with "a similar ticket was solved" beside the wiki's sections when a
     solved ticket asked much the same as ``query`` (the support desk decides, as for the
-    /support check). Only in the bot's own servers: a ticket's thread is theirs, and a
-    search elsewhere (a DM, another server) shows nothing of it. The offer is kept
+    /support check). Only in the server of the tickets (see ``SupportCog.home_guilds``):
+    a search elsewhere (a DM, another server) shows nothing of them. The offer is kept
     whole: sections are left out, the last first, to fit Discord's embed limits."""
-    if guild_id is None or guild_id not in bot.config.guild_ids:
-        return reply
     support = bot.get_cog("SupportCog")
-    if support is None:
+    if support is None or guild_id not in support.home_guilds():  # type: ignore[attr-defined]
         return reply
     try:
         offer = await support.solved_like(query)  # type: ignore[attr-defined]

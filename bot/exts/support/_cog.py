@@ -163,6 +163,17 @@ class SupportCog(IntakeFlow, FilingFlow, LifecycleFlow, StaffFlow, commands.Cog)
                 await self.in_store(store.close)
         return self.store
 
+    def home_guilds(self) -> set[int]:
+        """The servers whose members may see the tickets' threads: the one of the help
+        forum (and of the private tickets' channel), and the configured servers."""
+        homes = set(self.bot.config.guild_ids)
+        for channel_id in (self.config.forum_channel_id, self.config.private_channel_id):
+            channel = self.bot.get_channel(channel_id) if channel_id else None
+            guild = getattr(channel, "guild", None)
+            if guild is not None:
+                homes.add(guild.id)
+        return homes
+
     async def solved_like(self, text: str) -> Field | None:
         """ "A similar ticket was solved" for ``text`` (a /search), as the /support check
         offers it: the desk's solved tickets, similarity and threshold; None when none is
