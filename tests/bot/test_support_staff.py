@@ -683,3 +683,24 @@ def test_search_offers_a_solved_ticket_like_the_query_beside_the_wiki_pages(
     assert title not in [f["name"] for f in embed_of(unrelated)["fields"]]
     assert title not in [f["name"] for f in embed_of(in_dm)["fields"]]
     assert [p for p in pings if p.pings] == [], "the offer pings nobody"
+
+
+def test_search_offers_solved_tickets_in_the_forums_server_when_commands_are_global(
+    discord_standin, data
+):
+    """A bot whose commands are global (no ``discord.guild_ids``) still offers a solved
+    ticket to a /search made in the help forum's server."""
+    from tests.bot.helpers import embed_of
+
+    async def scenario(ds):
+        await ds.client.sync_commands(None)
+        post = await _file(ds)
+        answer = ds.make_message(
+            "pin the v4 image", channel_id=int(post.response["id"]), author_id=DEFAULT_IDS.mod
+        )
+        await ds.message_command("Mark as answer", answer)
+        query = "glm-5 engine dies after loading on eight gpus"
+        return (await ds.slash("search", query=query)).original
+
+    shown = discord_standin.run(factory(data, discord={"guild_ids": []}), scenario)
+    assert embed_of(shown)["fields"][-1]["name"] == "A similar ticket was solved"
