@@ -16,6 +16,12 @@ the answer. Then three sets of questions are asked:
 Printed per threshold, never asserted: the share of paraphrases whose own ticket
 comes first and is offered, and the share of other questions offered an unrelated
 ticket.
+
+Then the same questions go through the support desk as the bot runs it (the solved
+tickets filed and marked in a ticket store, the wiki indexed): ``SupportDesk.similar``,
+which both the /support check and /search offer from, at its own threshold. Its line
+should match the table's row for that threshold (``--no-desk`` skips it: indexing
+the wiki takes a while).
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main", "measure"]
+__all__ = ["main", "measure", "through_desk"]
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_WIKI = ROOT.parent / "shared" / "wiki-snapshot"
@@ -104,10 +110,69 @@ def measure(wiki_dir: Path, requests_file: Path) -> dict[str, Any]:
     }
 
 
+def through_desk(wiki_dir: Path, requests_file: Path) -> dict[str, Any]:
+    """The paraphrases and other questions asked of a :class:`SupportDesk` whose store
+    holds the solved half of the requests (filed from a draft, answer marked), as the
+    /support check and /search ask it."""
+    import tempfile
+
+    from knowledge.intake.desk import IntakeSettings, SupportDesk
+    from knowledge.intake.similar import DEFAULT_THRESHOLD
+    from knowledge.intake.sqlite import SqliteTicketStore
+    from knowledge.intake.store import RateLimit
+    from knowledge.service import KnowledgeBase
+
+    requests = [json.loads(line) for line in requests_file.read_text("utf-8").splitlines() if line]
+    with_pages = [r for r in requests if r.get("expected_pages")]
+    solved, others = with_pages[0::2], with_pages[1::2]
+    no_page = [r for r in requests if not r.get("expected_pages")]
+    pages = {r["id"]: set(r["expected_pages"]) for r in requests}
+    paraphrases = [json.loads(line) for line in PARAPHRASES.read_text("utf-8").splitlines() if line]
+    solved_ids = {r["id"] for r in solved}
+    paraphrases = [p for p in paraphrases if p["of"] in solved_ids]
+    with tempfile.TemporaryDirectory(prefix="similar-desk-") as folder:
+        kb = KnowledgeBase.open(wiki_dir, Path(folder))
+        store = SqliteTicketStore.in_folder(Path(folder))
+        settings = IntakeSettings(rate=RateLimit(len(solved) + 1, 60))
+        desk = SupportDesk(kb.triage_context, store, settings=settings)
+        try:
+            request_of: dict[int, str] = {}
+            for r in solved:
+                draft = desk.new_draft("bench:1").draft
+                desk.save(draft.id, "bench:1", {"text": r["question"]})
+                ticket = desk.file(draft.id, "bench:1", post=False).ticket
+                answer = _section_text(kb.state.wiki, r["expected_pages"][0]) or r["question"]
+                desk.mark_answer(ticket.id, actor="bench:2", staff=True, answer=answer, url="")
+                request_of[ticket.id] = r["id"]
+
+            def offered(text: str) -> str | None:
+                found = desk.similar(text)
+                return request_of[found[0][0].ticket_id] if found else None
+
+            para = [(p["of"], offered(p["question"])) for p in paraphrases]
+            other = [(r["id"], offered(r["question"])) for r in others + no_page]
+        finally:
+            store.close()
+            kb.close()
+    right = sum(1 for want, got in para if got == want)
+    wrong = sum(1 for want, got in para if got is not None and got != want)
+    unrelated = sum(1 for q, got in other if got is not None and not pages[q] & pages[got])
+    return {
+        "threshold": DEFAULT_THRESHOLD,
+        "paraphrase_right_first": f"{right}/{len(para)}",
+        "paraphrase_wrong_offered": f"{wrong}/{len(para)}",
+        "other_offered": f"{sum(1 for _, got in other if got is not None)}/{len(other)}",
+        "other_unrelated_offered": f"{unrelated}/{len(other)}",
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--wiki", type=Path, default=DEFAULT_WIKI)
     parser.add_argument("--requests", type=Path, default=DEFAULT_REQUESTS)
+    parser.add_argument(
+        "--no-desk", action="store_true", help="skip the pass through the support desk"
+    )
     args = parser.parse_args(argv)
     if not args.wiki.is_dir() or not args.requests.is_file():
         print(f"{args.wiki} or {args.requests} not found", file=sys.stderr)
@@ -117,6 +182,10 @@ def main(argv: list[str] | None = None) -> int:
         if key != "rows":
             print(f"{key:>34}: {value}")
     for row in result["rows"]:
+        print("  ".join(f"{k}={v}" for k, v in row.items()))
+    if not args.no_desk:
+        row = through_desk(args.wiki, args.requests)
+        print("through the support desk (the /support check and /search):")
         print("  ".join(f"{k}={v}" for k, v in row.items()))
     return 0
 

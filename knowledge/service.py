@@ -581,15 +581,20 @@ class KnowledgeBase:
         return lint_reply(report, load_templates("lint.yaml"))
 
     def gaps_report(self, since_days: int | None = None) -> Reply:
-        """``/wiki gaps``: the unanswered requests recorded in the data folder, grouped."""
+        """``/wiki gaps``: the unanswered requests recorded in the data folder, grouped, and
+        the solved tickets whose marked answer no wiki section holds."""
         from knowledge.gaps import GapStore, TermWeights, gaps_report
         from knowledge.gaps.answer import gaps_reply
+        from knowledge.gaps.solved import solved_not_in_wiki
 
         if self.gaps is not None:
             self.gaps.flush()  # what was asked a moment ago counts too
         records = GapStore.read(self.data_dir, since_days)
         report = gaps_report(records, TermWeights.of(self.wiki), since_days=since_days)
-        return gaps_reply(report, load_templates("gaps.yaml"), recording=self.gaps is not None)
+        solved = solved_not_in_wiki(self.data_dir, self.wiki)
+        return gaps_reply(
+            report, load_templates("gaps.yaml"), recording=self.gaps is not None, solved=solved
+        )
 
     def help(self) -> Reply:
         return answers.help_reply(self.t)

@@ -10,15 +10,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from knowledge.cli.options import add_wiki_options, wiki_folders
 from knowledge.templates import load_templates
-
-if TYPE_CHECKING:
-    from knowledge.intake.similar import SolvedAnswer
-    from knowledge.wiki import Wiki
 
 __all__ = ["add_gaps_command"]
 
@@ -26,6 +20,7 @@ __all__ = ["add_gaps_command"]
 def _gaps(args: argparse.Namespace) -> int:
     from knowledge.gaps import GapStore, TermWeights, gaps_report
     from knowledge.gaps.answer import render_text
+    from knowledge.gaps.solved import solved_not_in_wiki
     from knowledge.lint.folder import load_for_lint
 
     t = load_templates("gaps.yaml")
@@ -33,7 +28,7 @@ def _gaps(args: argparse.Namespace) -> int:
     records = GapStore.read(data_dir, args.since)
     wiki, _, _ = load_for_lint(wiki_dir, data_dir)
     report = gaps_report(records, TermWeights.of(wiki), since_days=args.since)
-    solved = _solved_not_in_wiki(data_dir, wiki)
+    solved = solved_not_in_wiki(data_dir, wiki)
     if args.json:
         data = report.to_json()
         data["solved_not_in_wiki"] = [
@@ -48,26 +43,6 @@ def _gaps(args: argparse.Namespace) -> int:
         for a, ref, _ in solved:
             print(t("text.solved_line", id=a.ticket_id, title=a.title, url=a.url or "-", ref=ref))
     return 0
-
-
-def _solved_not_in_wiki(data_dir: Path, wiki: Wiki) -> list[tuple[SolvedAnswer, str, float]]:
-    """Answers marked on solved tickets (the bot's ticket store in ``data_dir``, when
-    there is one) that no wiki section holds: pages worth writing, said by helpers."""
-    from knowledge.intake.similar import not_in_wiki
-    from knowledge.intake.sqlite import FILE_NAME, SqliteTicketStore
-    from knowledge.intake.store import StoreError
-
-    if not (data_dir / FILE_NAME).is_file():
-        return []
-    try:
-        store = SqliteTicketStore.in_folder(data_dir)
-    except (StoreError, OSError):
-        return []  # `wikibot tickets` says what is wrong with the store; gaps go on
-    try:
-        answers = store.solved_answers()
-    finally:
-        store.close()
-    return not_in_wiki(answers, wiki) if answers else []
 
 
 def _days(text: str) -> int:

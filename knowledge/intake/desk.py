@@ -223,6 +223,10 @@ class SupportDesk:
         self._similar: SimilarTickets | None = None
         self._corpus: Corpus | None = None
         self._similar_lock = threading.Lock()
+        #: ticket id -> when its post was allowed to ping the helpers (claim_ping), until
+        #: the post is made (the ping recorded) or fails (the ping kept for its retry).
+        self._pings_held: dict[int, float] = {}
+        self._ping_lock = threading.Lock()
 
     # ----------------------------------------------------------------- drafts
 
@@ -630,7 +634,7 @@ class SupportDesk:
         with self._similar_lock:
             finder = self._similar
         if finder is None:
-            answers = self.store.solved_answers()
+            answers = self.store.solved_answers(public=True)
             if answers and self._corpus is None:  # none solved yet: no need to read the wiki
                 pages = self.context.wiki.pages.values()
                 self._corpus = Corpus.of(f"{s.title}\n{s.text}" for p in pages for s in p.sections)
@@ -639,13 +643,28 @@ class SupportDesk:
                 self._similar = finder
         return finder.find(text)
 
+    def nothing_solved(self) -> bool:
+        """True when it is known without the store that no solved ticket can be offered
+        (the solved tickets were read since the last answer was marked, and none was)."""
+        with self._similar_lock:
+            return self._similar is not None and not self._similar.answers
+
     def similar_field(self, draft: Draft) -> Field | None:
-        """ "A similar ticket was solved" for the check of ``draft``: the nearest solved
-        ticket's title (linked to its thread) and the start of its answer; None when no
-        solved ticket is near enough."""
-        question = "\n".join(draft.values.get(k, "") for k in ("text", "actual", "expected"))
+        """ "A similar ticket was solved" for the check of ``draft`` (see
+        :meth:`similar_field_for`)."""
+        return self.similar_field_for(
+            "\n".join(draft.values.get(k, "") for k in ("text", "actual", "expected"))
+        )
+
+    def similar_field_for(self, question: str) -> Field | None:
+        """ "A similar ticket was solved" for ``question`` (a request's text, or the words
+        of a /search): the nearest solved ticket's title (linked to its thread) and the
+        start of its answer; None when no solved ticket is near enough. Private tickets
+        are never offered."""
+        if not question.strip():
+            return None
         found = self.similar(question)
-        if not question.strip() or not found:
+        if not found:
             return None
         answer, _ = found[0]
         line = self.t(
@@ -701,18 +720,36 @@ class SupportDesk:
         return self.store.pending_count()
 
     def claim_ping(self, ticket_id: int, quiet: float) -> bool:
-        """True (and recorded) when the helpers may be pinged for this ticket's post: never
-        pinged for it before, and no ping for any ticket in the last ``quiet`` seconds
-        (a burst of tickets pings once). Recorded before the post is made, so a retried
-        post never pings twice."""
+        """True when the helpers may be pinged in this ticket's post: never pinged for it
+        before, and no ping for any ticket in the last ``quiet`` seconds (a burst of
+        tickets pings once). The ping is held for this post until the caller says whether
+        the post went out carrying it (:meth:`ping_sent`) or not (:meth:`ping_unsent`):
+        a post Discord refused spends no ping, so its retry pings instead. Held pings
+        count in the quiet window, so posts made at the same moment ping once."""
         if any(e.kind == "helpers_pinged" for e in self.store.events(ticket_id)):
             return False
         now = self.clock()
         last = self.store.last_event_at("helpers_pinged")
-        if last is not None and now - last < quiet:
-            return False
-        self.store.record_event(ticket_id, "helpers_pinged", "bot", at=now)
+        with self._ping_lock:
+            if ticket_id in self._pings_held:
+                return False
+            held = max(self._pings_held.values(), default=None)
+            if any(at is not None and now - at < quiet for at in (last, held)):
+                return False
+            self._pings_held[ticket_id] = now
         return True
+
+    def ping_sent(self, ticket_id: int) -> None:
+        """The post carrying the ping held by :meth:`claim_ping` is up: record the ping."""
+        with self._ping_lock:
+            at = self._pings_held.pop(ticket_id, None)
+        if at is not None:
+            self.store.record_event(ticket_id, "helpers_pinged", "bot", at=at)
+
+    def ping_unsent(self, ticket_id: int) -> None:
+        """The post that was to carry the held ping failed: the ping is not spent."""
+        with self._ping_lock:
+            self._pings_held.pop(ticket_id, None)
 
     def failed_count(self) -> int:
         return self.store.failed_count()

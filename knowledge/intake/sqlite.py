@@ -672,10 +672,16 @@ class SqliteTicketStore:
         assert ticket is not None
         return ticket
 
-    def solved_answers(self, limit: int = 5000) -> list[SolvedAnswer]:
+    def solved_answers(self, limit: int = 5000, *, public: bool = False) -> list[SolvedAnswer]:
+        private = (
+            "WHERE NOT EXISTS (SELECT 1 FROM ticket_events e "
+            "WHERE e.ticket_id = a.ticket_id AND e.kind = 'private') "
+            if public
+            else ""
+        )
         rows = self._read(
             "SELECT a.ticket_id, t.title, a.question, a.answer, a.url, a.at "
-            "FROM solved_answers a JOIN tickets t ON t.id = a.ticket_id "
+            f"FROM solved_answers a JOIN tickets t ON t.id = a.ticket_id {private}"
             "ORDER BY a.at DESC LIMIT ?",
             (limit,),
         )

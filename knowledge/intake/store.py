@@ -186,8 +186,9 @@ class TicketStore(Protocol):
         and record the event ``answered``."""
         ...
 
-    def solved_answers(self, limit: int = 5000) -> Sequence[SolvedAnswer]:
-        """The kept answers, newest first."""
+    def solved_answers(self, limit: int = 5000, *, public: bool = False) -> Sequence[SolvedAnswer]:
+        """The kept answers, newest first; ``public``: not those of private tickets (the
+        asker chose a staff-only thread: their answer is offered to nobody else)."""
         ...
 
     def last_event_at(self, kind: str) -> float | None:

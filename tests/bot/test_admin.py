@@ -218,3 +218,39 @@ def test_wiki_gaps_lists_what_members_asked_that_the_wiki_did_not_answer(discord
     kb.close()
     stored = (tmp_path / "data" / "gaps.sqlite3").read_bytes()
     assert str(DEFAULT_IDS.alice).encode() not in stored
+
+
+def test_wiki_gaps_lists_the_solved_tickets_whose_answer_no_page_holds(discord_standin, tmp_path):
+    """As `wikibot gaps` does: a solved ticket whose marked answer no wiki section is near
+    is listed (title linked to its thread, the nearest section), one that the wiki holds
+    is not; with no unanswered request recorded, the list still shows. Many such tickets
+    stay within one embed field, the rest counted."""
+    from knowledge.gaps.answer import gaps_reply
+    from knowledge.gaps.report import GapsReport
+    from knowledge.intake.similar import SolvedAnswer
+    from knowledge.templates import load_templates
+    from tests.support import file_solved_tickets
+
+    file_solved_tickets(tmp_path / "data", ("the card whines at <@1> load", "Undervolt it."))
+    kb = fresh_kb(tmp_path)
+
+    async def scenario(standin):
+        return (await (await standin.slash("wiki gaps", user_id=DEFAULT_IDS.mod)).answer()).shown
+
+    shown = discord_standin.run(bot_factory(kb=kb), scenario)
+    kb.close()
+    embed = embed_of(shown)
+    assert embed["description"].startswith("No unanswered request")
+    assert "Recording is off here" in embed["description"], "this kb records no gaps"
+    (listed,) = embed["fields"]
+    assert listed["name"] == "Solved tickets whose answer no page holds (1)"
+    assert listed["value"].startswith("#2 the card whines at \\<@1\\> load · nearest section `")
+    assert "GLM-5 hangs" not in listed["value"], "an answer the wiki holds is no gap"
+
+    many = [
+        (SolvedAnswer(i, "x" * 200, "q", "a", f"https://discord.com/channels/1/2/{i}"), "p#s", 0.1)
+        for i in range(1, 60)
+    ]
+    empty = GapsReport(groups=(), requests=0, since_days=None)
+    (field,) = gaps_reply(empty, load_templates("gaps.yaml"), solved=many).fields
+    assert len(field.value) <= 1024 and field.value.endswith("`wikibot gaps` lists them all.")

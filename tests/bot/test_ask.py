@@ -13,6 +13,7 @@ import pytest
 
 from knowledge.templates import load_templates
 from tests.bot.helpers import EPHEMERAL, LINK_BASE, PATIENT, bot_factory, embed_of, make_config
+from tests.discord_standin import DEFAULT_IDS
 from tests.discord_standin.faults import fail
 from tests.llm_standin import Behaviour, closed_port_url, waits_for
 
@@ -45,6 +46,20 @@ def test_ask_is_not_there_when_answering_is_off(discord_standin):
 
     names = discord_standin.run(bot_factory(make_config()), scenario)
     assert "search" in names and "ask" not in names
+
+
+def test_help_mentions_ask_only_when_answering_is_on(discord_standin):
+    """/help names /ask (clickable) when the bot has it, and never when it does not."""
+
+    async def scenario(standin):
+        shown = (await standin.slash("help")).response.message
+        ids = {c["name"]: c["id"] for c in standin.commands[DEFAULT_IDS.guild]}
+        return embed_of(shown)["description"], ids
+
+    text, ids = discord_standin.run(bot_factory(llm_config(closed_port_url())), scenario)
+    assert f"</ask:{ids['ask']}> `<question>`" in text
+    text, _ = discord_standin.run(bot_factory(make_config()), scenario)
+    assert "/ask" not in text and "</ask:" not in text
 
 
 def test_the_answer_streams_in_paced_edits_then_the_final_edit_cites_the_sections(

@@ -68,6 +68,37 @@ def test_without_a_quiet_window_each_ticket_pings_and_without_a_role_none(
     assert not any("<@&" in p.json["message"]["content"] for p in posts)
 
 
+def test_a_post_refused_spends_no_ping_and_its_retry_carries_it(discord_standin, data):
+    """The first attempt at the post is refused: the helpers heard nothing, so the ping
+    is not spent; the retry that goes up carries it, once."""
+    from tests.bot.test_support_forum import _due_now, _until_ticket
+    from tests.discord_standin.faults import fail
+
+    async def scenario(ds):
+        fail(ds, "create_thread", status=400, code=40067, message="A tag is required")
+        first = await _file(ds)
+        await _until_ticket(data, lambda t: t.post_attempts >= 1)
+        _due_now(data)
+        second = await ds.wait_for_request(
+            lambda r: r.route == "create_thread" and r.status == 200, timeout=20
+        )
+        return first, second
+
+    first, second = discord_standin.run(factory(data, helper_role_id=HELPERS), scenario)
+    assert first.error_code == 40067
+    message = second.json["message"]
+    assert f"<@&{HELPERS}>" in message["content"]
+    assert [str(r) for r in message["allowed_mentions"]["roles"]] == [str(HELPERS)]
+    pings = [p for m in discord_standin.last.pings for p in m.pings]
+    assert pings.count(f"<@&{HELPERS}>") == 1
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        kinds = [e.kind for e in store.get_ticket(1).events]
+        assert kinds.count("helpers_pinged") == 1 and kinds[-1] == "posted"
+    finally:
+        store.close()
+
+
 # --- claim ------------------------------------------------------------------------------
 
 
@@ -338,22 +369,31 @@ def test_after_a_restart_the_schedule_is_rebuilt_from_each_threads_last_message(
 # --- private tickets ------------------------------------------------------------------------
 
 
-def test_a_ticket_filed_privately_is_a_private_thread_of_the_staff_channel(discord_standin, data):
+STAFF_CHANNEL = DEFAULT_IDS.bot_log
+
+
+def _guild_with_a_staff_channel():
+    """The default guild, the bot allowed to make private threads in the staff channel."""
     import dataclasses
 
-    from tests.bot.helpers import buttons
     from tests.discord_standin import default_guild
 
-    staff_channel = DEFAULT_IDS.bot_log
     guild = default_guild()
     create_private_threads = 1 << 36
     guild.channels[:] = [
         dataclasses.replace(c, overwrites=((DEFAULT_IDS.role_bot, 0, create_private_threads, 0),))
-        if c.id == staff_channel
+        if c.id == STAFF_CHANNEL
         else c
         for c in guild.channels
     ]
-    discord_standin.config.guild = guild
+    return guild
+
+
+def test_a_ticket_filed_privately_is_a_private_thread_of_the_staff_channel(discord_standin, data):
+    from tests.bot.helpers import buttons
+
+    staff_channel = STAFF_CHANNEL
+    discord_standin.config.guild = _guild_with_a_staff_channel()
 
     async def scenario(ds):
         _, _, saved = await through_step_1(ds)
@@ -386,6 +426,99 @@ def test_a_ticket_filed_privately_is_a_private_thread_of_the_staff_channel(disco
     ), "nothing in the public forum"
     assert "Your post is up" in told["content"]
     assert thread["thread_metadata"]["archived"] and thread["thread_metadata"]["locked"]
+
+
+async def _file_privately(ds) -> int:
+    """Alice files a ticket privately; the private thread's id."""
+    _, _, saved = await through_step_1(ds)
+    _, check = await through_step_2(ds, saved)
+    await ds.press(check, button_id(check, "File privately"))
+    created = await ds.wait_for_request(lambda r: r.route == "create_thread")
+    return int(created.response["id"])
+
+
+def _restore(ds, made: dict[str, Any]) -> None:
+    """Put back in the stand-in what Discord kept of a private thread across a restart."""
+    thread_id = made["thread"]["id"]
+    ds.threads[int(thread_id)] = made["thread"]
+    ds.thread_members[int(thread_id)] = made["members"]
+    for message in made["messages"]:
+        ds.messages[int(message["id"])] = message
+
+
+def _keep(ds, thread_id: int) -> dict[str, Any]:
+    import copy
+
+    return {
+        "thread": copy.deepcopy(ds.threads[thread_id]),
+        "members": list(ds.thread_members.get(thread_id, [])),
+        "messages": copy.deepcopy(ds.channel_messages(thread_id)),
+    }
+
+
+def test_a_private_ticket_posted_before_a_crash_is_found_not_posted_again(discord_standin, data):
+    """Killed after the private thread and its post were made, before the store recorded
+    them: after the restart the retry finds the thread (archived meanwhile, so only the
+    joined private archived threads list it) and records it; nothing is posted twice."""
+    from tests.bot.test_support import _as_killed_before_recording, _until_posted
+
+    discord_standin.config.guild = _guild_with_a_staff_channel()
+    made: dict[str, Any] = {}
+
+    async def first(ds):
+        thread_id = await _file_privately(ds)
+        await _until_posted(data)
+        made.update(_keep(ds, thread_id), id=thread_id)
+
+    async def after_restart(ds):
+        made["thread"]["thread_metadata"]["archived"] = True  # closed meanwhile
+        _restore(ds, made)
+        return await _until_posted(data)
+
+    settings = {"private_channel_id": STAFF_CHANNEL}
+    discord_standin.run(factory(data, **settings), first)
+    assert made["thread"]["name"].startswith("#1 "), "the private thread's name numbers it"
+    _as_killed_before_recording(data, thread_id=made["id"])
+    ticket = discord_standin.run(factory(data, **settings), after_restart)
+    ds = discord_standin.last
+    assert ticket.thread_id == made["id"]
+    assert ds.requests_to("joined_archived_threads"), "it was looked for"
+    assert not ds.requests_to("create_thread"), "no second thread"
+    assert not ds.requests_to("channel_message", "POST"), "no second post"
+
+
+def test_a_private_thread_left_empty_by_a_crash_gets_the_post_on_retry(discord_standin, data):
+    """Killed between making the private thread and posting in it: the retry posts in
+    that thread (the asker added again) instead of making a second one."""
+    from tests.bot.test_support import _as_killed_before_recording, _until_posted
+    from tests.discord_standin.faults import fail
+
+    discord_standin.config.guild = _guild_with_a_staff_channel()
+    made: dict[str, Any] = {}
+
+    async def first(ds):
+        fail(ds, "channel_message", status=503, code=0, message="Unavailable", times=None)
+        thread_id = await _file_privately(ds)
+        await ds.wait_for_request(lambda r: r.route == "channel_message")
+        made.update(_keep(ds, thread_id), id=thread_id)
+        return len(ds.requests_to("create_thread"))
+
+    async def after_restart(ds):
+        _restore(ds, made)
+        ds.thread_members[made["id"]] = []
+        return await _until_posted(data), ds.channel_messages(made["id"])
+
+    settings = {"private_channel_id": STAFF_CHANNEL}
+    assert discord_standin.run(factory(data, **settings), first) == 1
+    assert made["messages"] == [], "the thread was left empty"
+    _as_killed_before_recording(data, thread_id=None)
+    ticket, messages = discord_standin.run(factory(data, **settings), after_restart)
+    ds = discord_standin.last
+    assert ticket.thread_id == made["id"], "the empty thread holds the post"
+    assert not ds.requests_to("create_thread"), "no second thread"
+    [post] = messages
+    assert post["embeds"][0]["footer"]["text"].endswith(f"ref {ticket.draft_id}")
+    assert ds.thread_members[made["id"]] == [DEFAULT_IDS.alice], "the asker is in it"
 
 
 def test_without_a_private_channel_there_is_no_private_filing(discord_standin, data):
@@ -492,3 +625,82 @@ def test_a_marked_answer_solves_the_ticket_and_is_offered_to_the_next_like_quest
         assert "[REDACTED:hf-token]" in kept.answer and kept.url.endswith(link)
     finally:
         store.close()
+
+
+def test_search_offers_a_solved_ticket_like_the_query_beside_the_wiki_pages(
+    discord_standin, data
+):
+    """/search shows "a similar ticket was solved" (the same desk, similarity and
+    threshold as the /support check) beside the wiki's sections when a solved ticket
+    asked much the same: on every page, linking the answer, redacted, pinging nobody.
+    Not for an unrelated query, and not outside the bot's server (a DM)."""
+    import copy
+
+    from tests.bot.helpers import buttons, embed_of
+
+    secret = "hf_" + "Qm7" * 12
+    title = "A similar ticket was solved"
+
+    async def scenario(ds):
+        post = await _file(ds)
+        thread_id = int(post.response["id"])
+        answer = ds.make_message(
+            f"@everyone pin the v4 image, <@{DEFAULT_IDS.mod}> saw it too; token {secret}",
+            channel_id=thread_id,
+            author_id=DEFAULT_IDS.mod,
+        )
+        await ds.message_command("Mark as answer", answer)
+        pings_before = len(ds.pings)
+        query = "glm-5 engine dies after loading on eight gpus"
+        same = await ds.slash("search", query=query)
+        first_page = copy.deepcopy(same.original)
+        turn = {b["label"]: b["custom_id"] for b in buttons(first_page)}["Next"]
+        await ds.press(first_page, turn)
+        second_page = copy.deepcopy(ds.messages[int(first_page["id"])])
+        unrelated = await ds.slash("search", query="my fans spin at full speed when idle")
+        await ds.client.sync_commands(None)  # global too: /search is offered in DMs
+        in_dm = await ds.slash("search", query=query, context=1)
+        return (
+            answer,
+            first_page,
+            second_page,
+            unrelated.original,
+            in_dm.original,
+            ds.pings[pings_before:],
+        )
+
+    answer, first_page, second_page, unrelated, in_dm, pings = discord_standin.run(
+        factory(data), scenario
+    )
+    link = f"/channels/{DEFAULT_IDS.guild}/{answer['channel_id']}/{answer['id']}"
+    names = [f["name"] for f in embed_of(first_page)["fields"]]
+    assert names[-1] == title and len(names) > 1, "beside the wiki's sections, after them"
+    offered = embed_of(first_page)["fields"][-1]["value"]
+    assert offered.startswith("#1 [") and link in offered
+    assert secret not in offered and "REDACTED" in offered
+    assert embed_of(second_page)["fields"][-1]["value"] == offered, "on the next page too"
+    assert embed_of(second_page)["fields"][0]["name"] != names[0], "the page did turn"
+    assert title not in [f["name"] for f in embed_of(unrelated)["fields"]]
+    assert title not in [f["name"] for f in embed_of(in_dm)["fields"]]
+    assert [p for p in pings if p.pings] == [], "the offer pings nobody"
+
+
+def test_search_offers_solved_tickets_in_the_forums_server_when_commands_are_global(
+    discord_standin, data
+):
+    """A bot whose commands are global (no ``discord.guild_ids``) still offers a solved
+    ticket to a /search made in the help forum's server."""
+    from tests.bot.helpers import embed_of
+
+    async def scenario(ds):
+        await ds.client.sync_commands(None)
+        post = await _file(ds)
+        answer = ds.make_message(
+            "pin the v4 image", channel_id=int(post.response["id"]), author_id=DEFAULT_IDS.mod
+        )
+        await ds.message_command("Mark as answer", answer)
+        query = "glm-5 engine dies after loading on eight gpus"
+        return (await ds.slash("search", query=query)).original
+
+    shown = discord_standin.run(factory(data, discord={"guild_ids": []}), scenario)
+    assert embed_of(shown)["fields"][-1]["name"] == "A similar ticket was solved"

@@ -175,7 +175,8 @@ Reading back what the bot sent
 ``ds.messages`` (id -> current message JSON), ``ds.channel_messages(id)``,
 ``ds.threads`` (forum posts: the starter message id is the thread id; those with
 ``thread_metadata.archived`` are left out of GUILD_CREATE and the active list and
-served by ``archived_threads``, newest archived first, with ``before``/``limit``),
+served by ``archived_threads``, newest archived first, with ``before``/``limit``;
+archived private threads the bot is in by ``joined_archived_threads``, newest id first),
 ``ds.mentions`` (every message-bearing request's ``allowed_mentions``, ``None``
 when the bot sent none, and the ``pings`` Discord would send), ``ds.pings``,
 ``ds.assert_no_pings()``, ``ds.log_records`` (WARNING+), ``ds.gateway_received``,
@@ -184,7 +185,8 @@ is the same object, also when ``run`` raised.
 
 Route names in ``RecordedRequest.route``: get_me, application_info, gateway,
 gateway_bot, global_commands, guild_commands, my_guilds, guild, guild_channels,
-guild_member, active_threads, archived_threads, interaction_callback, followup,
+guild_member, active_threads, archived_threads, joined_archived_threads,
+interaction_callback, followup,
 webhook_message, channel, channel_message, message, create_thread, typing,
 reaction, cdn, unknown. To serve a new route, add it in ``Standin._add_routes``.
 

@@ -492,6 +492,12 @@ class Standin:
                 "archived_threads",
                 self._public_archived_threads,
             ),
+            (
+                "GET",
+                "/channels/{cid}/users/@me/threads/archived/private",
+                "joined_archived_threads",
+                self._joined_private_archived_threads,
+            ),
             ("GET", "/channels/{cid}", "channel", self._get_channel),
             ("PATCH", "/channels/{cid}", "channel", self._edit_channel),
             ("POST", "/channels/{cid}/messages", "channel_message", self._post_message),
@@ -2149,6 +2155,48 @@ class Standin:
                 and (before is None or archived_at(t) < before)
             ),
             key=archived_at,
+            reverse=True,
+        )
+        body = {"threads": threads[:limit], "members": [], "has_more": len(threads) > limit}
+        return self._json(body)
+
+    async def _joined_private_archived_threads(self, request: web.Request) -> web.Response:
+        """A channel's archived private threads the bot is in (it made them, or was
+        added), as Discord lists them: by id, newest first; ``before`` (a thread id)
+        keeps older ones, ``limit`` 2-100 (50 when absent). Needs Read Message History."""
+        if not self._authorized(request):
+            return self._unauthorized()
+        channel_id = int(request.match_info["cid"])
+        if self.guild.channel(channel_id) is None:
+            return self._error(404, 10003, "Unknown Channel")
+        permissions = self.bot_channel_permissions(channel_id)
+        if not permissions & VIEW_CHANNEL:
+            return self._error(403, 50001, "Missing Access")
+        if not permissions & READ_MESSAGE_HISTORY:
+            return self._error(403, 50013, "Missing Permissions")
+        errors = limits.FormErrors()
+        try:
+            limit = int(request.query.get("limit", "50"))
+            before = int(request.query["before"]) if "before" in request.query else None
+        except ValueError:
+            errors.add(("limit",), "NUMBER_TYPE_COERCE", "Value is not int.")
+            limit, before = 50, None
+        if not 2 <= limit <= 100:
+            errors.add(("limit",), "NUMBER_TYPE_MAX", "int value should be between 2 and 100.")
+        if errors:
+            return self._form_error(errors)
+        me = self.bot_member.id
+        threads = sorted(
+            (
+                t
+                for t in self.threads.values()
+                if int(t["parent_id"]) == channel_id
+                and t["type"] == PRIVATE_THREAD
+                and t["thread_metadata"].get("archived")
+                and (int(t["owner_id"]) == me or me in self.thread_members.get(int(t["id"]), []))
+                and (before is None or int(t["id"]) < before)
+            ),
+            key=lambda t: int(t["id"]),
             reverse=True,
         )
         body = {"threads": threads[:limit], "members": [], "has_more": len(threads) > limit}

@@ -36,7 +36,10 @@ class HelpCog(commands.Cog):
         if interaction.guild_id is not None:
             ids.update(await self.bot.registered_commands(interaction.guild_id))
         reply = self.bot.kb.help()
-        reply = dataclasses.replace(reply, text=mention_commands(reply.text, ids))
+        text = reply.text
+        if self.bot.get_cog("AskCog") is not None:  # /ask exists only with ``llm`` on
+            text = f"{text.rstrip()}\n{self.bot.kb.t('help.ask')}"
+        reply = dataclasses.replace(reply, text=mention_commands(text, ids))
         await send_reply(interaction, reply, self.bot.kb, private=True)
 
 

@@ -13,7 +13,14 @@ from bot.cooldowns import cooldown
 from bot.errors import safe_choices
 from bot.respond import in_time, send_reply
 
-from ._views import PageButton, SearchMemory, answer_search, remember, search_view
+from ._views import (
+    PageButton,
+    SearchMemory,
+    answer_search,
+    remember,
+    search_view,
+    with_solved,
+)
 
 if TYPE_CHECKING:
     from bot.client import WikiBot
@@ -63,7 +70,8 @@ class SearchCog(commands.Cog):
 
         async def searched() -> tuple[Reply, str | None]:
             found = await answer_search(self.bot, query, section or None)
-            return found, (await remember(self.bot, found) if found.ok else None)
+            key = await remember(self.bot, found) if found.ok else None
+            return await with_solved(self.bot, interaction.guild_id, found, query), key
 
         reply, key = await in_time(interaction, searched(), ephemeral=private)
         view = None

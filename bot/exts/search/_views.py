@@ -13,6 +13,7 @@ may turn the pages; anyone else is answered privately.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import hashlib
 import json
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from bot.client import WikiBot
     from knowledge.reply import Reply
 
-__all__ = ["PageButton", "SearchMemory", "search_view"]
+__all__ = ["PageButton", "SearchMemory", "search_view", "with_solved"]
 
 log = logging.getLogger(__name__)
 
@@ -228,9 +229,14 @@ class PageButton(
             )
             await interaction.response.send_message(embed=embed, ephemeral=True)
             return
+
         # A page not shown before may need the index (in a thread): acknowledged only
         # if it takes longer than the bot's patience (in_time).
-        reply = await in_time(interaction, page_of(bot, self.key, search, self.page), update=True)
+        async def turned() -> Reply:
+            reply = await page_of(bot, self.key, search, self.page)
+            return await with_solved(bot, interaction.guild_id, reply, search[0])
+
+        reply = await in_time(interaction, turned(), update=True)
         deletable = _has_delete(interaction.message)
         view = search_view(bot, reply, self.owner_id, self.key, deletable=deletable)
         await update(
@@ -264,6 +270,30 @@ async def answer_search(bot: WikiBot, query: str, category: str | None, page: in
     if reply is None:
         reply = await bot.in_thread(kb.search, query, category=category, page=page)
     return reply
+
+
+async def with_solved(bot: WikiBot, guild_id: int | None, reply: Reply, query: str) -> Reply:
+    """``reply`` with "a similar ticket was solved" beside the wiki's sections when a
+    solved ticket asked much the same as ``query`` (the support desk decides, as for the
+    /support check). Only in the server of the tickets (see ``SupportCog.home_guilds``):
+    a search elsewhere (a DM, another server) shows nothing of them. The offer is kept
+    whole: sections are left out, the last first, to fit Discord's embed limits."""
+    support = bot.get_cog("SupportCog")
+    if support is None or guild_id not in support.home_guilds():  # type: ignore[attr-defined]
+        return reply
+    try:
+        offer = await support.solved_like(query)  # type: ignore[attr-defined]
+    except Exception:  # the wiki's answer stands without it
+        log.exception("looking for a solved ticket like a search failed")
+        return reply
+    if offer is None:
+        return reply
+    sections = list(reply.fields)
+    while True:
+        shown = dataclasses.replace(reply, fields=(*sections, offer)).fitted()
+        if not sections or (shown.fields and shown.fields[-1].name == offer.name):
+            return shown
+        sections.pop()
 
 
 async def page_of(bot: WikiBot, key: str, search: tuple[str, str | None], page: int) -> Reply:

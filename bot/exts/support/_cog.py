@@ -145,15 +145,51 @@ class SupportCog(IntakeFlow, FilingFlow, LifecycleFlow, StaffFlow, commands.Cog)
             return self._desk
         async with self._desk_lock:
             if self._desk is None or self._desk_state is not state:
-                if self.store is None:
-                    data_dir = self.bot.kb.data_dir
-                    self.store = await self.in_store(SqliteTicketStore.in_folder, data_dir)
+                store = await self._open_store()
                 context = await self.bot.in_thread(lambda: self.bot.kb.triage_context)
                 self._desk = SupportDesk(
-                    context, self.store, settings=self._settings(), links=self.bot.kb.links
+                    context, store, settings=self._settings(), links=self.bot.kb.links
                 )
                 self._desk_state = state
         return self._desk
+
+    async def _open_store(self) -> SqliteTicketStore:
+        if self.store is None:
+            data_dir = self.bot.kb.data_dir
+            store = await self.in_store(SqliteTicketStore.in_folder, data_dir)
+            if self.store is None:  # two first uses at once: one store
+                self.store = store
+            elif store is not self.store:
+                await self.in_store(store.close)
+        return self.store
+
+    def home_guilds(self) -> set[int]:
+        """The servers whose members may see the tickets' threads: the one of the help
+        forum (and of the private tickets' channel), and the configured servers."""
+        homes = set(self.bot.config.guild_ids)
+        for channel_id in (self.config.forum_channel_id, self.config.private_channel_id):
+            channel = self.bot.get_channel(channel_id) if channel_id else None
+            guild = getattr(channel, "guild", None)
+            if guild is not None:
+                homes.add(guild.id)
+        return homes
+
+    async def solved_like(self, text: str) -> Field | None:
+        """ "A similar ticket was solved" for ``text`` (a /search), as the /support check
+        offers it: the desk's solved tickets, similarity and threshold; None when none is
+        near enough. Costs nothing on the event loop while no ticket is solved; a desk
+        not prepared yet (the first seconds after start or a wiki refresh) is prepared
+        only when a solved ticket exists."""
+        state = self.bot.kb.state
+        desk = self._desk if self._desk is not None and self._desk_state is state else None
+        if desk is None:
+            store = await self._open_store()
+            if not await self.in_store(store.solved_answers, 1, public=True):
+                return None
+            desk = await self.desk()
+        if desk.nothing_solved():
+            return None
+        return await self.in_store(desk.similar_field_for, text)
 
     # ----------------------------------------------------------------- answers
 

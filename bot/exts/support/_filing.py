@@ -175,6 +175,7 @@ class FilingFlow:
             return None, "other"
         self._posting.add(ticket.id)
         forum: discord.ForumChannel | None = None
+        pinging: int | None = None
         try:
             private = await self.in_filing(desk.is_private, ticket.id)
             forum = await self._forum()
@@ -183,8 +184,15 @@ class FilingFlow:
                 await self.in_filing(desk.post_failed, ticket, "forum_missing")
                 return None, "forum_missing"
             post = body or await self.in_filing(desk.ticket_post, ticket)
-            if ticket.post_started_at is not None and not just_filed and forum is not None:
-                found = await self._find_post(forum, ticket, post.key)
+            # A private thread has no starter message: its name carries the ticket's
+            # number, so a thread made but left empty by a crash is found again too.
+            name = self.t("ticket.private_name", id=ticket.id, title=post.title)[:100]
+            empty: discord.Thread | None = None
+            if ticket.post_started_at is not None and not just_filed:
+                if isinstance(place, discord.ForumChannel):
+                    found = await self._find_post(place, ticket, post.key)
+                else:
+                    found, empty = await self._find_private_post(place, ticket, post.key, name)
                 if found is not None:
                     log.info("ticket %d: found its post %d made before", ticket.id, found.id)
                     await self.in_filing(desk.posted, ticket.id, found.id)
@@ -197,6 +205,7 @@ class FilingFlow:
             ping = helpers is not None and await self.in_filing(
                 desk.claim_ping, ticket.id, self.config.ping_quiet_minutes * 60
             )
+            pinging = ticket.id if ping else None  # held until the post carrying it is up
             if ping:
                 mention += self.t("ticket.helpers_ping", role=f"<@&{helpers}>") + "\n"
             files = [
@@ -224,12 +233,15 @@ class FilingFlow:
                     await place.create_thread(name=post.title, applied_tags=tags, **message)
                 ).thread
             else:  # a private thread in the staff channel, the asker added to it
-                thread = await place.create_thread(
-                    name=post.title, type=discord.ChannelType.private_thread, invitable=False
+                thread = empty or await place.create_thread(
+                    name=name, type=discord.ChannelType.private_thread, invitable=False
                 )
                 if asker:
                     await thread.add_user(discord.Object(asker))
                 await thread.send(**message)
+            if pinging is not None:
+                pinging = None
+                await self.in_filing(desk.ping_sent, ticket.id)
         except discord.HTTPException as exc:
             reason = failure_reason(exc)
             error = f"{exc.status} {exc.code} {reason}"
@@ -249,6 +261,8 @@ class FilingFlow:
             return None, reason
         finally:
             self._posting.discard(ticket.id)
+            if pinging is not None:  # the post failed: its retry may ping instead
+                desk.ping_unsent(pinging)
         await self.in_filing(desk.posted, ticket.id, thread.id)
         self.bot.dispatch("ticket_posted", ticket.id, thread.id)
         return thread, ""
@@ -286,6 +300,42 @@ class FilingFlow:
             if any(key and key in (embed.footer.text or "") for embed in starter.embeds):
                 return thread
         return None
+
+    async def _find_private_post(
+        self, channel: discord.TextChannel, ticket: Ticket, key: str, name: str
+    ) -> tuple[discord.Thread | None, discord.Thread | None]:
+        """The private thread an earlier attempt made for ``ticket`` in the staff
+        ``channel``, as (posted, empty): a thread of the bot's, made since the ticket
+        was filed, whose first message of the bot's embed carries ``key`` (the post is
+        up), or else one named ``name`` holding no message of the bot's (the bot stopped
+        between making the thread and posting in it: the post goes there). Active threads
+        and the archived private threads the bot is in both count, listed newest first
+        until one older than the ticket. Raises :class:`discord.HTTPException` when the
+        channel cannot be read (posting blind could duplicate)."""
+        me = self.bot.user.id if self.bot.user else None
+        since = ticket.created_at - 60.0  # clocks of Discord and the host may differ
+        threads = {t.id: t for t in channel.threads}
+        for thread in await channel.guild.active_threads():
+            if thread.parent_id == channel.id:
+                threads[thread.id] = thread
+        async for thread in channel.archived_threads(private=True, joined=True, limit=None):
+            if discord.utils.snowflake_time(thread.id).timestamp() < since:
+                break  # listed by id, newest first
+            threads.setdefault(thread.id, thread)
+        empty: discord.Thread | None = None
+        for thread in sorted(threads.values(), key=lambda t: t.id):
+            if thread.owner_id != me or thread.type is not discord.ChannelType.private_thread:
+                continue
+            if discord.utils.snowflake_time(thread.id).timestamp() < since:
+                continue
+            mine = [
+                m async for m in thread.history(limit=5, oldest_first=True) if m.author.id == me
+            ]
+            if any(key and key in (e.footer.text or "") for m in mine for e in m.embeds):
+                return thread, None
+            if not mine and thread.name == name and empty is None:
+                empty = thread
+        return None, empty
 
     async def _retry_loop(self) -> None:
         every = float(getattr(self.bot, "support_retry_interval", RETRY_EVERY))

@@ -10,6 +10,8 @@ One schedule for all tickets, never a sleep per post: who wrote last in each ope
 ticket's thread, and when, is kept in memory (read once from each thread's last
 message at start-up, then from the messages as they come: author and time only, no
 Message Content intent), and one task wakes at the next time something is due.
+What is due is decided in :mod:`knowledge.intake.stale` (``plan_stale``); this cog
+reads Discord, carries out the plan and words it.
 """
 
 from __future__ import annotations
@@ -18,13 +20,21 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import discord
 from discord.ext import commands
 
 from knowledge.intake.desk import IntakeError
 from knowledge.intake.records import Ticket
+from knowledge.intake.stale import (
+    INACTIVE,
+    LastWord,
+    closed_for_inactivity,
+    plan_stale,
+    waiting_changed,
+    who_wrote,
+)
 from knowledge.templates import Templates, load_templates
 
 from ._helpers import WAITING_TAGS, user_id_of, user_key
@@ -38,14 +48,10 @@ __all__ = ["INACTIVE", "StaleTickets"]
 
 log = logging.getLogger(__name__)
 
-#: The actor of a close for inactivity (the asker writing again reopens only those).
-INACTIVE = "bot:inactive"
-#: Longest sleep of the schedule, seconds: a clock change or a missed wake costs no more.
-CHECK_MAX = 3600.0
 #: Tickets closed for inactivity watched for their asker's return after a restart.
 CLOSED_WATCHED = 500
-
-Who = Literal["asker", "helper", "bot"]
+#: Seconds before trying again after a round that failed.
+RETRY_FAILED_ROUND = 3600.0
 
 
 class StaleTickets(commands.Cog):
@@ -53,8 +59,8 @@ class StaleTickets(commands.Cog):
         self.bot = bot
         self.config = bot.config.support
         self.t: Templates = load_templates("support.yaml")
-        #: thread id -> (when the last message was written, by whom).
-        self.last: dict[int, tuple[float, Who]] = {}
+        #: thread id -> its last message (when, by whom).
+        self.last: dict[int, LastWord] = {}
         #: threads of tickets closed for inactivity: their asker writing reopens them.
         self.closed: set[int] = set()
         self._wake = asyncio.Event()
@@ -98,7 +104,7 @@ class StaleTickets(commands.Cog):
                 delay = await self._sweep()
             except Exception:
                 log.exception("the stale-ticket round failed")
-                delay = CHECK_MAX
+                delay = RETRY_FAILED_ROUND
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), max(0.01, delay))
@@ -114,7 +120,7 @@ class StaleTickets(commands.Cog):
             opened = store.list_tickets(status="open", limit=5000)
             closed = store.list_tickets(status="closed", limit=CLOSED_WATCHED)
             return [t for t in opened if t.thread_id], [
-                t for t in closed if t.thread_id and _closed_by(t) == INACTIVE
+                t for t in closed if t.thread_id and closed_for_inactivity(t)
             ]
 
         opened, closed = await support.in_store(tickets)
@@ -133,18 +139,13 @@ class StaleTickets(commands.Cog):
     def _note(self, ticket: Ticket, author_id: int, at: float) -> None:
         assert ticket.thread_id is not None
         me = self.bot.user.id if self.bot.user else None
-        who: Who = (
-            "bot"
-            if author_id == me
-            else "asker"
-            if author_id == user_id_of(ticket.user)
-            else "helper"
-        )
+        who = who_wrote(author_id, bot_id=me, asker_id=user_id_of(ticket.user))
         before = self.last.get(ticket.thread_id)
-        self.last[ticket.thread_id] = (at, who)
+        self.last[ticket.thread_id] = LastWord(at, who)
         self._wake.set()
-        if who != "bot" and (before is None or before[1] != who) and ticket.status == "open":
-            task = asyncio.create_task(self._waiting_tag(ticket.thread_id, who == "helper"))
+        waiting = waiting_changed(before, who, ticket.status)
+        if waiting is not None:
+            task = asyncio.create_task(self._waiting_tag(ticket.thread_id, waiting))
             self._tag_tasks.add(task)
             task.add_done_callback(self._tag_tasks.discard)
 
@@ -169,39 +170,25 @@ class StaleTickets(commands.Cog):
             log.warning("thread %d: the waiting tag did not follow: %s", thread_id, exc)
 
     async def _sweep(self) -> float:
-        """Remind and close what is due now; seconds until the next thing is due."""
+        """Carry out what is due now (closes, then reminders); seconds until the next."""
         support = self._support()
         desk = await support.desk()
         opened = await support.in_store(desk.store.list_tickets, status="open", limit=5000)
         now = discord.utils.utcnow().timestamp()
-        next_due = now + CHECK_MAX
-        live = set()
-        for ticket in opened:
-            if not ticket.thread_id:
-                continue
-            live.add(ticket.thread_id)
-            at, who = self.last.get(
-                ticket.thread_id,
-                (discord.utils.snowflake_time(ticket.thread_id).timestamp(), "bot"),
-            )
-            if ticket.updated_at > at:  # reopened (or posted) since: the silence starts then
-                at, who = ticket.updated_at, "bot"
-            if self.close_after:
-                due = at + self.close_after
-                if now >= due:
-                    await self._close(ticket, now - at)
-                    continue
-                next_due = min(next_due, due)
-            if self.remind_after and who == "helper":
-                due = at + self.remind_after
-                reminded = any(e.kind == "reminded" and e.at >= at for e in ticket.events)
-                if not reminded and now >= due:
-                    await self._remind(ticket, at)
-                elif not reminded:
-                    next_due = min(next_due, due)
-        for thread_id in set(self.last) - live:  # solved, closed: no longer watched
+        plan = plan_stale(
+            opened,
+            self.last,
+            now,
+            remind_after_days=self.config.remind_after_days,
+            close_after_days=self.config.close_after_days,
+        )
+        for ticket, silence in plan.close:
+            await self._close(ticket, silence)
+        for ticket, since in plan.remind:
+            await self._remind(ticket, since)
+        for thread_id in set(self.last) - plan.watched:  # solved, closed: no longer watched
             del self.last[thread_id]
-        return next_due - now
+        return plan.next_due - now
 
     async def _thread(self, thread_id: int) -> Any:
         return self.bot.get_channel(thread_id) or await self.bot.fetch_channel(thread_id)
@@ -304,7 +291,3 @@ class StaleTickets(commands.Cog):
         except discord.HTTPException as exc:
             log.warning("ticket %d: reopened, but its post did not follow: %s", ticket.id, exc)
         log.info("ticket %d: reopened, its asker wrote again", ticket.id)
-
-
-def _closed_by(ticket: Ticket) -> str | None:
-    return next((e.actor for e in reversed(ticket.events) if e.kind == "closed"), None)

@@ -789,3 +789,40 @@ def test_a_solved_answer_is_found_by_a_like_question_and_not_by_another(desk, st
     from_wiki = dataclasses.replace(kept, answer=f"{section.title}\n{section.text}")
     (_, _, score), (_, _, novel_score) = nearest_sections([from_wiki, kept], sections)
     assert score >= IN_WIKI > novel_score
+
+
+def test_a_private_tickets_answer_is_offered_to_nobody_else(desk, store):
+    """An asker who filed privately chose a staff-only thread: their solved ticket is
+    never offered as "a similar ticket was solved" (to the /support check or /search),
+    though maintainers still list it."""
+    question = "GLM-5 crashes under load once I moved it to eight GPUs"
+    ticket = desk.file(fill(desk).id, "discord:1", post=True).ticket
+    desk.make_private(ticket.id)
+    desk.mark_answer(ticket.id, actor="discord:7", staff=True, answer="Pin the image", url="")
+    assert desk.similar(question) == [] and desk.similar_field_for(question) is None
+    assert desk.nothing_solved(), "known at once: nothing to offer"
+    assert [a.ticket_id for a in store.solved_answers()] == [ticket.id]
+    public = desk.file(fill(desk, user="discord:2").id, "discord:2", post=True).ticket
+    desk.mark_answer(public.id, actor="discord:7", staff=True, answer="Pin the image", url="")
+    offer = desk.similar_field_for(question)
+    assert offer is not None and offer.value.startswith(f"#{public.id} ")
+    assert not desk.nothing_solved()
+
+
+def test_a_ping_is_spent_only_by_a_post_that_carries_it(desk, store, clock):
+    """claim_ping holds the helpers' ping for one post: a failed post gives it back (its
+    retry may ping), a post made records it (never again for that ticket), and while one
+    is held or within the quiet window no other ticket pings."""
+    one, two = (desk.file(fill(desk, user=u).id, u, post=True).ticket.id for u in ("d:1", "d:2"))
+    assert desk.claim_ping(one, quiet=600)
+    assert not desk.claim_ping(two, quiet=600), "held for the first post: a burst pings once"
+    desk.ping_unsent(one)  # Discord refused the post
+    assert "helpers_pinged" not in [e.kind for e in store.events(one)]
+    clock.now += 60
+    assert desk.claim_ping(one, quiet=600), "the retry pings"
+    desk.ping_sent(one)
+    assert [e.kind for e in store.events(one)].count("helpers_pinged") == 1
+    assert not desk.claim_ping(one, quiet=0), "never twice for one ticket"
+    assert not desk.claim_ping(two, quiet=600), "within the quiet window"
+    clock.now += 601
+    assert desk.claim_ping(two, quiet=600)
