@@ -10,7 +10,11 @@
 # - BASE: any Debian-like image with python3 (3.11, as requirements.lock was resolved
 #   for) and its venv module. The default is pinned by digest, so a rebuild gets the
 #   same base; to move it: `docker buildx imagetools inspect python:3.11-slim-bookworm`
-#   and paste the new digest. Where Docker Hub cannot be reached, docker-smoke builds
+#   and paste the new digest. The digest below is the multi-arch index that Docker's
+#   official-images record (github.com/docker-library/repo-info, file
+#   repos/python/remote/3.11-slim-bookworm.md at commit 40cdaf34) lists for the tag's
+#   build of 19 Sep 2026 (Python 3.11.16); compare it there when Hub cannot be reached.
+#   Where Docker Hub cannot be reached, docker-smoke builds
 #   `wikibot-base:bookworm-python3` from Debian's own python3 with debootstrap and passes
 #   `--build-arg BASE=wikibot-base:bookworm-python3`.
 # - WHEELHOUSE: a folder of wheels made on the host (`pip wheel --require-hashes -r
