@@ -86,6 +86,7 @@ PAGE_PRIORS: Final[Mapping[str, float]] = {
     "archive": 0.6,
     "notes": 0.55,
     "dated": 0.45,
+    "unlinked": 0.55,
     "index": 0.4,
     "glossary": 0.4,
 }
@@ -174,6 +175,9 @@ _GLOSSARY_SHARE: Final = 0.3
 #: holding at least this share of the page's words.
 _INDEX_ROWS: Final = 8
 _INDEX_SHARE: Final = 0.4
+#: Share of a wiki's pages other pages must link to before one no page links to is
+#: told apart as ``unlinked`` (see :func:`page_kind`).
+_LINKED_SHARE: Final = 0.9
 #: Code blocks a glossary or an index may hold (a usage line), not more.
 _LISTING_CODE: Final = 2
 _NOTE_WORDS: Final = frozenset({"wip", "draft", "scratch", "notes", "diary", "journal", "log"})
@@ -217,7 +221,7 @@ STOP: Final = frozenset(
 )
 
 
-def page_kind(page: Page, status: str | None) -> str:
+def page_kind(page: Page, status: str | None, *, linked: bool = True) -> str:
     """The kind of a page, from its place in the catalogue and its structure.
 
     ``status`` is the catalogue's (hub, current, historical, archive, legacy) or
@@ -227,7 +231,10 @@ def page_kind(page: Page, status: str | None) -> str:
     are written as Error / Cause / Fix, ``glossary`` for a page that is mostly a
     table of terms and ``index`` for one that is mostly a table of links to other
     pages (neither with an Error section or more than a usage line of code: such
-    pages name things, they rarely answer a problem), ``reference`` for the rest.
+    pages name things, they rarely answer a problem), ``unlinked`` for a page no
+    other page links to (``linked`` False: a file the wiki's navigation never
+    reaches, such as a copy left beside the images, which no hub, version map or
+    index vouches for), ``reference`` for the rest.
     """
     if status in ("hub", "current", "historical", "archive", "legacy"):
         if status in ("historical", "archive") and _has_errors(page):
@@ -237,6 +244,8 @@ def page_kind(page: Page, status: str | None) -> str:
         return "troubleshooting"
     if _DATE_RE.search(page.path):
         return "dated"
+    if not linked:
+        return "unlinked"
     parts = set(_SPLIT_RE.split(page.path.casefold()))
     if parts & _NOTE_WORDS:
         return "notes"
@@ -969,6 +978,7 @@ class PageRanker:
         changed a few pages, only those are read (and their sections decoded)."""
         statuses = statuses or {}
         older = _older_versions(wiki.pages, statuses)
+        linked = _linked_pages(wiki)
         family_words = _family_words(catalogue) if catalogue is not None else frozenset()
         kept = previous.page_parts if previous is not None else {}
         # A page's named versions depend on the family words: kept only if those are too.
@@ -982,7 +992,9 @@ class PageRanker:
         memo: _TokenMemo = {}  # the wiki's words, read once each
         for path in sorted(wiki.pages):
             page = wiki.pages[path]
-            kinds[path] = page_kind(page, statuses.get(path) or older.get(path))
+            kinds[path] = page_kind(
+                page, statuses.get(path) or older.get(path), linked=linked is None or path in linked
+            )
             titles[path] = page.title
             one = kept.get(path)
             if one is None or not page.sha or one.sha != page.sha:
@@ -1383,6 +1395,21 @@ class PageRanker:
             if term in tf:
                 held += weight * idf
         return held / total if total else 0.0
+
+
+def _linked_pages(wiki: Wiki) -> frozenset[str] | None:
+    """The pages some other page of ``wiki`` links to; None unless they are nearly all
+    of its pages (:data:`_LINKED_SHARE`): only where the wiki's links reach nearly every
+    page does one they leave out stand apart (a small wiki with few links, or one
+    whose pages stand alone, has no unlinked pages)."""
+    linked = frozenset(
+        link.path
+        for page in wiki.pages.values()
+        for link in page.links
+        if link.path and link.path != page.path
+    )
+    share = len(linked & wiki.pages.keys()) / len(wiki.pages) if wiki.pages else 0.0
+    return linked if share >= _LINKED_SHARE else None
 
 
 def _older_versions(pages: Iterable[str], statuses: Mapping[str, str]) -> dict[str, str]:

@@ -465,3 +465,52 @@ def test_a_family_named_lends_no_confidence_to_a_page_that_is_not_its_own(tmp_pa
     ranking = ranker.rank("acme/Widget-v3-NVFP4: the froblet scheduler hangs, froblet_wait unset")
     assert ranking.family == "Widget" and paths(ranking)[0] == "guides/queues.md"
     assert ranking.confidence == "medium"
+
+
+def test_a_page_no_other_page_links_to_ranks_below_the_linked_page_it_copies(tmp_path):
+    guide = (
+        "# Grabber Guide\n\n## Grabber stage hangs\n\nThe widget pipeline stalls when the "
+        "grabber stage waits on its queue. Restart the grabber with a larger queue.\n"
+    )
+    # The copy holds the guide and repeats its words: on words alone it comes first.
+    copy = "# Grabber stage hangs\n\n## Grabber stage hangs, widget pipeline stalls\n\n" + (
+        "The grabber stage hangs and the widget pipeline stalls on its queue. " * 3
+    )
+    _write(
+        tmp_path,
+        {
+            "README.md": "# Front\n\n## Pages\n\n- [Grabber](guides/grabber.md)\n"
+            "- [Other](guides/other.md)\n"
+            + "".join(f"- [Topic {i}](topics/topic-{i}.md)\n" for i in range(8)),
+            **{
+                f"topics/topic-{i}.md": f"# Topic {i}\n\n## Part\n\nSee the [front](../README.md).\n"
+                for i in range(8)
+            },
+            "guides/grabber.md": guide + "\nSee [other](other.md).\n",
+            "guides/other.md": "# Other\n\n## Misc\n\nUnrelated notes on [grabbers](grabber.md).\n",
+            "assets/grabber-copy.md": copy,
+        },
+    )
+    question = "The grabber stage hangs and the widget pipeline stalls on its queue, why?"
+    ranker = PageRanker.build(load_wiki(tmp_path))
+    assert ranker.kinds["assets/grabber-copy.md"] == "unlinked"
+    assert ranker.kinds["guides/grabber.md"] == "reference"
+    assert paths(ranker.rank(question))[:2] == ["guides/grabber.md", "assets/grabber-copy.md"]
+    # Once a page links to the copy, the wiki vouches for it: words decide again.
+    other = "# Other\n\n## Misc\n\nSee [the copy](../assets/grabber-copy.md).\n"
+    _write(tmp_path, {"guides/other.md": other})
+    ranker = PageRanker.build(load_wiki(tmp_path))
+    assert ranker.kinds["assets/grabber-copy.md"] == "reference"
+    assert paths(ranker.rank(question))[0] == "assets/grabber-copy.md"
+
+
+def test_a_wiki_whose_links_leave_out_many_pages_has_no_unlinked_pages(tmp_path):
+    # Two pages of ten linked: the wiki has no navigation to leave a page out of.
+    pages = {
+        f"page-{i}.md": f"# Page {i}\n\n## Part\n\nWidget notes number {i}.\n" for i in range(8)
+    }
+    pages["README.md"] = "# Front\n\n## Pages\n\n[Page 0](page-0.md), [Page 1](page-1.md)\n"
+    pages["page-0.md"] += "\nBack to the [front](README.md).\n"
+    _write(tmp_path, pages)
+    ranker = PageRanker.build(load_wiki(tmp_path))
+    assert set(ranker.kinds.values()) == {"reference"}
