@@ -12,10 +12,14 @@ pages instead, from the wiki's structure alone:
   tolerant to paths, numbers and addresses, against the quotes of **Error**
   paragraphs and the lines of code blocks, and near verbatim against every line of
   every page, prose too (:mod:`knowledge.search.verbatim`: a daily summary that
-  repeats the line is evidence like an Error quote);
+  repeats the line is evidence like an Error quote); a line saying the binary has
+  no code for the GPU's architecture (CUDA's "no kernel image", PyTorch's "not
+  compatible with the current installation", nvcc, ptxas) brings the words of the
+  installation, build and image sections that answer it;
 - expansion from the glossary (an acronym brings its meaning, a meaning its
-  acronym) and the catalogue (a named model, or a maker's word only one family
-  starts with, brings its family's hub and current page);
+  acronym; words a request does not hold rank pages but are never shown as its
+  words nor counted as evidence) and the catalogue (a named model, or a maker's
+  word only one family starts with, brings its family's hub and current page);
 - fusion of the best sections of a page with the page as a whole, times one
   prior per kind of page (:data:`PAGE_PRIORS`); a versioned page no version map
   lists, below the highest number its series has in one, is an older runbook;
@@ -145,7 +149,8 @@ _MODEL_RE: Final = re.compile(
 )
 _ERRORISH: Final = (
     r"error|exception|traceback|failed|fatal|assert|unsupported|not supported|no valid|"
-    r"not available|cannot|can't|unable|invalid|illegal|out of memory|oom|killed|timed? ?out"
+    r"not available|not compatible|incompatible|cannot|can't|unable|invalid|illegal|"
+    r"out of memory|oom|killed|timed? ?out"
 )
 _ERRORISH_RE: Final = re.compile(_ERRORISH, re.IGNORECASE)
 #: The same words on a lower-cased ASCII line: matching without IGNORECASE is several
@@ -197,6 +202,31 @@ _GENERIC_ERROR_WORDS: Final = frozenset(
     for name, value in vars(builtins).items()
     if isinstance(value, type) and issubclass(value, BaseException)
 )
+#: What CUDA, PyTorch, nvcc and ptxas print when a binary holds no code for the GPU's
+#: architecture: the fix is another build (a wheel, an image, a source build with the
+#: architecture), so such a line asks for the pages on installing, building and images.
+_ARCH_MISSING_RE: Final = re.compile(
+    r"no kernel image is available"  # CUDA runtime: cudaErrorNoKernelImageForDevice
+    r"|invalid device function"  # CUDA runtime: cudaErrorInvalidDeviceFunction
+    r"|no binary for gpu"  # CUDA driver: CUDA_ERROR_NO_BINARY_FOR_GPU
+    r"|is not compatible with the current pytorch installation"  # torch's arch list check
+    r"|unsupported gpu architecture"  # nvcc
+    r"|value '?sm_\w+'? is not defined for option",  # ptxas
+    re.IGNORECASE,
+)
+#: The words of those pages' titles a missing-architecture line brings to a request.
+_ARCH_MISSING_TERMS: Final = (
+    "installation",
+    "install",
+    "build",
+    "source",
+    "image",
+    "docker",
+    "wheel",
+)
+#: Their weight: twice an error line's, as the section titles they meet are common words
+#: (any weight from 3 to 6 ranks the same on the judged requests; 2.5 is too little).
+_W_ARCH: Final = 4.0
 #: Longest term whose noise answer is remembered (see :func:`is_noise`).
 _MAX_REMEMBERED_TERM: Final = 40
 #: Units of size and time: a log's numbers come with them (``64.00 MiB``, ``12 ms``).
@@ -1064,9 +1094,19 @@ class PageRanker:
         # the error lines are read twice (for the query and for quotes)
         line_tokens = _Memo(lambda line: _error_tokens(line, memo))
         query = request_terms(text, errors, line_tokens=line_tokens, memo=memo)
+        # Words the request does not hold, brought by what it holds: they rank pages,
+        # they are never shown as the user's words.
+        added: set[str] = set()
         for term in list(query):
             for extra in self.expansions.get(term, ()):
-                query.setdefault(extra, _W_EXPANSION)
+                if extra not in query:
+                    query[extra] = _W_EXPANSION
+                    added.add(extra)
+        if any(_ARCH_MISSING_RE.search(line) for line in (text, *errors[:MAX_ERROR_LINES])):
+            for term in _ARCH_MISSING_TERMS:
+                if term not in query:
+                    added.add(term)
+                query[term] = max(query.get(term, 0.0), _W_ARCH)
         if not query:
             return PageRanking((), "none")
         family = self._named_family(text)
@@ -1087,10 +1127,12 @@ class PageRanker:
         ranked = [(page_docs[page].path, score) for page, score in fused.top(max(1, limit))]
         unknown = self._unknown_names(text)
         evidence = quote_hits or family is not None or unknown
-        if ranked and not evidence and not self._telling(ranked[0][0], query):
+        # The user's own terms: what shows that a page covers the request.
+        own = {term: weight for term, weight in query.items() if term not in added}
+        if ranked and not evidence and not self._telling(ranked[0][0], own):
             ranked = []  # a word in common is no reason to read a page
         hits = []
-        shown = self._shown_terms(query) if ranked else []
+        shown = self._shown_terms(own) if ranked else []
         best_sections = fused.best_sections([self.page_number[path] for path, _ in ranked])
         for (path, score), number in zip(ranked, best_sections, strict=True):
             anchor, section_title = "", ""
@@ -1121,7 +1163,7 @@ class PageRanker:
             )
         newer = (*self._unknown_versions(text), *self._unknown_variants(text))
         unknown = tuple(dict.fromkeys((*newer, *unknown)))[:10]
-        confidence = self._confidence(hits, query, quote_hits, family, unknown, newer)
+        confidence = self._confidence(hits, own, quote_hits, family, unknown, newer)
         return PageRanking(
             tuple(hits), confidence, unknown, family.name if family is not None else None
         )

@@ -483,7 +483,7 @@ def test_a_page_no_other_page_links_to_ranks_below_the_linked_page_it_copies(tmp
             "- [Other](guides/other.md)\n"
             + "".join(f"- [Topic {i}](topics/topic-{i}.md)\n" for i in range(8)),
             **{
-                f"topics/topic-{i}.md": f"# Topic {i}\n\n## Part\n\nSee the [front](../README.md).\n"
+                f"topics/topic-{i}.md": f"# Topic {i}\n\n## Part\n\n[Up](../README.md)\n"
                 for i in range(8)
             },
             "guides/grabber.md": guide + "\nSee [other](other.md).\n",
@@ -514,3 +514,58 @@ def test_a_wiki_whose_links_leave_out_many_pages_has_no_unlinked_pages(tmp_path)
     _write(tmp_path, pages)
     ranker = PageRanker.build(load_wiki(tmp_path))
     assert set(ranker.kinds.values()) == {"reference"}
+
+
+def test_a_line_saying_the_binary_lacks_the_gpus_architecture_asks_for_the_install_pages(
+    tmp_path,
+):
+    _write(
+        tmp_path,
+        {
+            "engines/widget.md": "# Widget engine\n\n## Installation\n\nInstall the cu13 wheel "
+            "or the docker image; a build from source needs the architecture list.\n\n"
+            "## Serving\n\nServe a model with the widget engine.\n",
+            "guides/context.md": "# Long context\n\n## Rope scaling\n\nYarn rope scaling with "
+            "factor 4 extends the context of a widget model; set the rope factor in the "
+            "model's config and the max model len to match.\n",
+            **{
+                f"notes/other-{i}.md": f"# Other {i}\n\n## Part\n\nGrabber {i}.\n" for i in range(6)
+            },
+        },
+    )
+    ranker = PageRanker.build(load_wiki(tmp_path))
+    question = "Serving a model with yarn rope scaling, factor 4 and a long max model len fails"
+    plain = ranker.rank(question, ["RuntimeError: CUDA error: misaligned address"])
+    assert paths(plain)[0] == "guides/context.md"
+    for line in (
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+        "NVIDIA Widget GPU with CUDA capability sm_120 is not compatible with the current "
+        "PyTorch installation.",
+        "ptxas fatal   : Value 'sm_120a' is not defined for option 'gpu-name'",
+        "nvcc fatal   : Unsupported gpu architecture 'compute_120'",
+    ):
+        assert error_lines([line]) == [line]  # each is an error line
+        ranking = ranker.rank(question, [line])
+        assert paths(ranking)[0] == "engines/widget.md", line
+        # The words it brings rank pages; they are not the user's, so never shown.
+        brought = {"installation", "install", "wheel", "docker", "image", "build", "source"}
+        brought -= set(line.casefold().replace(".", " ").split())
+        assert not _shown(ranker.rank("The widget engine fails", [line])) & brought
+
+
+def _shown(ranking) -> set[str]:
+    return {
+        word
+        for hit in ranking.hits
+        for code, words in hit.why
+        if code == "terms"
+        for word in words.split(", ")
+    }
+
+
+def test_a_glossary_meaning_ranks_pages_but_is_never_shown_as_the_users_word():
+    ranking = RANKER.rank("With TP the ranks hang right after the weights load")
+    assert paths(ranking)
+    assert not _shown(ranking) & {"tensor", "parallelism"}
+    said = RANKER.rank("With tensor parallelism the ranks hang right after the weights load")
+    assert _shown(said) & {"tensor", "parallelism"}
