@@ -1119,13 +1119,15 @@ class PageRanker:
         self._verbatim_hits(errors, quote_hits)
         for path, (strength, _, _) in quote_hits.items():
             fused.add(self.page_number[path], strength)
-        if family is not None:
+        unknown = self._unknown_names(text)
+        # A request naming the family among models of other makers (the wiki has no
+        # page for them) asks about something they share: the family is no subject.
+        if family is not None and not _others(family, unknown):
             for path in filter(None, (family.hub, family.current_page)):
                 if path in self.page_titles:
                     fused.add(self.page_number[path], 0.35)
         page_docs = self.pages.docs
         ranked = [(page_docs[page].path, score) for page, score in fused.top(max(1, limit))]
-        unknown = self._unknown_names(text)
         evidence = quote_hits or family is not None or unknown
         # The user's own terms: what shows that a page covers the request.
         own = {term: weight for term, weight in query.items() if term not in added}
@@ -1416,8 +1418,7 @@ class PageRanker:
         # wiki never writes that carries the family's word is that family's checkpoint
         # (a repository id, a quantisation), not a model the wiki does not cover.
         if family is not None:
-            words = _first_words(family)
-            unknown = [u for u in unknown if not any(w in u for w in words)]
+            unknown = _others(family, unknown)
         if unknown:
             return "low"  # about a model the wiki never names
         return "medium" if covered >= _CONFIDENT_COVERAGE else "low"
@@ -1507,6 +1508,14 @@ def _first_words(family: Family) -> set[str]:
     or series (``glm``, ``kimi``, ``minimax``), the word a version number follows."""
     names = [family.name.strip(), _hub_name(family) or ""]
     return {m.group().casefold() for n in names if (m := _FIRST_WORD_RE.match(n))}
+
+
+def _others(family: Family, unknown: Iterable[str]) -> list[str]:
+    """The names of ``unknown`` (model names the wiki never writes) that do not carry
+    the family's word: other makers' models. One that does is the family's own
+    checkpoint (a repository id, a quantisation)."""
+    words = _first_words(family)
+    return [name for name in unknown if not any(word in name for word in words)]
 
 
 def _family_words(catalogue: Catalogue) -> frozenset[str]:

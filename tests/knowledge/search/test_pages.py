@@ -569,3 +569,22 @@ def test_a_glossary_meaning_ranks_pages_but_is_never_shown_as_the_users_word():
     assert not _shown(ranking) & {"tensor", "parallelism"}
     said = RANKER.rank("With tensor parallelism the ranks hang right after the weights load")
     assert _shown(said) & {"tensor", "parallelism"}
+
+
+def test_a_family_named_among_other_makers_models_is_not_the_requests_subject(tmp_path):
+    ranker = _two_families(
+        tmp_path,
+        {
+            "guides/queues.md": "# Queues\n\n## Scheduler\n\nThe froblet scheduler hangs at "
+            "startup when froblet_wait is unset on several cards.\n",
+        },
+    )
+    alone = ranker.rank("Widget-v3 on two cards hangs at startup in the froblet scheduler")
+    assert alone.family == "Widget" and paths(alone)[0].startswith("models/widget")
+    # The same hang with every model tried, of other makers too: a shared problem.
+    several = ranker.rank(
+        "Widget-v3, Zappo-7B and acme/Quux-13B-it on two cards all hang at startup in the "
+        "froblet scheduler"
+    )
+    assert paths(several)[0] == "guides/queues.md"
+    assert several.confidence == "low"  # models the wiki has no page for
