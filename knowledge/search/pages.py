@@ -21,7 +21,8 @@ pages instead, from the wiki's structure alone:
   words nor counted as evidence) and the catalogue (a named model, or a maker's
   word only one family starts with, brings its family's hub and current page);
 - fusion of the best sections of a page with the page as a whole, times one
-  prior per kind of page (:data:`PAGE_PRIORS`); a versioned page no version map
+  prior per kind of page (:data:`PAGE_PRIORS`; a hub or current runbook keeps its
+  prior only when the request names its model); a versioned page no version map
   lists, below the highest number its series has in one, is an older runbook;
 - a confidence from the evidence: a matched error quote, a named family, how
   much of the request's telling words the top page holds, and words that look
@@ -172,6 +173,8 @@ _FIRST_WORD_RE: Final = re.compile(r"[A-Za-z]{3,}")
 #: when it is written as a name (``MiniMax``) or carries a version (``minimax-m2.7``),
 #: not as the ordinary word a family may share its name with (``command``).
 _FAMILY_WORD_RE: Final = re.compile(r"\b([A-Za-z]{3,})\b([-_ ]?[A-Za-z]?\d)?")
+#: Kinds of page that are the page for one model (a family's hub, its current runbook).
+_MODEL_KINDS: Final = frozenset({"hub", "current"})
 #: Kinds of page that mention things in passing (diaries, notes, lists of links).
 _PASSING_KINDS: Final = frozenset({"dated", "notes", "index", "glossary"})
 #: A glossary: at least this many table rows define a term (a short first cell, no
@@ -966,6 +969,11 @@ class PageRanker:
     page_priors: np.ndarray
     #: Every line of every page, for an error line a page repeats anywhere.
     verbatim: VerbatimIndex | None = None
+    #: The page numbers of the hubs and current runbooks (int32), and for each the
+    #: factor that turns its prior into a reference page's (float64): a request naming
+    #: no model reads them as any other page.
+    model_pages: np.ndarray | None = None
+    model_page_factors: np.ndarray | None = None
     families: list[tuple[tuple[str, ...], Family]] = field(default_factory=list)
     expansions: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: Every term of the wiki's answering pages, all but diaries (:data:`_PASSING_KINDS`):
@@ -1066,6 +1074,12 @@ class PageRanker:
                 dtype=np.float64,
             ),
         )
+        models = [i for i, d in enumerate(page_docs) if kinds[d.path] in _MODEL_KINDS]
+        ranker.model_pages = np.array(models, dtype=np.int32)
+        ranker.model_page_factors = np.array(
+            [PAGE_PRIORS["reference"] / PAGE_PRIORS[kinds[page_docs[i].path]] for i in models],
+            dtype=np.float64,
+        )
         ranker.vocabulary = frozenset(
             term for doc in page_docs if kinds[doc.path] not in _PASSING_KINDS for term in doc.tf
         )
@@ -1117,15 +1131,21 @@ class PageRanker:
         telling = sorted(query, key=keys.__getitem__)  # a stable sort: equals in query order
         section_query = {term: query[term] for term in telling[:_MAX_SECTION_TERMS]}
         fused = self._fused(query, section_query)
+        unknown = self._unknown_names(text)
+        # A request naming the family among models of other makers (the wiki has no
+        # page for them) asks about something they share: the family is no subject.
+        subject = family if family is not None and not _others(family, unknown) else None
+        if subject is None and self.model_pages is not None:
+            # A hub or current runbook is the page for one model: without a model as the
+            # request's subject, it is a page like any other (its words match a
+            # request's generic deployment words: image, container, flags).
+            fused.scores[self.model_pages] *= self.model_page_factors
         quote_hits = self._quote_hits(errors, text, line_tokens)
         self._verbatim_hits(errors, quote_hits)
         for path, (strength, _, _) in quote_hits.items():
             fused.add(self.page_number[path], strength)
-        unknown = self._unknown_names(text)
-        # A request naming the family among models of other makers (the wiki has no
-        # page for them) asks about something they share: the family is no subject.
-        if family is not None and not _others(family, unknown):
-            for path in filter(None, (family.hub, family.current_page)):
+        if subject is not None:
+            for path in filter(None, (subject.hub, subject.current_page)):
                 if path in self.page_titles:
                     fused.add(self.page_number[path], 0.35)
         page_docs = self.pages.docs

@@ -588,3 +588,19 @@ def test_a_family_named_among_other_makers_models_is_not_the_requests_subject(tm
     )
     assert paths(several)[0] == "guides/queues.md"
     assert several.confidence == "low"  # models the wiki has no page for
+
+
+def test_a_runbook_is_a_page_like_any_other_when_the_request_names_no_model(tmp_path):
+    ranker = _two_families(
+        tmp_path,
+        {
+            "guides/zorbel.md": "# Zorbel allocator\n\n## Arena overflow\n\nThe zorbel allocator "
+            "overflows its arena when q8 caches grow; shrink the zorbel arena.\n",
+        },
+    )
+    question = "The zorbel allocator overflows its arena with q8 caches"
+    ranking = ranker.rank(question)
+    assert paths(ranking)[:2] == ["guides/zorbel.md", "models/gadget_v2.md"]
+    # Named, the model's runbook is the page for it.
+    named = ranker.rank(f"Gadget v2: {question}")
+    assert named.family == "Gadget" and paths(named)[0] == "models/gadget_v2.md"
