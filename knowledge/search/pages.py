@@ -192,7 +192,9 @@ _LINKED_SHARE: Final = 0.9
 _LISTING_CODE: Final = 2
 _NOTE_WORDS: Final = frozenset({"wip", "draft", "scratch", "notes", "diary", "journal", "log"})
 _ERROR_LABELS: Final = frozenset({"error", "errors", "symptom", "symptoms"})
-#: Words any error line may use, whatever went wrong, and Python's own exception
+#: Words any error line may use, whatever went wrong (the NVIDIA driver's ``NVRM:``
+#: prefix and ``Xid`` label too: every GPU fault it logs carries both, its number and
+#: message tell which), and Python's own exception
 #: classes (``RuntimeError``, ``ValueError``): in an error line they weigh as ordinary
 #: words, and they are never shown as a reason nor counted as evidence. What
 #: identifies the line is the rest: its op or kernel name, its phrase, its variable
@@ -201,7 +203,7 @@ _GENERIC_ERROR_WORDS: Final = frozenset(
     """error errors exception exceptions traceback fatal failed fail failure failing
     warning warn info debug device devices available unavailable unable cannot invalid
     unsupported supported support unknown unexpected raised raise occurred encountered
-    caught abort aborted aborting""".split()  # noqa: SIM905
+    caught abort aborted aborting nvrm xid""".split()  # noqa: SIM905
 ) | frozenset(
     name.casefold()
     for name, value in vars(builtins).items()
@@ -1446,7 +1448,8 @@ class PageRanker:
         return "medium" if covered >= _CONFIDENT_COVERAGE else "low"
 
     def _coverage(self, path: str, query: Mapping[str, float]) -> float:
-        """Share of the request's telling weight (weight x rarity) the page holds."""
+        """Share of the request's telling weight (weight x rarity) the page holds: its
+        telling terms only (:func:`_telling_term`), no noise and no generic error word."""
         i = self.page_number.get(path)
         if i is None:
             return 0.0
@@ -1454,7 +1457,7 @@ class PageRanker:
         total = held = 0.0
         for term, weight in query.items():
             idf = self.pages.idf.get(term)
-            if idf is None or is_noise(term):
+            if idf is None or not _telling_term(term):
                 continue
             total += weight * idf
             if term in tf:

@@ -604,3 +604,56 @@ def test_a_runbook_is_a_page_like_any_other_when_the_request_names_no_model(tmp_
     # Named, the model's runbook is the page for it.
     named = ranker.rank(f"Gadget v2: {question}")
     assert named.family == "Gadget" and paths(named)[0] == "models/gadget_v2.md"
+
+
+def test_the_gpu_drivers_log_envelope_is_no_evidence_that_a_page_covers_a_fault(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "faults/bus.md": "# Bus drops\n\n## Fallen off the bus\n\nNVRM logs Xid 79 when a "
+            "card has fallen off the bus; NVRM then reports Xid 79 again on every probe. "
+            "Check the riser seating first.\n",
+            **{
+                f"notes/n{i}.md": f"# Note {i}\n\n## Part\n\nWidget {i} grabber.\n"
+                for i in range(6)
+            },
+        },
+    )
+    ranker = PageRanker.build(load_wiki(tmp_path))
+    lines = [
+        "NVRM: Xid (PCI:0000:01:00): 154, GPU recovery action changed to reset required",
+        "NVRM: Xid (PCI:0000:01:00): 120, GSP kernel exception: store access page fault",
+    ]
+    # Only the envelope in common: no page is offered with confidence.
+    other = ranker.rank("One card keeps crashing under load", lines)
+    assert other.confidence in ("low", "none")
+    assert not _shown(other) & {"nvrm", "xid"}
+    # The message of its own fault: the page covers the request.
+    own = ranker.rank(
+        "One card has fallen off the bus, what should I check?",
+        ["NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus."],
+    )
+    assert paths(own)[0] == "faults/bus.md" and own.confidence in ("medium", "high")
+
+
+def test_generic_error_words_a_page_shares_do_not_make_it_cover_a_request(tmp_path):
+    # The page shares the request's generic error words and two of its six telling
+    # words: read first, but not offered with confidence.
+    words = ["zorbel", "velbor", "mordrel", "pipeline", "stalls", "widget"]
+    _write(
+        tmp_path,
+        {
+            "guides/grabber.md": "# Grabber\n\n## Startup\n\nThe grabber stage failed: error, "
+            "device unavailable, exception raised, fatal abort. Restart the grabber queue.\n",
+            **{
+                f"notes/n{i}.md": f"# Note {i}\n\n## Part\n\nThe {w} notes.\n"
+                for i, w in enumerate(words)
+            },
+        },
+    )
+    ranking = PageRanker.build(load_wiki(tmp_path)).rank(
+        "grabber queue stalls; zorbel velbor mordrel pipeline",
+        ["RuntimeError: grabber failed: device unavailable, fatal error, exception raised, abort"],
+    )
+    assert paths(ranking)[0] == "guides/grabber.md"
+    assert ranking.confidence == "low"
