@@ -1112,18 +1112,20 @@ class PageRanker:
         # the error lines are read twice (for the query and for quotes)
         line_tokens = _Memo(lambda line: _error_tokens(line, memo))
         query = request_terms(text, errors, line_tokens=line_tokens, memo=memo)
-        # Words the request does not hold, brought by what it holds: they rank pages,
-        # they are never shown as the user's words.
-        added: set[str] = set()
+        # Words the request does not hold, brought by what it holds, rank pages but are
+        # never shown as the user's words: the meaning of an acronym it uses (evidence
+        # of its topic still), and the words of the fix a line asks for (no evidence).
+        meanings: set[str] = set()
         for term in list(query):
             for extra in self.expansions.get(term, ()):
                 if extra not in query:
                     query[extra] = _W_EXPANSION
-                    added.add(extra)
+                    meanings.add(extra)
+        fix: set[str] = set()
         if any(_ARCH_MISSING_RE.search(line) for line in (text, *errors[:MAX_ERROR_LINES])):
             for term in _ARCH_MISSING_TERMS:
                 if term not in query:
-                    added.add(term)
+                    fix.add(term)
                 query[term] = max(query.get(term, 0.0), _W_ARCH)
         if not query:
             return PageRanking((), "none")
@@ -1153,12 +1155,12 @@ class PageRanker:
         page_docs = self.pages.docs
         ranked = [(page_docs[page].path, score) for page, score in fused.top(max(1, limit))]
         evidence = quote_hits or family is not None or unknown
-        # The user's own terms: what shows that a page covers the request.
-        own = {term: weight for term, weight in query.items() if term not in added}
-        if ranked and not evidence and not self._telling(ranked[0][0], own):
+        # What shows that a page covers the request: its terms and their meanings.
+        topic = {term: weight for term, weight in query.items() if term not in fix}
+        if ranked and not evidence and not self._telling(ranked[0][0], topic):
             ranked = []  # a word in common is no reason to read a page
         hits = []
-        shown = self._shown_terms(own) if ranked else []
+        shown = [t for t in self._shown_terms(topic) if t not in meanings] if ranked else []
         best_sections = fused.best_sections([self.page_number[path] for path, _ in ranked])
         for (path, score), number in zip(ranked, best_sections, strict=True):
             anchor, section_title = "", ""
@@ -1189,7 +1191,7 @@ class PageRanker:
             )
         newer = (*self._unknown_versions(text), *self._unknown_variants(text))
         unknown = tuple(dict.fromkeys((*newer, *unknown)))[:10]
-        confidence = self._confidence(hits, own, quote_hits, family, unknown, newer)
+        confidence = self._confidence(hits, topic, quote_hits, family, unknown, newer)
         return PageRanking(
             tuple(hits), confidence, unknown, family.name if family is not None else None
         )
