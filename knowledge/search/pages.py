@@ -12,12 +12,17 @@ pages instead, from the wiki's structure alone:
   tolerant to paths, numbers and addresses, against the quotes of **Error**
   paragraphs and the lines of code blocks, and near verbatim against every line of
   every page, prose too (:mod:`knowledge.search.verbatim`: a daily summary that
-  repeats the line is evidence like an Error quote);
+  repeats the line is evidence like an Error quote); a line saying the binary has
+  no code for the GPU's architecture (CUDA's "no kernel image", PyTorch's "not
+  compatible with the current installation", nvcc, ptxas) brings the words of the
+  installation, build and image sections that answer it;
 - expansion from the glossary (an acronym brings its meaning, a meaning its
-  acronym) and the catalogue (a named model, or a maker's word only one family
-  starts with, brings its family's hub and current page);
+  acronym; words a request does not hold rank pages but are never shown as its
+  words nor counted as evidence) and the catalogue (a named model, or a maker's
+  word only one family starts with, brings its family's hub and current page);
 - fusion of the best sections of a page with the page as a whole, times one
-  prior per kind of page (:data:`PAGE_PRIORS`); a versioned page no version map
+  prior per kind of page (:data:`PAGE_PRIORS`; a hub or current runbook keeps its
+  prior only when the request names its model); a versioned page no version map
   lists, below the highest number its series has in one, is an older runbook;
 - a confidence from the evidence: a matched error quote, a named family, how
   much of the request's telling words the top page holds, and words that look
@@ -86,6 +91,7 @@ PAGE_PRIORS: Final[Mapping[str, float]] = {
     "archive": 0.6,
     "notes": 0.55,
     "dated": 0.45,
+    "unlinked": 0.55,
     "index": 0.4,
     "glossary": 0.4,
 }
@@ -97,7 +103,9 @@ _B: Final = 0.75
 #: handles one run: a few milliseconds with the interpreter lock held at most).
 _RUN_DOCS: Final = 256
 #: Share of a page's score that comes from its best section (the rest: whole page).
-_SECTION_SHARE: Final = 0.6
+#: Fitted on the two judged dev sets, each apart: 0.3-0.5 rank the first set alike,
+#: 0.3-0.45 the second near its best; 0.4 is inside both (0.6 before).
+_SECTION_SHARE: Final = 0.4
 #: Terms held by more than an eighth of all sections do not rank sections.
 _MAX_SECTION_SHARE: Final = 0.12
 #: The most telling terms of a request that rank its sections (the page score uses all).
@@ -144,7 +152,8 @@ _MODEL_RE: Final = re.compile(
 )
 _ERRORISH: Final = (
     r"error|exception|traceback|failed|fatal|assert|unsupported|not supported|no valid|"
-    r"not available|cannot|can't|unable|invalid|illegal|out of memory|oom|killed|timed? ?out"
+    r"not available|not compatible|incompatible|cannot|can't|unable|invalid|illegal|"
+    r"out of memory|oom|killed|timed? ?out"
 )
 _ERRORISH_RE: Final = re.compile(_ERRORISH, re.IGNORECASE)
 #: The same words on a lower-cased ASCII line: matching without IGNORECASE is several
@@ -164,6 +173,8 @@ _FIRST_WORD_RE: Final = re.compile(r"[A-Za-z]{3,}")
 #: when it is written as a name (``MiniMax``) or carries a version (``minimax-m2.7``),
 #: not as the ordinary word a family may share its name with (``command``).
 _FAMILY_WORD_RE: Final = re.compile(r"\b([A-Za-z]{3,})\b([-_ ]?[A-Za-z]?\d)?")
+#: Kinds of page that are the page for one model (a family's hub, its current runbook).
+_MODEL_KINDS: Final = frozenset({"hub", "current"})
 #: Kinds of page that mention things in passing (diaries, notes, lists of links).
 _PASSING_KINDS: Final = frozenset({"dated", "notes", "index", "glossary"})
 #: A glossary: at least this many table rows define a term (a short first cell, no
@@ -174,11 +185,16 @@ _GLOSSARY_SHARE: Final = 0.3
 #: holding at least this share of the page's words.
 _INDEX_ROWS: Final = 8
 _INDEX_SHARE: Final = 0.4
+#: Share of a wiki's pages other pages must link to before one no page links to is
+#: told apart as ``unlinked`` (see :func:`page_kind`).
+_LINKED_SHARE: Final = 0.9
 #: Code blocks a glossary or an index may hold (a usage line), not more.
 _LISTING_CODE: Final = 2
 _NOTE_WORDS: Final = frozenset({"wip", "draft", "scratch", "notes", "diary", "journal", "log"})
 _ERROR_LABELS: Final = frozenset({"error", "errors", "symptom", "symptoms"})
-#: Words any error line may use, whatever went wrong, and Python's own exception
+#: Words any error line may use, whatever went wrong (the NVIDIA driver's ``NVRM:``
+#: prefix and ``Xid`` label too: every GPU fault it logs carries both, its number and
+#: message tell which), and Python's own exception
 #: classes (``RuntimeError``, ``ValueError``): in an error line they weigh as ordinary
 #: words, and they are never shown as a reason nor counted as evidence. What
 #: identifies the line is the rest: its op or kernel name, its phrase, its variable
@@ -187,12 +203,37 @@ _GENERIC_ERROR_WORDS: Final = frozenset(
     """error errors exception exceptions traceback fatal failed fail failure failing
     warning warn info debug device devices available unavailable unable cannot invalid
     unsupported supported support unknown unexpected raised raise occurred encountered
-    caught abort aborted aborting""".split()  # noqa: SIM905
+    caught abort aborted aborting nvrm xid""".split()  # noqa: SIM905
 ) | frozenset(
     name.casefold()
     for name, value in vars(builtins).items()
     if isinstance(value, type) and issubclass(value, BaseException)
 )
+#: What CUDA, PyTorch, nvcc and ptxas print when a binary holds no code for the GPU's
+#: architecture: the fix is another build (a wheel, an image, a source build with the
+#: architecture), so such a line asks for the pages on installing, building and images.
+_ARCH_MISSING_RE: Final = re.compile(
+    r"no kernel image is available"  # CUDA runtime: cudaErrorNoKernelImageForDevice
+    r"|invalid device function"  # CUDA runtime: cudaErrorInvalidDeviceFunction
+    r"|no binary for gpu"  # CUDA driver: CUDA_ERROR_NO_BINARY_FOR_GPU
+    r"|is not compatible with the current pytorch installation"  # torch's arch list check
+    r"|unsupported gpu architecture"  # nvcc
+    r"|value '?sm_\w+'? is not defined for option",  # ptxas
+    re.IGNORECASE,
+)
+#: The words of those pages' titles a missing-architecture line brings to a request.
+_ARCH_MISSING_TERMS: Final = (
+    "installation",
+    "install",
+    "build",
+    "source",
+    "image",
+    "docker",
+    "wheel",
+)
+#: Their weight: twice an error line's, as the section titles they meet are common words
+#: (any weight from 3 to 6 ranks the same on the judged requests; 2.5 is too little).
+_W_ARCH: Final = 4.0
 #: Longest term whose noise answer is remembered (see :func:`is_noise`).
 _MAX_REMEMBERED_TERM: Final = 40
 #: Units of size and time: a log's numbers come with them (``64.00 MiB``, ``12 ms``).
@@ -217,7 +258,7 @@ STOP: Final = frozenset(
 )
 
 
-def page_kind(page: Page, status: str | None) -> str:
+def page_kind(page: Page, status: str | None, *, linked: bool = True) -> str:
     """The kind of a page, from its place in the catalogue and its structure.
 
     ``status`` is the catalogue's (hub, current, historical, archive, legacy) or
@@ -227,7 +268,10 @@ def page_kind(page: Page, status: str | None) -> str:
     are written as Error / Cause / Fix, ``glossary`` for a page that is mostly a
     table of terms and ``index`` for one that is mostly a table of links to other
     pages (neither with an Error section or more than a usage line of code: such
-    pages name things, they rarely answer a problem), ``reference`` for the rest.
+    pages name things, they rarely answer a problem), ``unlinked`` for a page no
+    other page links to (``linked`` False: a file the wiki's navigation never
+    reaches, such as a copy left beside the images, which no hub, version map or
+    index vouches for), ``reference`` for the rest.
     """
     if status in ("hub", "current", "historical", "archive", "legacy"):
         if status in ("historical", "archive") and _has_errors(page):
@@ -237,6 +281,8 @@ def page_kind(page: Page, status: str | None) -> str:
         return "troubleshooting"
     if _DATE_RE.search(page.path):
         return "dated"
+    if not linked:
+        return "unlinked"
     parts = set(_SPLIT_RE.split(page.path.casefold()))
     if parts & _NOTE_WORDS:
         return "notes"
@@ -925,6 +971,11 @@ class PageRanker:
     page_priors: np.ndarray
     #: Every line of every page, for an error line a page repeats anywhere.
     verbatim: VerbatimIndex | None = None
+    #: The page numbers of the hubs and current runbooks (int32), and for each the
+    #: factor that turns its prior into a reference page's (float64): a request naming
+    #: no model reads them as any other page.
+    model_pages: np.ndarray | None = None
+    model_page_factors: np.ndarray | None = None
     families: list[tuple[tuple[str, ...], Family]] = field(default_factory=list)
     expansions: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: Every term of the wiki's answering pages, all but diaries (:data:`_PASSING_KINDS`):
@@ -969,6 +1020,7 @@ class PageRanker:
         changed a few pages, only those are read (and their sections decoded)."""
         statuses = statuses or {}
         older = _older_versions(wiki.pages, statuses)
+        linked = _linked_pages(wiki)
         family_words = _family_words(catalogue) if catalogue is not None else frozenset()
         kept = previous.page_parts if previous is not None else {}
         # A page's named versions depend on the family words: kept only if those are too.
@@ -982,7 +1034,9 @@ class PageRanker:
         memo: _TokenMemo = {}  # the wiki's words, read once each
         for path in sorted(wiki.pages):
             page = wiki.pages[path]
-            kinds[path] = page_kind(page, statuses.get(path) or older.get(path))
+            kinds[path] = page_kind(
+                page, statuses.get(path) or older.get(path), linked=linked is None or path in linked
+            )
             titles[path] = page.title
             one = kept.get(path)
             if one is None or not page.sha or one.sha != page.sha:
@@ -1022,6 +1076,12 @@ class PageRanker:
                 dtype=np.float64,
             ),
         )
+        models = [i for i, d in enumerate(page_docs) if kinds[d.path] in _MODEL_KINDS]
+        ranker.model_pages = np.array(models, dtype=np.int32)
+        ranker.model_page_factors = np.array(
+            [PAGE_PRIORS["reference"] / PAGE_PRIORS[kinds[page_docs[i].path]] for i in models],
+            dtype=np.float64,
+        )
         ranker.vocabulary = frozenset(
             term for doc in page_docs if kinds[doc.path] not in _PASSING_KINDS for term in doc.tf
         )
@@ -1052,9 +1112,21 @@ class PageRanker:
         # the error lines are read twice (for the query and for quotes)
         line_tokens = _Memo(lambda line: _error_tokens(line, memo))
         query = request_terms(text, errors, line_tokens=line_tokens, memo=memo)
+        # Words the request does not hold, brought by what it holds, rank pages but are
+        # never shown as the user's words: the meaning of an acronym it uses (evidence
+        # of its topic still), and the words of the fix a line asks for (no evidence).
+        meanings: set[str] = set()
         for term in list(query):
             for extra in self.expansions.get(term, ()):
-                query.setdefault(extra, _W_EXPANSION)
+                if extra not in query:
+                    query[extra] = _W_EXPANSION
+                    meanings.add(extra)
+        fix: set[str] = set()
+        if any(_ARCH_MISSING_RE.search(line) for line in (text, *errors[:MAX_ERROR_LINES])):
+            for term in _ARCH_MISSING_TERMS:
+                if term not in query:
+                    fix.add(term)
+                query[term] = max(query.get(term, 0.0), _W_ARCH)
         if not query:
             return PageRanking((), "none")
         family = self._named_family(text)
@@ -1063,22 +1135,32 @@ class PageRanker:
         telling = sorted(query, key=keys.__getitem__)  # a stable sort: equals in query order
         section_query = {term: query[term] for term in telling[:_MAX_SECTION_TERMS]}
         fused = self._fused(query, section_query)
+        unknown = self._unknown_names(text)
+        # A request naming the family among models of other makers (the wiki has no
+        # page for them) asks about something they share: the family is no subject.
+        subject = family if family is not None and not _others(family, unknown) else None
+        if subject is None and self.model_pages is not None:
+            # A hub or current runbook is the page for one model: without a model as the
+            # request's subject, it is a page like any other (its words match a
+            # request's generic deployment words: image, container, flags).
+            fused.scores[self.model_pages] *= self.model_page_factors
         quote_hits = self._quote_hits(errors, text, line_tokens)
         self._verbatim_hits(errors, quote_hits)
         for path, (strength, _, _) in quote_hits.items():
             fused.add(self.page_number[path], strength)
-        if family is not None:
-            for path in filter(None, (family.hub, family.current_page)):
+        if subject is not None:
+            for path in filter(None, (subject.hub, subject.current_page)):
                 if path in self.page_titles:
                     fused.add(self.page_number[path], 0.35)
         page_docs = self.pages.docs
         ranked = [(page_docs[page].path, score) for page, score in fused.top(max(1, limit))]
-        unknown = self._unknown_names(text)
         evidence = quote_hits or family is not None or unknown
-        if ranked and not evidence and not self._telling(ranked[0][0], query):
+        # What shows that a page covers the request: its terms and their meanings.
+        topic = {term: weight for term, weight in query.items() if term not in fix}
+        if ranked and not evidence and not self._telling(ranked[0][0], topic):
             ranked = []  # a word in common is no reason to read a page
         hits = []
-        shown = self._shown_terms(query) if ranked else []
+        shown = [t for t in self._shown_terms(topic) if t not in meanings] if ranked else []
         best_sections = fused.best_sections([self.page_number[path] for path, _ in ranked])
         for (path, score), number in zip(ranked, best_sections, strict=True):
             anchor, section_title = "", ""
@@ -1109,7 +1191,7 @@ class PageRanker:
             )
         newer = (*self._unknown_versions(text), *self._unknown_variants(text))
         unknown = tuple(dict.fromkeys((*newer, *unknown)))[:10]
-        confidence = self._confidence(hits, query, quote_hits, family, unknown, newer)
+        confidence = self._confidence(hits, topic, quote_hits, family, unknown, newer)
         return PageRanking(
             tuple(hits), confidence, unknown, family.name if family is not None else None
         )
@@ -1362,14 +1444,14 @@ class PageRanker:
         # wiki never writes that carries the family's word is that family's checkpoint
         # (a repository id, a quantisation), not a model the wiki does not cover.
         if family is not None:
-            words = _first_words(family)
-            unknown = [u for u in unknown if not any(w in u for w in words)]
+            unknown = _others(family, unknown)
         if unknown:
             return "low"  # about a model the wiki never names
         return "medium" if covered >= _CONFIDENT_COVERAGE else "low"
 
     def _coverage(self, path: str, query: Mapping[str, float]) -> float:
-        """Share of the request's telling weight (weight x rarity) the page holds."""
+        """Share of the request's telling weight (weight x rarity) the page holds: its
+        telling terms only (:func:`_telling_term`), no noise and no generic error word."""
         i = self.page_number.get(path)
         if i is None:
             return 0.0
@@ -1377,12 +1459,27 @@ class PageRanker:
         total = held = 0.0
         for term, weight in query.items():
             idf = self.pages.idf.get(term)
-            if idf is None or is_noise(term):
+            if idf is None or not _telling_term(term):
                 continue
             total += weight * idf
             if term in tf:
                 held += weight * idf
         return held / total if total else 0.0
+
+
+def _linked_pages(wiki: Wiki) -> frozenset[str] | None:
+    """The pages some other page of ``wiki`` links to; None unless they are nearly all
+    of its pages (:data:`_LINKED_SHARE`): only where the wiki's links reach nearly every
+    page does one they leave out stand apart (a small wiki with few links, or one
+    whose pages stand alone, has no unlinked pages)."""
+    linked = frozenset(
+        link.path
+        for page in wiki.pages.values()
+        for link in page.links
+        if link.path and link.path != page.path
+    )
+    share = len(linked & wiki.pages.keys()) / len(wiki.pages) if wiki.pages else 0.0
+    return linked if share >= _LINKED_SHARE else None
 
 
 def _older_versions(pages: Iterable[str], statuses: Mapping[str, str]) -> dict[str, str]:
@@ -1438,6 +1535,14 @@ def _first_words(family: Family) -> set[str]:
     or series (``glm``, ``kimi``, ``minimax``), the word a version number follows."""
     names = [family.name.strip(), _hub_name(family) or ""]
     return {m.group().casefold() for n in names if (m := _FIRST_WORD_RE.match(n))}
+
+
+def _others(family: Family, unknown: Iterable[str]) -> list[str]:
+    """The names of ``unknown`` (model names the wiki never writes) that do not carry
+    the family's word: other makers' models. One that does is the family's own
+    checkpoint (a repository id, a quantisation)."""
+    words = _first_words(family)
+    return [name for name in unknown if not any(word in name for word in words)]
 
 
 def _family_words(catalogue: Catalogue) -> frozenset[str]:

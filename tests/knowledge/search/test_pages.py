@@ -465,3 +465,195 @@ def test_a_family_named_lends_no_confidence_to_a_page_that_is_not_its_own(tmp_pa
     ranking = ranker.rank("acme/Widget-v3-NVFP4: the froblet scheduler hangs, froblet_wait unset")
     assert ranking.family == "Widget" and paths(ranking)[0] == "guides/queues.md"
     assert ranking.confidence == "medium"
+
+
+def test_a_page_no_other_page_links_to_ranks_below_the_linked_page_it_copies(tmp_path):
+    guide = (
+        "# Grabber Guide\n\n## Grabber stage hangs\n\nThe widget pipeline stalls when the "
+        "grabber stage waits on its queue. Restart the grabber with a larger queue.\n"
+    )
+    # The copy holds the guide and repeats its words: on words alone it comes first.
+    copy = "# Grabber stage hangs\n\n## Grabber stage hangs, widget pipeline stalls\n\n" + (
+        "The grabber stage hangs and the widget pipeline stalls on its queue. " * 3
+    )
+    _write(
+        tmp_path,
+        {
+            "README.md": "# Front\n\n## Pages\n\n- [Grabber](guides/grabber.md)\n"
+            "- [Other](guides/other.md)\n"
+            + "".join(f"- [Topic {i}](topics/topic-{i}.md)\n" for i in range(8)),
+            **{
+                f"topics/topic-{i}.md": f"# Topic {i}\n\n## Part\n\n[Up](../README.md)\n"
+                for i in range(8)
+            },
+            "guides/grabber.md": guide + "\nSee [other](other.md).\n",
+            "guides/other.md": "# Other\n\n## Misc\n\nUnrelated notes on [grabbers](grabber.md).\n",
+            "assets/grabber-copy.md": copy,
+        },
+    )
+    question = "The grabber stage hangs and the widget pipeline stalls on its queue, why?"
+    ranker = PageRanker.build(load_wiki(tmp_path))
+    assert ranker.kinds["assets/grabber-copy.md"] == "unlinked"
+    assert ranker.kinds["guides/grabber.md"] == "reference"
+    assert paths(ranker.rank(question))[:2] == ["guides/grabber.md", "assets/grabber-copy.md"]
+    # Once a page links to the copy, the wiki vouches for it: words decide again.
+    other = "# Other\n\n## Misc\n\nSee [the copy](../assets/grabber-copy.md).\n"
+    _write(tmp_path, {"guides/other.md": other})
+    ranker = PageRanker.build(load_wiki(tmp_path))
+    assert ranker.kinds["assets/grabber-copy.md"] == "reference"
+    assert paths(ranker.rank(question))[0] == "assets/grabber-copy.md"
+
+
+def test_a_wiki_whose_links_leave_out_many_pages_has_no_unlinked_pages(tmp_path):
+    # Two pages of ten linked: the wiki has no navigation to leave a page out of.
+    pages = {
+        f"page-{i}.md": f"# Page {i}\n\n## Part\n\nWidget notes number {i}.\n" for i in range(8)
+    }
+    pages["README.md"] = "# Front\n\n## Pages\n\n[Page 0](page-0.md), [Page 1](page-1.md)\n"
+    pages["page-0.md"] += "\nBack to the [front](README.md).\n"
+    _write(tmp_path, pages)
+    ranker = PageRanker.build(load_wiki(tmp_path))
+    assert set(ranker.kinds.values()) == {"reference"}
+
+
+def test_a_line_saying_the_binary_lacks_the_gpus_architecture_asks_for_the_install_pages(
+    tmp_path,
+):
+    _write(
+        tmp_path,
+        {
+            "engines/widget.md": "# Widget engine\n\n## Installation\n\nInstall the cu13 wheel "
+            "or the docker image; a build from source needs the architecture list.\n\n"
+            "## Serving\n\nServe a model with the widget engine.\n",
+            "guides/context.md": "# Long context\n\n## Rope scaling\n\nYarn rope scaling with "
+            "factor 4 extends the context of a widget model; set the rope factor in the "
+            "model's config and the max model len to match.\n",
+            **{
+                f"notes/other-{i}.md": f"# Other {i}\n\n## Part\n\nGrabber {i}.\n" for i in range(6)
+            },
+        },
+    )
+    ranker = PageRanker.build(load_wiki(tmp_path))
+    question = "Serving a model with yarn rope scaling, factor 4 and a long max model len fails"
+    plain = ranker.rank(question, ["RuntimeError: CUDA error: misaligned address"])
+    assert paths(plain)[0] == "guides/context.md"
+    for line in (
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+        "NVIDIA Widget GPU with CUDA capability sm_120 is not compatible with the current "
+        "PyTorch installation.",
+        "ptxas fatal   : Value 'sm_120a' is not defined for option 'gpu-name'",
+        "nvcc fatal   : Unsupported gpu architecture 'compute_120'",
+    ):
+        assert error_lines([line]) == [line]  # each is an error line
+        ranking = ranker.rank(question, [line])
+        assert paths(ranking)[0] == "engines/widget.md", line
+        # The words it brings rank pages; they are not the user's, so never shown.
+        brought = {"installation", "install", "wheel", "docker", "image", "build", "source"}
+        brought -= set(line.casefold().replace(".", " ").split())
+        assert not _shown(ranker.rank("The widget engine fails", [line])) & brought
+
+
+def _shown(ranking) -> set[str]:
+    return {
+        word
+        for hit in ranking.hits
+        for code, words in hit.why
+        if code == "terms"
+        for word in words.split(", ")
+    }
+
+
+def test_a_glossary_meaning_ranks_pages_but_is_never_shown_as_the_users_word():
+    ranking = RANKER.rank("With TP the ranks hang right after the weights load")
+    assert paths(ranking)
+    assert not _shown(ranking) & {"tensor", "parallelism"}
+    said = RANKER.rank("With tensor parallelism the ranks hang right after the weights load")
+    assert _shown(said) & {"tensor", "parallelism"}
+
+
+def test_a_family_named_among_other_makers_models_is_not_the_requests_subject(tmp_path):
+    ranker = _two_families(
+        tmp_path,
+        {
+            "guides/queues.md": "# Queues\n\n## Scheduler\n\nThe froblet scheduler hangs at "
+            "startup when froblet_wait is unset on several cards.\n",
+        },
+    )
+    alone = ranker.rank("Widget-v3 on two cards hangs at startup in the froblet scheduler")
+    assert alone.family == "Widget" and paths(alone)[0].startswith("models/widget")
+    # The same hang with every model tried, of other makers too: a shared problem.
+    several = ranker.rank(
+        "Widget-v3, Zappo-7B and acme/Quux-13B-it on two cards all hang at startup in the "
+        "froblet scheduler"
+    )
+    assert paths(several)[0] == "guides/queues.md"
+    assert several.confidence == "low"  # models the wiki has no page for
+
+
+def test_a_runbook_is_a_page_like_any_other_when_the_request_names_no_model(tmp_path):
+    ranker = _two_families(
+        tmp_path,
+        {
+            "guides/zorbel.md": "# Zorbel allocator\n\n## Arena overflow\n\nThe zorbel allocator "
+            "overflows its arena when q8 caches grow; shrink the zorbel arena.\n",
+        },
+    )
+    question = "The zorbel allocator overflows its arena with q8 caches"
+    ranking = ranker.rank(question)
+    assert paths(ranking)[:2] == ["guides/zorbel.md", "models/gadget_v2.md"]
+    # Named, the model's runbook is the page for it.
+    named = ranker.rank(f"Gadget v2: {question}")
+    assert named.family == "Gadget" and paths(named)[0] == "models/gadget_v2.md"
+
+
+def test_the_gpu_drivers_log_envelope_is_no_evidence_that_a_page_covers_a_fault(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "faults/bus.md": "# Bus drops\n\n## Fallen off the bus\n\nNVRM logs Xid 79 when a "
+            "card has fallen off the bus; NVRM then reports Xid 79 again on every probe. "
+            "Check the riser seating first.\n",
+            **{
+                f"notes/n{i}.md": f"# Note {i}\n\n## Part\n\nWidget {i} grabber.\n"
+                for i in range(6)
+            },
+        },
+    )
+    ranker = PageRanker.build(load_wiki(tmp_path))
+    lines = [
+        "NVRM: Xid (PCI:0000:01:00): 154, GPU recovery action changed to reset required",
+        "NVRM: Xid (PCI:0000:01:00): 120, GSP kernel exception: store access page fault",
+    ]
+    # Only the envelope in common: no page is offered with confidence.
+    other = ranker.rank("One card keeps crashing under load", lines)
+    assert other.confidence in ("low", "none")
+    assert not _shown(other) & {"nvrm", "xid"}
+    # The message of its own fault: the page covers the request.
+    own = ranker.rank(
+        "One card has fallen off the bus, what should I check?",
+        ["NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus."],
+    )
+    assert paths(own)[0] == "faults/bus.md" and own.confidence in ("medium", "high")
+
+
+def test_generic_error_words_a_page_shares_do_not_make_it_cover_a_request(tmp_path):
+    # The page shares the request's generic error words and two of its six telling
+    # words: read first, but not offered with confidence.
+    words = ["zorbel", "velbor", "mordrel", "pipeline", "stalls", "widget"]
+    _write(
+        tmp_path,
+        {
+            "guides/grabber.md": "# Grabber\n\n## Startup\n\nThe grabber stage failed: error, "
+            "device unavailable, exception raised, fatal abort. Restart the grabber queue.\n",
+            **{
+                f"notes/n{i}.md": f"# Note {i}\n\n## Part\n\nThe {w} notes.\n"
+                for i, w in enumerate(words)
+            },
+        },
+    )
+    ranking = PageRanker.build(load_wiki(tmp_path)).rank(
+        "grabber queue stalls; zorbel velbor mordrel pipeline",
+        ["RuntimeError: grabber failed: device unavailable, fatal error, exception raised, abort"],
+    )
+    assert paths(ranking)[0] == "guides/grabber.md"
+    assert ranking.confidence == "low"
