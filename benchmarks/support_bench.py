@@ -156,7 +156,7 @@ class _Flow:
     network: float = 0.0
     first: float = 0.0
     post: float = 0.0
-    #: Burst: from the first submit of the burst to the last one being sent.
+    #: Burst: from the submits' common creation to the last one handed to the gateway.
     spread: float = 0.0
 
 
