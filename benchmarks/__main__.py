@@ -28,7 +28,7 @@ AREAS = [
     ("benchmarks.triage_bench", "triage of requests and logs", True),
     ("benchmarks.pasted_bench", "/search and triage on pasted questions (300-1,000 chars)", True),
     ("benchmarks.discord_bench", "end to end through the Discord stand-in", True),
-    ("benchmarks.support_bench", "/support: deflection and forum post at 20 in flight", True),
+    ("benchmarks.support_bench", "/support as met: one flow at a time, a burst of 50", True),
     ("benchmarks.fetch_bench", "fetching and following the wiki over loopback HTTP", True),
     ("benchmarks.lint_bench", "wikibot lint on the whole wiki: cold, warm, checks alone", True),
     ("benchmarks.fault_bench", "fetch deadline vs a trickle; triage RSS on binary logs", False),

@@ -15,7 +15,7 @@ process's CPU per interaction and its event loop's worst lag meanwhile. Then it
 runs ``/wiki reindex`` (a forced full rebuild) while searches go on and a ticker
 task in the bot's loop sleeps 10 ms at a time and records how late it wakes.
 
-Two layouts (``--layout both``, the default, prints each), as in ``support_bench``:
+Two layouts (``--layout both``, the default, prints each), the same as ``support_bench``'s:
 
 - **split**: the bot alone in this process, as in production (Discord is not inside
   the bot's process); the stand-in and the users in a spawned child process, so the
