@@ -41,6 +41,7 @@ from array import array
 from bisect import bisect_left
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import itemgetter
@@ -619,6 +620,60 @@ class _Quote:
     quote: bool = True
 
 
+class _TermValues(Mapping[str, float]):
+    """term -> a float of an array, through the terms' numbers: a read-only mapping that
+    holds no Python float per term (a dict of the idfs took 3 MB on the real wiki).
+    ``values[number]`` is read as the very float64 stored, so scores are unchanged."""
+
+    __slots__ = ("_numbers", "_values")
+
+    def __init__(self, numbers: Mapping[str, int], values: np.ndarray) -> None:
+        self._numbers = numbers
+        self._values = values
+
+    def __getitem__(self, term: str) -> float:
+        return self._values.item(self._numbers[term])
+
+    def get(self, term: str, default: float | None = None) -> float | None:  # type: ignore[override]
+        number = self._numbers.get(term)
+        return default if number is None else self._values.item(number)
+
+    def __contains__(self, term: object) -> bool:
+        return term in self._numbers
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._numbers)
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+
+class _TermSet(AbstractSet[str]):
+    """Some of the terms a :class:`_Bm25` numbers, as one flag byte per term number: a
+    read-only set that holds no hash table of its own (a frozenset of the wiki's terms
+    took 2 MB)."""
+
+    __slots__ = ("_count", "_held", "_numbers")
+
+    def __init__(self, numbers: Mapping[str, int], held: bytes) -> None:
+        self._numbers = numbers
+        self._held = held
+        self._count = held.count(1)
+
+    def __contains__(self, term: object) -> bool:
+        number = self._numbers.get(term)  # type: ignore[call-overload]
+        return number is not None and self._held[number] == 1
+
+    def __iter__(self) -> Iterator[str]:
+        held = self._held
+        return (term for term, number in self._numbers.items() if held[number] == 1)
+
+    def __len__(self) -> int:
+        return self._count
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 @dataclass(slots=True)
 class _Bm25:
     """BM25 over postings kept in two flat arrays (doc numbers, and each posting's term
@@ -635,9 +690,13 @@ class _Bm25:
     #: doc numbers (int32) and BM25 term weights without idf (float64), term by term
     ids: np.ndarray
     weights: np.ndarray
-    idf: dict[str, float]
-    #: :attr:`idf` by term number (float64)
+    #: each term's idf by its number (float64); :attr:`idf` reads it by term
     idfs: np.ndarray
+
+    @property
+    def idf(self) -> Mapping[str, float]:
+        """term -> its idf (a view of :attr:`numbers` and :attr:`idfs`)."""
+        return _TermValues(self.numbers, self.idfs)
 
     @classmethod
     def of(cls, docs: list[_Doc]) -> _Bm25:
@@ -698,19 +757,11 @@ class _Bm25:
         del doc_numbers
         weights = (np.concatenate(weight_runs) if weight_runs else np.zeros(0))[order]
         del weight_runs, order
-        idf = {
-            term: math.log(1 + (n - size + 0.5) / (size + 0.5))
-            for term, size in zip(numbers, sizes.tolist(), strict=True)
-        }
-        return cls(
-            docs,
-            numbers,
-            bounds,
-            ids,
-            weights,
-            idf,
-            np.fromiter(idf.values(), dtype=np.float64, count=len(idf)),
+        idfs = np.array(
+            [math.log(1 + (n - size + 0.5) / (size + 0.5)) for size in sizes.tolist()],
+            dtype=np.float64,
         )
+        return cls(docs, numbers, bounds, ids, weights, idfs)
 
     def _span(self, term: str) -> tuple[int, int]:
         number = self.numbers.get(term)
@@ -929,7 +980,7 @@ class PageRanker:
     expansions: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: Every term of the wiki's answering pages, all but diaries (:data:`_PASSING_KINDS`):
     #: a model named only in passing there is one the wiki has no page for.
-    vocabulary: frozenset[str] = frozenset()
+    vocabulary: AbstractSet[str] = frozenset()
     #: (family word, version) pairs the wiki names (``("glm", "5.1")``), and the
     #: words of family names: a version of a family the wiki never names is a newer model.
     named_versions: frozenset[tuple[str, str]] = frozenset()
@@ -1022,9 +1073,13 @@ class PageRanker:
                 dtype=np.float64,
             ),
         )
-        ranker.vocabulary = frozenset(
-            term for doc in page_docs if kinds[doc.path] not in _PASSING_KINDS for term in doc.tf
-        )
+        page_terms = ranker.pages.numbers
+        vocabulary = bytearray(len(page_terms))
+        for doc in page_docs:
+            if kinds[doc.path] not in _PASSING_KINDS:
+                for term in doc.tf:
+                    vocabulary[page_terms[term]] = 1
+        ranker.vocabulary = _TermSet(page_terms, bytes(vocabulary))
         ranker.page_number = page_number
         ranker.section_titles = {(d.path, d.anchor): d.title for d in section_docs}
         ranker.page_parts = parts

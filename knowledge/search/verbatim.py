@@ -29,6 +29,8 @@ so a later load reuses the parts of pages whose bytes are the same.
 from __future__ import annotations
 
 import re
+from array import array
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
@@ -103,23 +105,40 @@ def _shingles(words: Sequence[str]) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class PageLines:
-    """One page's lines that may repeat an error line: (section anchor, line) each,
-    with the hash of each distinct shingle of a line beside that line's number."""
+    """One page's lines that may repeat an error line, with the hash of each distinct
+    shingle of a line beside that line's number.
 
-    lines: tuple[tuple[str, str], ...]
-    #: Number of distinct shingles of each line (in :attr:`lines` order). The hashes are
-    #: Python's own string hashes, so a part is only read in the process that made it
-    #: (as the ranker is: built and kept in the bot's process, never pickled).
-    sizes: tuple[int, ...]
-    hashes: tuple[int, ...]
-    numbers: tuple[int, ...]
+    Laid out flat, as the page ranker keeps one for every page between loads: the
+    lines are one string (``text``, each line's start in ``starts``), their sections
+    numbers into ``anchors``, and the hashes and counts C arrays, where tuples of
+    Python ints and strings took about four times the memory."""
+
+    #: The page's section anchors that hold a line (the page's own strings).
+    anchors: tuple[str, ...]
+    #: Per line: its number in :attr:`anchors` (unsigned int).
+    line_anchors: array[int]
+    #: The lines, stripped, joined by newlines; line ``k`` is
+    #: ``text[starts[k]:starts[k + 1] - 1]`` (``starts`` has one more item than lines).
+    text: str
+    starts: array[int]
+    #: Number of distinct shingles of each line (in line order, unsigned int). The
+    #: hashes (signed 64-bit) are Python's own string hashes, so a part is only read
+    #: in the process that made it (as the ranker is: built and kept in the bot's
+    #: process, never pickled).
+    sizes: array[int]
+    hashes: array[int]
+    numbers: array[int]
 
     @classmethod
     def of(cls, page: Page) -> PageLines:
-        lines: list[tuple[str, str]] = []
-        sizes: list[int] = []
-        hashes: list[int] = []
-        numbers: list[int] = []
+        anchors: dict[str, int] = {}
+        line_anchors = array("I")
+        lines: list[str] = []
+        starts = array("I", [0])
+        sizes = array("I")
+        hashes = array("q")
+        numbers = array("I")
+        end = 0
         for section in page.sections:
             texts = [section.text, *(block.text for block in section.code)]
             for text in texts:
@@ -128,12 +147,29 @@ class PageLines:
                     if not distinct:
                         continue
                     number = len(lines)
-                    lines.append((section.anchor, line.strip()))
+                    stripped = line.strip()
+                    lines.append(stripped)
+                    end += len(stripped) + 1
+                    starts.append(end)
+                    line_anchors.append(anchors.setdefault(section.anchor, len(anchors)))
                     sizes.append(len(distinct))
-                    for shingle in distinct:
-                        hashes.append(hash(shingle))
-                        numbers.append(number)
-        return cls(tuple(lines), tuple(sizes), tuple(hashes), tuple(numbers))
+                    hashes.extend(map(hash, distinct))
+                    numbers.extend([number] * len(distinct))
+        text = "\n".join(lines) + "\n" if lines else ""
+        return cls(tuple(anchors), line_anchors, text, starts, sizes, hashes, numbers)
+
+    def __len__(self) -> int:
+        return len(self.sizes)
+
+    def line(self, number: int) -> tuple[str, str]:
+        """(section anchor, text) of line ``number``."""
+        text = self.text[self.starts[number] : self.starts[number + 1] - 1]
+        return self.anchors[self.line_anchors[number]], text
+
+    @property
+    def lines(self) -> tuple[tuple[str, str], ...]:
+        """(section anchor, line) of every line, in order."""
+        return tuple(self.line(number) for number in range(len(self)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,26 +190,43 @@ class VerbatimIndex:
     hashes: np.ndarray  # int64, sorted
     lines: np.ndarray  # int32: the global line number of each hash
     sizes: np.ndarray  # int32: distinct shingles per global line
-    refs: list[tuple[str, str, str]]  # global line -> (path, anchor, text)
+    #: The pages' parts in order (the ranker holds them already: nothing is copied),
+    #: and the global number of each part's first line (one more than parts).
+    parts: list[tuple[str, PageLines]]
+    bases: array[int]
 
     @classmethod
     def build(cls, pages: Iterable[tuple[str, PageLines]]) -> VerbatimIndex:
         import numpy as np
 
-        refs: list[tuple[str, str, str]] = []
-        sizes: list[int] = []
-        hash_parts: list[np.ndarray] = []
-        line_parts: list[np.ndarray] = []
-        for path, part in pages:
-            base = len(refs)
-            refs.extend((path, anchor, text) for anchor, text in part.lines)
-            sizes.extend(part.sizes)
-            hash_parts.append(np.array(part.hashes, dtype=np.int64))
-            line_parts.append(np.array(part.numbers, dtype=np.int32) + base)
-        hashes = np.concatenate(hash_parts) if hash_parts else np.zeros(0, np.int64)
-        lines = np.concatenate(line_parts) if line_parts else np.zeros(0, np.int32)
+        parts = list(pages)
+        bases = array("q", [0])
+        for _, part in parts:
+            bases.append(bases[-1] + len(part))
+        hashes = np.concatenate(
+            [np.frombuffer(part.hashes, dtype=np.int64) for _, part in parts]
+            or [np.zeros(0, np.int64)]
+        )
+        lines = np.concatenate(
+            [
+                np.frombuffer(part.numbers, dtype=np.uint32).astype(np.int32) + np.int32(base)
+                for base, (_, part) in zip(bases, parts, strict=False)
+            ]
+            or [np.zeros(0, np.int32)]
+        )
+        sizes = np.concatenate(
+            [np.frombuffer(part.sizes, dtype=np.uint32) for _, part in parts]
+            or [np.zeros(0, np.uint32)]
+        ).astype(np.int32)
         order = np.argsort(hashes, kind="stable")
-        return cls(hashes[order], lines[order], np.array(sizes, dtype=np.int32), refs)
+        return cls(hashes[order], lines[order], sizes, parts, bases)
+
+    def ref(self, number: int) -> tuple[str, str, str]:
+        """(path, anchor, text) of global line ``number``."""
+        page = bisect_right(self.bases, number) - 1
+        path, part = self.parts[page]
+        anchor, text = part.line(number - self.bases[page])
+        return path, anchor, text
 
     def find(self, errors: Sequence[str], telling: Callable[[str], bool]) -> dict[str, VerbatimHit]:
         """path -> the best line of that page holding one of ``errors`` near verbatim.
@@ -208,7 +261,7 @@ class VerbatimIndex:
             kept = np.flatnonzero((counts >= 2) & (share >= _MIN_SHARE))
             hits: dict[str, VerbatimHit] = {}
             for number, share_of in zip(numbers[kept].tolist(), share[kept].tolist(), strict=True):
-                path, anchor, text = self.refs[number]
+                path, anchor, text = self.ref(number)
                 rows = (pairs[pairs // width == number] % width).tolist()
                 words_held = {w for k in rows for w in shingles[k].split()}
                 if sum(1 for w in words_held if telling(w)) < MIN_TELLING:
