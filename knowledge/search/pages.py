@@ -1083,7 +1083,18 @@ class PageRanker:
         ranker.page_number = page_number
         ranker.section_titles = {(d.path, d.anchor): d.title for d in section_docs}
         ranker.page_parts = parts
-        ranker.verbatim = VerbatimIndex.build((path, one.lines) for path, one in parts.items())
+        held = previous.verbatim if previous is not None else None
+        for path, one in parts.items():
+            if not one.lines.shingled and held is None:  # kept, but no index to take from
+                parts[path] = dataclasses.replace(one, lines=PageLines.of(wiki.pages[path]))
+        ranker.verbatim = VerbatimIndex.build(
+            ((path, one.lines) for path, one in parts.items()), previous=held
+        )
+        # The index holds the hashes now: the parts kept for the next load shed theirs.
+        for path, one in parts.items():
+            if one.lines.shingled:
+                parts[path] = dataclasses.replace(one, lines=one.lines.shed())
+        ranker.verbatim.parts = [(path, one.lines) for path, one in parts.items()]
         if catalogue is not None:
             ranker.families = _family_names(catalogue)
             ranker.page_families = _page_families(catalogue)

@@ -161,6 +161,28 @@ class PageLines:
     def __len__(self) -> int:
         return len(self.sizes)
 
+    @property
+    def shingled(self) -> bool:
+        """Whether the part holds its shingles' hashes (see :meth:`shed`)."""
+        return len(self.hashes) > 0 or not self.sizes
+
+    def shed(self) -> PageLines:
+        """This part without its shingles' hashes, once an index holds them: the ranker
+        keeps the part for the next load, whose index takes the hashes from this one's
+        (:meth:`VerbatimIndex.build`) instead of holding every hash twice."""
+        if not self.shingled:
+            return self
+        empty_hashes, empty_numbers = array("q"), array("I")
+        return PageLines(
+            self.anchors,
+            self.line_anchors,
+            self.text,
+            self.starts,
+            self.sizes,
+            empty_hashes,
+            empty_numbers,
+        )
+
     def line(self, number: int) -> tuple[str, str]:
         """(section anchor, text) of line ``number``."""
         text = self.text[self.starts[number] : self.starts[number + 1] - 1]
@@ -196,30 +218,59 @@ class VerbatimIndex:
     bases: array[int]
 
     @classmethod
-    def build(cls, pages: Iterable[tuple[str, PageLines]]) -> VerbatimIndex:
+    def build(
+        cls, pages: Iterable[tuple[str, PageLines]], previous: VerbatimIndex | None = None
+    ) -> VerbatimIndex:
+        """The index of ``pages``. A part that has shed its hashes (:meth:`PageLines.shed`)
+        takes them from ``previous``, the index that holds that very part."""
         import numpy as np
 
         parts = list(pages)
         bases = array("q", [0])
         for _, part in parts:
             bases.append(bases[-1] + len(part))
-        hashes = np.concatenate(
-            [np.frombuffer(part.hashes, dtype=np.int64) for _, part in parts]
-            or [np.zeros(0, np.int64)]
-        )
-        lines = np.concatenate(
-            [
-                np.frombuffer(part.numbers, dtype=np.uint32).astype(np.int32) + np.int32(base)
-                for base, (_, part) in zip(bases, parts, strict=False)
-            ]
-            or [np.zeros(0, np.int32)]
-        )
+        shed = [part for _, part in parts if not part.shingled]
+        if shed and previous is None:
+            raise ValueError("parts without their shingles need the index that held them")
+        taken = previous._rows_of(shed) if previous is not None and shed else {}
+        hash_parts: list[np.ndarray] = [np.zeros(0, np.int64)]
+        line_parts: list[np.ndarray] = [np.zeros(0, np.int32)]
+        for base, (_, part) in zip(bases, parts, strict=False):
+            if part.shingled:
+                hashes = np.frombuffer(part.hashes, dtype=np.int64)
+                numbers = np.frombuffer(part.numbers, dtype=np.uint32).astype(np.int32)
+            else:
+                hashes, numbers = taken[id(part)]
+            hash_parts.append(hashes)
+            line_parts.append(numbers + np.int32(base))
+        hashes = np.concatenate(hash_parts)
+        lines = np.concatenate(line_parts)
         sizes = np.concatenate(
-            [np.frombuffer(part.sizes, dtype=np.uint32) for _, part in parts]
-            or [np.zeros(0, np.uint32)]
+            [np.zeros(0, np.uint32)]
+            + [np.frombuffer(part.sizes, dtype=np.uint32) for _, part in parts]
         ).astype(np.int32)
+        # Equal hashes stay in line order, as one line holds a hash once: the rows a
+        # shed part takes back (in hash order per line) sort to the same arrays.
         order = np.argsort(hashes, kind="stable")
         return cls(hashes[order], lines[order], sizes, parts, bases)
+
+    def _rows_of(self, parts: Iterable[PageLines]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """id(part) -> (hashes, line numbers in the part) of each part this index holds."""
+        import numpy as np
+
+        where = {id(part): k for k, (_, part) in enumerate(self.parts)}
+        by_line = np.argsort(self.lines, kind="stable")
+        sorted_lines = self.lines[by_line]
+        out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        for part in parts:
+            k = where.get(id(part))
+            if k is None:
+                raise ValueError("a part without its shingles that the previous index lacks")
+            base, end = self.bases[k], self.bases[k + 1]
+            low, high = np.searchsorted(sorted_lines, [base, end]).tolist()
+            rows = by_line[low:high]
+            out[id(part)] = (self.hashes[rows], self.lines[rows] - np.int32(base))
+        return out
 
     def ref(self, number: int) -> tuple[str, str, str]:
         """(path, anchor, text) of global line ``number``."""
