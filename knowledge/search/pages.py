@@ -1088,7 +1088,7 @@ class PageRanker:
             if not one.lines.shingled and held is None:  # kept, but no index to take from
                 parts[path] = dataclasses.replace(one, lines=PageLines.of(wiki.pages[path]))
         ranker.verbatim = VerbatimIndex.build(
-            ((path, one.lines) for path, one in parts.items()), previous=held
+            ((path, one.lines) for path, one in parts.items()), wiki.pages, previous=held
         )
         # The index holds the hashes now: the parts kept for the next load shed theirs.
         for path, one in parts.items():

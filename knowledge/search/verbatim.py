@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -108,19 +108,15 @@ class PageLines:
     """One page's lines that may repeat an error line, with the hash of each distinct
     shingle of a line beside that line's number.
 
-    Laid out flat, as the page ranker keeps one for every page between loads: the
-    lines are one string (``text``, each line's start in ``starts``), their sections
-    numbers into ``anchors``, and the hashes and counts C arrays, where tuples of
-    Python ints and strings took about four times the memory."""
+    Laid out flat, as the page ranker keeps one for every page between loads: where
+    each line is in the page (its text is read from the page for the few lines a
+    request matches, not copied), and the hashes and counts as C arrays, where tuples
+    of Python ints and strings took several times the memory."""
 
-    #: The page's section anchors that hold a line (the page's own strings).
-    anchors: tuple[str, ...]
-    #: Per line: its number in :attr:`anchors` (unsigned int).
-    line_anchors: array[int]
-    #: The lines, stripped, joined by newlines; line ``k`` is
-    #: ``text[starts[k]:starts[k + 1] - 1]`` (``starts`` has one more item than lines).
-    text: str
-    starts: array[int]
+    #: Per line, three unsigned ints: its section's number in the page, its text's
+    #: number in that section (0: the prose, k: code block k - 1), and its number in
+    #: that text's lines (see :meth:`line`).
+    places: array[int]
     #: Number of distinct shingles of each line (in line order, unsigned int). The
     #: hashes (signed 64-bit) are Python's own string hashes, so a part is only read
     #: in the process that made it (as the ranker is: built and kept in the bot's
@@ -131,32 +127,31 @@ class PageLines:
 
     @classmethod
     def of(cls, page: Page) -> PageLines:
-        anchors: dict[str, int] = {}
-        line_anchors = array("I")
-        lines: list[str] = []
-        starts = array("I", [0])
+        places = array("I")
         sizes = array("I")
         hashes = array("q")
         numbers = array("I")
-        end = 0
-        for section in page.sections:
+        for section_at, section in enumerate(page.sections):
             texts = [section.text, *(block.text for block in section.code)]
-            for text in texts:
-                for line in text.splitlines()[:_MAX_LINES]:
+            for text_at, text in enumerate(texts):
+                for line_at, line in enumerate(text.splitlines()[:_MAX_LINES]):
                     distinct = set(_shingles(verbatim_words(line)))
                     if not distinct:
                         continue
-                    number = len(lines)
-                    stripped = line.strip()
-                    lines.append(stripped)
-                    end += len(stripped) + 1
-                    starts.append(end)
-                    line_anchors.append(anchors.setdefault(section.anchor, len(anchors)))
+                    number = len(sizes)
+                    places.extend((section_at, text_at, line_at))
                     sizes.append(len(distinct))
                     hashes.extend(map(hash, distinct))
                     numbers.extend([number] * len(distinct))
-        text = "\n".join(lines) + "\n" if lines else ""
-        return cls(tuple(anchors), line_anchors, text, starts, sizes, hashes, numbers)
+        return cls(places, sizes, hashes, numbers)
+
+    def line(self, number: int, page: Page) -> tuple[str, str]:
+        """(section anchor, stripped text) of line ``number``, read from ``page`` (the
+        page this part was made of, or one with the same bytes)."""
+        section_at, text_at, line_at = self.places[3 * number : 3 * number + 3]
+        section = page.sections[section_at]
+        text = section.text if text_at == 0 else section.code[text_at - 1].text
+        return section.anchor, text.splitlines()[line_at].strip()
 
     def __len__(self) -> int:
         return len(self.sizes)
@@ -172,26 +167,7 @@ class PageLines:
         (:meth:`VerbatimIndex.build`) instead of holding every hash twice."""
         if not self.shingled:
             return self
-        empty_hashes, empty_numbers = array("q"), array("I")
-        return PageLines(
-            self.anchors,
-            self.line_anchors,
-            self.text,
-            self.starts,
-            self.sizes,
-            empty_hashes,
-            empty_numbers,
-        )
-
-    def line(self, number: int) -> tuple[str, str]:
-        """(section anchor, text) of line ``number``."""
-        text = self.text[self.starts[number] : self.starts[number + 1] - 1]
-        return self.anchors[self.line_anchors[number]], text
-
-    @property
-    def lines(self) -> tuple[tuple[str, str], ...]:
-        """(section anchor, line) of every line, in order."""
-        return tuple(self.line(number) for number in range(len(self)))
+        return PageLines(self.places, self.sizes, array("q"), array("I"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,12 +192,18 @@ class VerbatimIndex:
     #: and the global number of each part's first line (one more than parts).
     parts: list[tuple[str, PageLines]]
     bases: array[int]
+    #: The pages by path, whose lines :meth:`ref` reads.
+    source: Mapping[str, Page]
 
     @classmethod
     def build(
-        cls, pages: Iterable[tuple[str, PageLines]], previous: VerbatimIndex | None = None
+        cls,
+        pages: Iterable[tuple[str, PageLines]],
+        source: Mapping[str, Page],
+        previous: VerbatimIndex | None = None,
     ) -> VerbatimIndex:
-        """The index of ``pages``. A part that has shed its hashes (:meth:`PageLines.shed`)
+        """The index of ``pages`` (path and part), whose lines are read from ``source``
+        (the pages by path). A part that has shed its hashes (:meth:`PageLines.shed`)
         takes them from ``previous``, the index that holds that very part."""
         import numpy as np
 
@@ -252,7 +234,7 @@ class VerbatimIndex:
         # Equal hashes stay in line order, as one line holds a hash once: the rows a
         # shed part takes back (in hash order per line) sort to the same arrays.
         order = np.argsort(hashes, kind="stable")
-        return cls(hashes[order], lines[order], sizes, parts, bases)
+        return cls(hashes[order], lines[order], sizes, parts, bases, source)
 
     def _rows_of(self, parts: Iterable[PageLines]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         """id(part) -> (hashes, line numbers in the part) of each part this index holds."""
@@ -276,7 +258,7 @@ class VerbatimIndex:
         """(path, anchor, text) of global line ``number``."""
         page = bisect_right(self.bases, number) - 1
         path, part = self.parts[page]
-        anchor, text = part.line(number - self.bases[page])
+        anchor, text = part.line(number - self.bases[page], self.source[path])
         return path, anchor, text
 
     def find(self, errors: Sequence[str], telling: Callable[[str], bool]) -> dict[str, VerbatimHit]:
