@@ -677,19 +677,23 @@ class _TermSet(AbstractSet[str]):
 @dataclass(slots=True)
 class _Bm25:
     """BM25 over postings kept in two flat arrays (doc numbers, and each posting's term
-    weight without idf), a term's postings one run of them in doc order: a few arrays
-    instead of a tuple and a float per posting, and a query's scores added up by numpy
-    instead of a Python loop per posting or per term."""
+    count, its weight without idf worked out from the count and its document's length
+    norm when a query reads it), a term's postings one run of them in doc order: a few
+    arrays instead of a tuple and a float per posting, and a query's scores added up by
+    numpy instead of a Python loop per posting or per term."""
 
     docs: list[_Doc]
     #: term -> its number: its postings are ``bounds[number]:bounds[number + 1]`` of
-    #: :attr:`ids` and :attr:`weights`, its idf ``idfs[number]``
+    #: :attr:`ids` and :attr:`counts`, its idf ``idfs[number]``
     numbers: dict[str, int]
     #: where each term's postings start (int64), and the end of the last term's
     bounds: np.ndarray
-    #: doc numbers (int32) and BM25 term weights without idf (float64), term by term
+    #: doc numbers (int32) and term counts (uint16, or uint32 where a count needs it),
+    #: term by term: 2 bytes a posting where its float64 weight took 8 (23 MB at 10x)
     ids: np.ndarray
-    weights: np.ndarray
+    counts: np.ndarray
+    #: each document's BM25 length norm, ``k1 * (1 - b + b * length / average)`` (float64)
+    norms: np.ndarray
     #: each term's idf by its number (float64); :attr:`idf` reads it by term
     idfs: np.ndarray
 
@@ -697,6 +701,20 @@ class _Bm25:
     def idf(self) -> Mapping[str, float]:
         """term -> its idf (a view of :attr:`numbers` and :attr:`idfs`)."""
         return _TermValues(self.numbers, self.idfs)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Each posting's BM25 term weight without idf (float64), term by term."""
+        return self._weights(slice(None), self.ids)
+
+    def _weights(self, at: np.ndarray | slice, ids: np.ndarray) -> np.ndarray:
+        """The weights of the postings ``at`` (whose doc numbers are ``ids``):
+        ``count * (k1 + 1) / (count + norm)``, the very float operations the build made
+        when it kept the weights themselves, so the same floats to the last bit."""
+        import numpy as np
+
+        counts = self.counts[at].astype(np.float64)
+        return counts * (_K1 + 1) / (counts + self.norms[ids])
 
     @classmethod
     def of(cls, docs: list[_Doc]) -> _Bm25:
@@ -706,11 +724,12 @@ class _Bm25:
         the order the terms first appear. No Python object is made per posting and no
         Python code runs per posting (there are millions at 10x the wiki): a run of
         :data:`_RUN_DOCS` documents at a time is turned into arrays by calls in C
-        (their terms' numbers, counts and weights), then one stable sort by term
-        number lays the postings out. Each C call handles one run, so none holds the
-        interpreter lock long enough to stall the bot's event loop. The weights are
-        the same floats as the per-posting loop's (``count * (k1 + 1) / (count +
-        norm)``, the same operations in the same order; the idfs by :func:`math.log`).
+        (their terms' numbers and counts), then one stable sort by term number lays
+        the postings out. Each C call handles one run, so none holds the interpreter
+        lock long enough to stall the bot's event loop. The weights (worked out when a
+        query reads them, :meth:`_weights`) are the same floats as the per-posting
+        loop's (``count * (k1 + 1) / (count + norm)``, the same operations in the same
+        order; the idfs by :func:`math.log`).
         """
         import numpy as np
 
@@ -725,9 +744,8 @@ class _Bm25:
         numbers = dict(zip(seen, range(len(seen)), strict=True))
         del seen
         term_runs: list[np.ndarray] = []
-        weight_runs: list[np.ndarray] = []
+        count_runs: list[np.ndarray] = []
         lengths = np.fromiter((len(d.tf) for d in docs), dtype=np.int64, count=len(docs))
-        first = 0
         for run in runs:
             terms = list(chain.from_iterable(d.tf for d in run))
             # itemgetter looks every term up in one C call (a third of map's time).
@@ -736,15 +754,13 @@ class _Bm25:
                 if len(terms) > 1
                 else np.array([numbers[term] for term in terms], dtype=np.int32)
             )
-            counts = np.fromiter(
-                chain.from_iterable(d.tf.values() for d in run),
-                dtype=np.float64,
-                count=len(terms),
+            count_runs.append(
+                np.fromiter(
+                    chain.from_iterable(d.tf.values() for d in run),
+                    dtype=np.uint32,
+                    count=len(terms),
+                )
             )
-            norms = np.array([_K1 * (1 - _B + _B * d.length / avg) for d in run])
-            per_posting = np.repeat(norms, lengths[first : first + len(run)])
-            weight_runs.append(counts * (_K1 + 1) / (counts + per_posting))
-            first += len(run)
         term_numbers = np.concatenate(term_runs) if term_runs else np.zeros(0, np.int32)
         del term_runs
         order = np.argsort(term_numbers, kind="stable")
@@ -755,13 +771,16 @@ class _Bm25:
         doc_numbers = np.repeat(np.arange(len(docs), dtype=np.intc), lengths)
         ids = doc_numbers[order]
         del doc_numbers
-        weights = (np.concatenate(weight_runs) if weight_runs else np.zeros(0))[order]
-        del weight_runs, order
+        counts = (np.concatenate(count_runs) if count_runs else np.zeros(0, np.uint32))[order]
+        del count_runs, order
+        if not counts.size or int(counts.max()) <= np.iinfo(np.uint16).max:
+            counts = counts.astype(np.uint16)
+        norms = np.array([_K1 * (1 - _B + _B * d.length / avg) for d in docs], dtype=np.float64)
         idfs = np.array(
             [math.log(1 + (n - size + 0.5) / (size + 0.5)) for size in sizes.tolist()],
             dtype=np.float64,
         )
-        return cls(docs, numbers, bounds, ids, weights, idfs)
+        return cls(docs, numbers, bounds, ids, counts, norms, idfs)
 
     def _span(self, term: str) -> tuple[int, int]:
         number = self.numbers.get(term)
@@ -778,7 +797,8 @@ class _Bm25:
     def postings(self, term: str) -> list[tuple[int, float]]:
         """(doc number, term weight without idf) of each document holding ``term``."""
         start, end = self._span(term)
-        ids, weights = self.ids[start:end].tolist(), self.weights[start:end].tolist()
+        ids = self.ids[start:end]
+        ids, weights = ids.tolist(), self._weights(slice(start, end), ids).tolist()
         return list(zip(ids, weights, strict=True))
 
     def scores(
@@ -825,7 +845,7 @@ class _Bm25:
         ends = np.cumsum(lengths)
         at = np.arange(ends[-1]) + np.repeat(starts - (ends - lengths), lengths)
         ids = self.ids[at]
-        values = np.repeat(factors, lengths) * self.weights[at]
+        values = np.repeat(factors, lengths) * self._weights(at, ids)
         out = np.bincount(ids, weights=values, minlength=count)
         np.minimum.at(first, ids, np.repeat(positions.astype(np.int32), lengths))
         return out, first

@@ -387,3 +387,16 @@ def test_postings_of_any_documents_are_the_loops(tfs):
     bm25 = _Bm25.of(docs)
     assert_postings_are_the_loops(bm25)
     assert bm25.ids.dtype.itemsize == 4 and bm25.bounds.dtype.itemsize == 8
+    # counts are kept in two bytes a posting, not a float64 weight in eight
+    assert bm25.counts.dtype.itemsize == 2
+
+
+def test_a_count_beyond_two_bytes_keeps_four_and_the_same_weights():
+    counts = {SAMPLE[0]: 70_000, SAMPLE[1]: 3}
+    docs = [
+        dataclasses.replace(RANKER.sections.docs[0], tf=counts, length=70_010),
+        RANKER.sections.docs[1],
+    ]
+    bm25 = _Bm25.of(docs)
+    assert_postings_are_the_loops(bm25)
+    assert bm25.counts.dtype.itemsize == 4 and 70_000 in bm25.counts.tolist()
