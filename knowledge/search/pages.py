@@ -527,17 +527,28 @@ class PageRanking:
     family: str | None = None
 
 
+def _count_array(counts: Iterable[int]) -> array[int]:
+    """``counts`` as unsigned shorts (two bytes each), or unsigned ints (four) when one
+    does not fit: a section's words rarely repeat 65,535 times."""
+    values = list(counts)
+    try:
+        return array("H", values)
+    except OverflowError:
+        return array("I", values)
+
+
 class _Counts:
     """A section's term counts, read-only and compact: its terms as a tuple and their
-    counts as an array of unsigned ints, about a third of a dict's memory (thousands of
-    sections are kept for the next refresh to reuse; only the postings are searched).
+    counts as an array of unsigned shorts (:func:`_count_array`), about a third of a
+    dict's memory (thousands of sections are kept for the next refresh to reuse; only
+    the postings are searched).
     Reads as a mapping: iteration gives the terms, ``values()`` the counts."""
 
     __slots__ = ("counts", "terms")
 
     def __init__(self, counts: Mapping[str, int]) -> None:
         self.terms = tuple(counts)
-        self.counts = array("I", counts.values())
+        self.counts = _count_array(counts.values())
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.terms)
@@ -577,7 +588,7 @@ class _SortedCounts(_Counts):
     def __init__(self, counts: Mapping[str, int]) -> None:
         ordered = sorted(counts.items())
         self.terms = tuple(term for term, _ in ordered)
-        self.counts = array("I", (count for _, count in ordered))
+        self.counts = _count_array([count for _, count in ordered])
 
     def __contains__(self, term: object) -> bool:
         terms = self.terms
