@@ -292,19 +292,22 @@ class VerbatimIndex:
                 counts / len(shingles), np.where(sizes >= 3, counts / np.maximum(sizes, 1), 0.0)
             )
             kept = np.flatnonzero((counts >= 2) & (share >= _MIN_SHARE))
-            hits: dict[str, VerbatimHit] = {}
+            # path -> (line number, share) of its best line; the line's text is read from
+            # its page only for the pages kept
+            hits: dict[str, tuple[int, float]] = {}
             for number, share_of in zip(numbers[kept].tolist(), share[kept].tolist(), strict=True):
-                path, anchor, text = self.ref(number)
+                path = self.parts[bisect_right(self.bases, number) - 1][0]
                 rows = (pairs[pairs // width == number] % width).tolist()
                 words_held = {w for k in rows for w in shingles[k].split()}
                 if sum(1 for w in words_held if telling(w)) < MIN_TELLING:
                     continue
                 share_of = min(1.0, share_of)
-                if share_of > (hits[path].share if path in hits else 0.0):
-                    hits[path] = VerbatimHit(path, anchor, text, share_of)
+                if share_of > (hits[path][1] if path in hits else 0.0):
+                    hits[path] = (number, share_of)
             if len(hits) > _MAX_PAGES:
                 continue  # a stock message many pages quote tells no page apart
-            for path, hit in hits.items():
-                if hit.share > (found[path].share if path in found else 0.0):
-                    found[path] = hit
+            for path, (number, share_of) in hits.items():
+                if share_of > (found[path].share if path in found else 0.0):
+                    _, anchor, text = self.ref(number)
+                    found[path] = VerbatimHit(path, anchor, text, share_of)
         return found
