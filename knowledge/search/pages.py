@@ -46,6 +46,7 @@ from array import array
 from bisect import bisect_left
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import itemgetter
@@ -572,17 +573,28 @@ class PageRanking:
     family: str | None = None
 
 
+def _count_array(counts: Iterable[int]) -> array[int]:
+    """``counts`` as unsigned shorts (two bytes each), or unsigned ints (four) when one
+    does not fit: a section's words rarely repeat 65,535 times."""
+    values = list(counts)
+    try:
+        return array("H", values)
+    except OverflowError:
+        return array("I", values)
+
+
 class _Counts:
     """A section's term counts, read-only and compact: its terms as a tuple and their
-    counts as an array of unsigned ints, about a third of a dict's memory (thousands of
-    sections are kept for the next refresh to reuse; only the postings are searched).
+    counts as an array of unsigned shorts (:func:`_count_array`), about a third of a
+    dict's memory (thousands of sections are kept for the next refresh to reuse; only
+    the postings are searched).
     Reads as a mapping: iteration gives the terms, ``values()`` the counts."""
 
     __slots__ = ("counts", "terms")
 
     def __init__(self, counts: Mapping[str, int]) -> None:
         self.terms = tuple(counts)
-        self.counts = array("I", counts.values())
+        self.counts = _count_array(counts.values())
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.terms)
@@ -622,7 +634,7 @@ class _SortedCounts(_Counts):
     def __init__(self, counts: Mapping[str, int]) -> None:
         ordered = sorted(counts.items())
         self.terms = tuple(term for term, _ in ordered)
-        self.counts = array("I", (count for _, count in ordered))
+        self.counts = _count_array([count for _, count in ordered])
 
     def __contains__(self, term: object) -> bool:
         terms = self.terms
@@ -665,25 +677,101 @@ class _Quote:
     quote: bool = True
 
 
+class _TermValues(Mapping[str, float]):
+    """term -> a float of an array, through the terms' numbers: a read-only mapping that
+    holds no Python float per term (a dict of the idfs took 3 MB on the real wiki).
+    ``values[number]`` is read as the very float64 stored, so scores are unchanged."""
+
+    __slots__ = ("_numbers", "_values")
+
+    def __init__(self, numbers: Mapping[str, int], values: np.ndarray) -> None:
+        self._numbers = numbers
+        self._values = values
+
+    def __getitem__(self, term: str) -> float:
+        return self._values.item(self._numbers[term])
+
+    def get(self, term: str, default: float | None = None) -> float | None:  # type: ignore[override]
+        number = self._numbers.get(term)
+        return default if number is None else self._values.item(number)
+
+    def __contains__(self, term: object) -> bool:
+        return term in self._numbers
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._numbers)
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+
+class _TermSet(AbstractSet[str]):
+    """Some of the terms a :class:`_Bm25` numbers, as one flag byte per term number: a
+    read-only set that holds no hash table of its own (a frozenset of the wiki's terms
+    took 2 MB)."""
+
+    __slots__ = ("_count", "_held", "_numbers")
+
+    def __init__(self, numbers: Mapping[str, int], held: bytes) -> None:
+        self._numbers = numbers
+        self._held = held
+        self._count = held.count(1)
+
+    def __contains__(self, term: object) -> bool:
+        number = self._numbers.get(term)  # type: ignore[call-overload]
+        return number is not None and self._held[number] == 1
+
+    def __iter__(self) -> Iterator[str]:
+        held = self._held
+        return (term for term, number in self._numbers.items() if held[number] == 1)
+
+    def __len__(self) -> int:
+        return self._count
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 @dataclass(slots=True)
 class _Bm25:
     """BM25 over postings kept in two flat arrays (doc numbers, and each posting's term
-    weight without idf), a term's postings one run of them in doc order: a few arrays
-    instead of a tuple and a float per posting, and a query's scores added up by numpy
-    instead of a Python loop per posting or per term."""
+    count, its weight without idf worked out from the count and its document's length
+    norm when a query reads it), a term's postings one run of them in doc order: a few
+    arrays instead of a tuple and a float per posting, and a query's scores added up by
+    numpy instead of a Python loop per posting or per term."""
 
     docs: list[_Doc]
     #: term -> its number: its postings are ``bounds[number]:bounds[number + 1]`` of
-    #: :attr:`ids` and :attr:`weights`, its idf ``idfs[number]``
+    #: :attr:`ids` and :attr:`counts`, its idf ``idfs[number]``
     numbers: dict[str, int]
     #: where each term's postings start (int64), and the end of the last term's
     bounds: np.ndarray
-    #: doc numbers (int32) and BM25 term weights without idf (float64), term by term
+    #: doc numbers (int32) and term counts (uint16, or uint32 where a count needs it),
+    #: term by term: 2 bytes a posting where its float64 weight took 8 (23 MB at 10x)
     ids: np.ndarray
-    weights: np.ndarray
-    idf: dict[str, float]
-    #: :attr:`idf` by term number (float64)
+    counts: np.ndarray
+    #: each document's BM25 length norm, ``k1 * (1 - b + b * length / average)`` (float64)
+    norms: np.ndarray
+    #: each term's idf by its number (float64); :attr:`idf` reads it by term
     idfs: np.ndarray
+
+    @property
+    def idf(self) -> Mapping[str, float]:
+        """term -> its idf (a view of :attr:`numbers` and :attr:`idfs`)."""
+        return _TermValues(self.numbers, self.idfs)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Each posting's BM25 term weight without idf (float64), term by term."""
+        return self._weights(slice(None), self.ids)
+
+    def _weights(self, at: np.ndarray | slice, ids: np.ndarray) -> np.ndarray:
+        """The weights of the postings ``at`` (whose doc numbers are ``ids``):
+        ``count * (k1 + 1) / (count + norm)``, the very float operations the build made
+        when it kept the weights themselves, so the same floats to the last bit."""
+        import numpy as np
+
+        counts = self.counts[at].astype(np.float64)
+        return counts * (_K1 + 1) / (counts + self.norms[ids])
 
     @classmethod
     def of(cls, docs: list[_Doc]) -> _Bm25:
@@ -693,11 +781,12 @@ class _Bm25:
         the order the terms first appear. No Python object is made per posting and no
         Python code runs per posting (there are millions at 10x the wiki): a run of
         :data:`_RUN_DOCS` documents at a time is turned into arrays by calls in C
-        (their terms' numbers, counts and weights), then one stable sort by term
-        number lays the postings out. Each C call handles one run, so none holds the
-        interpreter lock long enough to stall the bot's event loop. The weights are
-        the same floats as the per-posting loop's (``count * (k1 + 1) / (count +
-        norm)``, the same operations in the same order; the idfs by :func:`math.log`).
+        (their terms' numbers and counts), then one stable sort by term number lays
+        the postings out. Each C call handles one run, so none holds the interpreter
+        lock long enough to stall the bot's event loop. The weights (worked out when a
+        query reads them, :meth:`_weights`) are the same floats as the per-posting
+        loop's (``count * (k1 + 1) / (count + norm)``, the same operations in the same
+        order; the idfs by :func:`math.log`).
         """
         import numpy as np
 
@@ -712,9 +801,8 @@ class _Bm25:
         numbers = dict(zip(seen, range(len(seen)), strict=True))
         del seen
         term_runs: list[np.ndarray] = []
-        weight_runs: list[np.ndarray] = []
+        count_runs: list[np.ndarray] = []
         lengths = np.fromiter((len(d.tf) for d in docs), dtype=np.int64, count=len(docs))
-        first = 0
         for run in runs:
             terms = list(chain.from_iterable(d.tf for d in run))
             # itemgetter looks every term up in one C call (a third of map's time).
@@ -723,15 +811,13 @@ class _Bm25:
                 if len(terms) > 1
                 else np.array([numbers[term] for term in terms], dtype=np.int32)
             )
-            counts = np.fromiter(
-                chain.from_iterable(d.tf.values() for d in run),
-                dtype=np.float64,
-                count=len(terms),
+            count_runs.append(
+                np.fromiter(
+                    chain.from_iterable(d.tf.values() for d in run),
+                    dtype=np.uint32,
+                    count=len(terms),
+                )
             )
-            norms = np.array([_K1 * (1 - _B + _B * d.length / avg) for d in run])
-            per_posting = np.repeat(norms, lengths[first : first + len(run)])
-            weight_runs.append(counts * (_K1 + 1) / (counts + per_posting))
-            first += len(run)
         term_numbers = np.concatenate(term_runs) if term_runs else np.zeros(0, np.int32)
         del term_runs
         order = np.argsort(term_numbers, kind="stable")
@@ -742,21 +828,16 @@ class _Bm25:
         doc_numbers = np.repeat(np.arange(len(docs), dtype=np.intc), lengths)
         ids = doc_numbers[order]
         del doc_numbers
-        weights = (np.concatenate(weight_runs) if weight_runs else np.zeros(0))[order]
-        del weight_runs, order
-        idf = {
-            term: math.log(1 + (n - size + 0.5) / (size + 0.5))
-            for term, size in zip(numbers, sizes.tolist(), strict=True)
-        }
-        return cls(
-            docs,
-            numbers,
-            bounds,
-            ids,
-            weights,
-            idf,
-            np.fromiter(idf.values(), dtype=np.float64, count=len(idf)),
+        counts = (np.concatenate(count_runs) if count_runs else np.zeros(0, np.uint32))[order]
+        del count_runs, order
+        if not counts.size or int(counts.max()) <= np.iinfo(np.uint16).max:
+            counts = counts.astype(np.uint16)
+        norms = np.array([_K1 * (1 - _B + _B * d.length / avg) for d in docs], dtype=np.float64)
+        idfs = np.array(
+            [math.log(1 + (n - size + 0.5) / (size + 0.5)) for size in sizes.tolist()],
+            dtype=np.float64,
         )
+        return cls(docs, numbers, bounds, ids, counts, norms, idfs)
 
     def _span(self, term: str) -> tuple[int, int]:
         number = self.numbers.get(term)
@@ -773,7 +854,8 @@ class _Bm25:
     def postings(self, term: str) -> list[tuple[int, float]]:
         """(doc number, term weight without idf) of each document holding ``term``."""
         start, end = self._span(term)
-        ids, weights = self.ids[start:end].tolist(), self.weights[start:end].tolist()
+        ids = self.ids[start:end]
+        ids, weights = ids.tolist(), self._weights(slice(start, end), ids).tolist()
         return list(zip(ids, weights, strict=True))
 
     def scores(
@@ -820,7 +902,7 @@ class _Bm25:
         ends = np.cumsum(lengths)
         at = np.arange(ends[-1]) + np.repeat(starts - (ends - lengths), lengths)
         ids = self.ids[at]
-        values = np.repeat(factors, lengths) * self.weights[at]
+        values = np.repeat(factors, lengths) * self._weights(at, ids)
         out = np.bincount(ids, weights=values, minlength=count)
         np.minimum.at(first, ids, np.repeat(positions.astype(np.int32), lengths))
         return out, first
@@ -980,7 +1062,7 @@ class PageRanker:
     expansions: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: Every term of the wiki's answering pages, all but diaries (:data:`_PASSING_KINDS`):
     #: a model named only in passing there is one the wiki has no page for.
-    vocabulary: frozenset[str] = frozenset()
+    vocabulary: AbstractSet[str] = frozenset()
     #: (family word, version) pairs the wiki names (``("glm", "5.1")``), and the
     #: words of family names: a version of a family the wiki never names is a newer model.
     named_versions: frozenset[tuple[str, str]] = frozenset()
@@ -1082,13 +1164,28 @@ class PageRanker:
             [PAGE_PRIORS["reference"] / PAGE_PRIORS[kinds[page_docs[i].path]] for i in models],
             dtype=np.float64,
         )
-        ranker.vocabulary = frozenset(
-            term for doc in page_docs if kinds[doc.path] not in _PASSING_KINDS for term in doc.tf
-        )
+        page_terms = ranker.pages.numbers
+        vocabulary = bytearray(len(page_terms))
+        for doc in page_docs:
+            if kinds[doc.path] not in _PASSING_KINDS:
+                for term in doc.tf:
+                    vocabulary[page_terms[term]] = 1
+        ranker.vocabulary = _TermSet(page_terms, bytes(vocabulary))
         ranker.page_number = page_number
         ranker.section_titles = {(d.path, d.anchor): d.title for d in section_docs}
         ranker.page_parts = parts
-        ranker.verbatim = VerbatimIndex.build((path, one.lines) for path, one in parts.items())
+        held = previous.verbatim if previous is not None else None
+        for path, one in parts.items():
+            if not one.lines.shingled and held is None:  # kept, but no index to take from
+                parts[path] = dataclasses.replace(one, lines=PageLines.of(wiki.pages[path]))
+        ranker.verbatim = VerbatimIndex.build(
+            ((path, one.lines) for path, one in parts.items()), wiki.pages, previous=held
+        )
+        # The index holds the hashes now: the parts kept for the next load shed theirs.
+        for path, one in parts.items():
+            if one.lines.shingled:
+                parts[path] = dataclasses.replace(one, lines=one.lines.shed())
+        ranker.verbatim.parts = [(path, one.lines) for path, one in parts.items()]
         if catalogue is not None:
             ranker.families = _family_names(catalogue)
             ranker.page_families = _page_families(catalogue)

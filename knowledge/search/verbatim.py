@@ -29,7 +29,9 @@ so a later load reuses the parts of pages whose bytes are the same.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from array import array
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -103,37 +105,69 @@ def _shingles(words: Sequence[str]) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class PageLines:
-    """One page's lines that may repeat an error line: (section anchor, line) each,
-    with the hash of each distinct shingle of a line beside that line's number."""
+    """One page's lines that may repeat an error line, with the hash of each distinct
+    shingle of a line beside that line's number.
 
-    lines: tuple[tuple[str, str], ...]
-    #: Number of distinct shingles of each line (in :attr:`lines` order). The hashes are
-    #: Python's own string hashes, so a part is only read in the process that made it
-    #: (as the ranker is: built and kept in the bot's process, never pickled).
-    sizes: tuple[int, ...]
-    hashes: tuple[int, ...]
-    numbers: tuple[int, ...]
+    Laid out flat, as the page ranker keeps one for every page between loads: where
+    each line is in the page (its text is read from the page for the few lines a
+    request matches, not copied), and the hashes and counts as C arrays, where tuples
+    of Python ints and strings took several times the memory."""
+
+    #: Per line, three unsigned ints: its section's number in the page, its text's
+    #: number in that section (0: the prose, k: code block k - 1), and its number in
+    #: that text's lines (see :meth:`line`).
+    places: array[int]
+    #: Number of distinct shingles of each line (in line order, unsigned int). The
+    #: hashes (signed 64-bit) are Python's own string hashes, so a part is only read
+    #: in the process that made it (as the ranker is: built and kept in the bot's
+    #: process, never pickled).
+    sizes: array[int]
+    hashes: array[int]
+    numbers: array[int]
 
     @classmethod
     def of(cls, page: Page) -> PageLines:
-        lines: list[tuple[str, str]] = []
-        sizes: list[int] = []
-        hashes: list[int] = []
-        numbers: list[int] = []
-        for section in page.sections:
+        places = array("I")
+        sizes = array("I")
+        hashes = array("q")
+        numbers = array("I")
+        for section_at, section in enumerate(page.sections):
             texts = [section.text, *(block.text for block in section.code)]
-            for text in texts:
-                for line in text.splitlines()[:_MAX_LINES]:
+            for text_at, text in enumerate(texts):
+                for line_at, line in enumerate(text.splitlines()[:_MAX_LINES]):
                     distinct = set(_shingles(verbatim_words(line)))
                     if not distinct:
                         continue
-                    number = len(lines)
-                    lines.append((section.anchor, line.strip()))
+                    number = len(sizes)
+                    places.extend((section_at, text_at, line_at))
                     sizes.append(len(distinct))
-                    for shingle in distinct:
-                        hashes.append(hash(shingle))
-                        numbers.append(number)
-        return cls(tuple(lines), tuple(sizes), tuple(hashes), tuple(numbers))
+                    hashes.extend(map(hash, distinct))
+                    numbers.extend([number] * len(distinct))
+        return cls(places, sizes, hashes, numbers)
+
+    def line(self, number: int, page: Page) -> tuple[str, str]:
+        """(section anchor, stripped text) of line ``number``, read from ``page`` (the
+        page this part was made of, or one with the same bytes)."""
+        section_at, text_at, line_at = self.places[3 * number : 3 * number + 3]
+        section = page.sections[section_at]
+        text = section.text if text_at == 0 else section.code[text_at - 1].text
+        return section.anchor, text.splitlines()[line_at].strip()
+
+    def __len__(self) -> int:
+        return len(self.sizes)
+
+    @property
+    def shingled(self) -> bool:
+        """Whether the part holds its shingles' hashes (see :meth:`shed`)."""
+        return len(self.hashes) > 0 or not self.sizes
+
+    def shed(self) -> PageLines:
+        """This part without its shingles' hashes, once an index holds them: the ranker
+        keeps the part for the next load, whose index takes the hashes from this one's
+        (:meth:`VerbatimIndex.build`) instead of holding every hash twice."""
+        if not self.shingled:
+            return self
+        return PageLines(self.places, self.sizes, array("q"), array("I"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,26 +188,78 @@ class VerbatimIndex:
     hashes: np.ndarray  # int64, sorted
     lines: np.ndarray  # int32: the global line number of each hash
     sizes: np.ndarray  # int32: distinct shingles per global line
-    refs: list[tuple[str, str, str]]  # global line -> (path, anchor, text)
+    #: The pages' parts in order (the ranker holds them already: nothing is copied),
+    #: and the global number of each part's first line (one more than parts).
+    parts: list[tuple[str, PageLines]]
+    bases: array[int]
+    #: The pages by path, whose lines :meth:`ref` reads.
+    source: Mapping[str, Page]
 
     @classmethod
-    def build(cls, pages: Iterable[tuple[str, PageLines]]) -> VerbatimIndex:
+    def build(
+        cls,
+        pages: Iterable[tuple[str, PageLines]],
+        source: Mapping[str, Page],
+        previous: VerbatimIndex | None = None,
+    ) -> VerbatimIndex:
+        """The index of ``pages`` (path and part), whose lines are read from ``source``
+        (the pages by path). A part that has shed its hashes (:meth:`PageLines.shed`)
+        takes them from ``previous``, the index that holds that very part."""
         import numpy as np
 
-        refs: list[tuple[str, str, str]] = []
-        sizes: list[int] = []
-        hash_parts: list[np.ndarray] = []
-        line_parts: list[np.ndarray] = []
-        for path, part in pages:
-            base = len(refs)
-            refs.extend((path, anchor, text) for anchor, text in part.lines)
-            sizes.extend(part.sizes)
-            hash_parts.append(np.array(part.hashes, dtype=np.int64))
-            line_parts.append(np.array(part.numbers, dtype=np.int32) + base)
-        hashes = np.concatenate(hash_parts) if hash_parts else np.zeros(0, np.int64)
-        lines = np.concatenate(line_parts) if line_parts else np.zeros(0, np.int32)
+        parts = list(pages)
+        bases = array("q", [0])
+        for _, part in parts:
+            bases.append(bases[-1] + len(part))
+        shed = [part for _, part in parts if not part.shingled]
+        if shed and previous is None:
+            raise ValueError("parts without their shingles need the index that held them")
+        taken = previous._rows_of(shed) if previous is not None and shed else {}
+        hash_parts: list[np.ndarray] = [np.zeros(0, np.int64)]
+        line_parts: list[np.ndarray] = [np.zeros(0, np.int32)]
+        for base, (_, part) in zip(bases, parts, strict=False):
+            if part.shingled:
+                hashes = np.frombuffer(part.hashes, dtype=np.int64)
+                numbers = np.frombuffer(part.numbers, dtype=np.uint32).astype(np.int32)
+            else:
+                hashes, numbers = taken[id(part)]
+            hash_parts.append(hashes)
+            line_parts.append(numbers + np.int32(base))
+        hashes = np.concatenate(hash_parts)
+        lines = np.concatenate(line_parts)
+        sizes = np.concatenate(
+            [np.zeros(0, np.uint32)]
+            + [np.frombuffer(part.sizes, dtype=np.uint32) for _, part in parts]
+        ).astype(np.int32)
+        # Equal hashes stay in line order, as one line holds a hash once: the rows a
+        # shed part takes back (in hash order per line) sort to the same arrays.
         order = np.argsort(hashes, kind="stable")
-        return cls(hashes[order], lines[order], np.array(sizes, dtype=np.int32), refs)
+        return cls(hashes[order], lines[order], sizes, parts, bases, source)
+
+    def _rows_of(self, parts: Iterable[PageLines]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """id(part) -> (hashes, line numbers in the part) of each part this index holds."""
+        import numpy as np
+
+        where = {id(part): k for k, (_, part) in enumerate(self.parts)}
+        by_line = np.argsort(self.lines, kind="stable")
+        sorted_lines = self.lines[by_line]
+        out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        for part in parts:
+            k = where.get(id(part))
+            if k is None:
+                raise ValueError("a part without its shingles that the previous index lacks")
+            base, end = self.bases[k], self.bases[k + 1]
+            low, high = np.searchsorted(sorted_lines, [base, end]).tolist()
+            rows = by_line[low:high]
+            out[id(part)] = (self.hashes[rows], self.lines[rows] - np.int32(base))
+        return out
+
+    def ref(self, number: int) -> tuple[str, str, str]:
+        """(path, anchor, text) of global line ``number``."""
+        page = bisect_right(self.bases, number) - 1
+        path, part = self.parts[page]
+        anchor, text = part.line(number - self.bases[page], self.source[path])
+        return path, anchor, text
 
     def find(self, errors: Sequence[str], telling: Callable[[str], bool]) -> dict[str, VerbatimHit]:
         """path -> the best line of that page holding one of ``errors`` near verbatim.
@@ -206,19 +292,22 @@ class VerbatimIndex:
                 counts / len(shingles), np.where(sizes >= 3, counts / np.maximum(sizes, 1), 0.0)
             )
             kept = np.flatnonzero((counts >= 2) & (share >= _MIN_SHARE))
-            hits: dict[str, VerbatimHit] = {}
+            # path -> (line number, share) of its best line; the line's text is read from
+            # its page only for the pages kept
+            hits: dict[str, tuple[int, float]] = {}
             for number, share_of in zip(numbers[kept].tolist(), share[kept].tolist(), strict=True):
-                path, anchor, text = self.refs[number]
+                path = self.parts[bisect_right(self.bases, number) - 1][0]
                 rows = (pairs[pairs // width == number] % width).tolist()
                 words_held = {w for k in rows for w in shingles[k].split()}
                 if sum(1 for w in words_held if telling(w)) < MIN_TELLING:
                     continue
                 share_of = min(1.0, share_of)
-                if share_of > (hits[path].share if path in hits else 0.0):
-                    hits[path] = VerbatimHit(path, anchor, text, share_of)
+                if share_of > (hits[path][1] if path in hits else 0.0):
+                    hits[path] = (number, share_of)
             if len(hits) > _MAX_PAGES:
                 continue  # a stock message many pages quote tells no page apart
-            for path, hit in hits.items():
-                if hit.share > (found[path].share if path in found else 0.0):
-                    found[path] = hit
+            for path, (number, share_of) in hits.items():
+                if share_of > (found[path].share if path in found else 0.0):
+                    _, anchor, text = self.ref(number)
+                    found[path] = VerbatimHit(path, anchor, text, share_of)
         return found

@@ -846,8 +846,13 @@ def _look_alikes() -> dict[str, str]:
     alike (``l``, ``I``, ``1``), the one of the same case as the letter is taken
     (Cyrillic ``І`` -> ``I``, ``і`` -> ``i``). Hangul and CJK are left alone: their
     compatibility letters look like strokes (``ㅣ``), not like the letters of a token.
+
+    The data is read from the package's file, not imported: its module keeps the whole
+    table (six MB of small dicts) alive for the process's life; only this one is kept.
     """
-    from confusable_homoglyphs.confusables import confusables_data
+    from confusable_homoglyphs.utils import load
+
+    confusables_data: dict[str, list[dict[str, str]]] = load("confusables.json")
 
     table: dict[str, str] = {}
     for char, glyphs in confusables_data.items():

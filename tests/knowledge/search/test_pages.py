@@ -278,6 +278,10 @@ def _same_ranker(a: PageRanker, b: PageRanker) -> None:
     assert a.line_postings == b.line_postings and a.kinds == b.kinds
     assert a.vocabulary == b.vocabulary and a.named_versions == b.named_versions
     assert a.section_pages.tolist() == b.section_pages.tolist()
+    x, y = a.verbatim, b.verbatim
+    for array in ("hashes", "lines", "sizes"):
+        assert getattr(x, array).tolist() == getattr(y, array).tolist(), ("verbatim", array)
+    assert [x.ref(n) for n in range(len(x.sizes))] == [y.ref(n) for n in range(len(y.sizes))]
 
 
 def test_a_ranker_built_from_an_earlier_one_reads_only_the_pages_that_changed(tmp_path):
@@ -308,6 +312,11 @@ def test_a_ranker_built_from_an_earlier_one_reads_only_the_pages_that_changed(tm
             assert parts.sections is earlier.sections and parts.quotes is earlier.quotes, path
             assert parts.page is earlier.page, path
     assert gone not in after.page_parts
+    # The kept parts hold no shingle hashes of their own (the index holds them once);
+    # a later ranker takes those of the pages still the same from the earlier index.
+    assert all(not parts.lines.hashes for parts in after.page_parts.values())
+    assert after.page_parts[edited].lines is not before.page_parts[edited].lines
+    assert after.page_parts[edited].lines.sizes
 
 
 def _term_rows(count: int) -> str:

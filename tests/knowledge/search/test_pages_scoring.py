@@ -387,3 +387,26 @@ def test_postings_of_any_documents_are_the_loops(tfs):
     bm25 = _Bm25.of(docs)
     assert_postings_are_the_loops(bm25)
     assert bm25.ids.dtype.itemsize == 4 and bm25.bounds.dtype.itemsize == 8
+    # counts are kept in two bytes a posting, not a float64 weight in eight
+    assert bm25.counts.dtype.itemsize == 2
+
+
+def test_a_count_beyond_two_bytes_keeps_four_and_the_same_weights():
+    counts = {SAMPLE[0]: 70_000, SAMPLE[1]: 3}
+    docs = [
+        dataclasses.replace(RANKER.sections.docs[0], tf=counts, length=70_010),
+        RANKER.sections.docs[1],
+    ]
+    bm25 = _Bm25.of(docs)
+    assert_postings_are_the_loops(bm25)
+    assert bm25.counts.dtype.itemsize == 4 and 70_000 in bm25.counts.tolist()
+
+
+def test_term_counts_take_two_bytes_each_unless_one_needs_four():
+    from knowledge.search.pages import _Counts, _SortedCounts
+
+    for kind in (_Counts, _SortedCounts):
+        small, big = kind({"b": 3, "a": 65_535}), kind({"b": 65_536, "a": 1})
+        assert small.counts.typecode == "H" and big.counts.typecode == "I"
+        assert dict(small.items()) == {"b": 3, "a": 65_535}
+        assert dict(big.items()) == {"b": 65_536, "a": 1}

@@ -90,7 +90,7 @@ def test_a_line_sharing_only_generic_words_does_not_count(tmp_path):
 def test_a_single_flag_is_no_error_line(tmp_path):
     wiki = _wiki(tmp_path)
     index = VerbatimIndex.build(
-        (path, PageLines.of(page)) for path, page in sorted(wiki.pages.items())
+        ((path, PageLines.of(page)) for path, page in sorted(wiki.pages.items())), wiki.pages
     )
     assert index.find(["--shm-size"], lambda word: True) == {}
     assert index.find(["quokka bridge refused"], lambda word: True) == {}  # one shingle
@@ -114,13 +114,13 @@ def test_a_stock_message_many_pages_repeat_tells_no_page_apart(tmp_path):
     (root / "other.md").write_text("# Other\n\n## Log\n\nNothing of the kind.\n")
     wiki = load_wiki(root)
     index = VerbatimIndex.build(
-        (path, PageLines.of(page)) for path, page in sorted(wiki.pages.items())
+        ((path, PageLines.of(page)) for path, page in sorted(wiki.pages.items())), wiki.pages
     )
     assert index.find([stock], lambda word: True) == {}
     (root / "page3.md").unlink()
     (root / "page4.md").unlink()
     wiki = load_wiki(root)
     index = VerbatimIndex.build(
-        (path, PageLines.of(page)) for path, page in sorted(wiki.pages.items())
+        ((path, PageLines.of(page)) for path, page in sorted(wiki.pages.items())), wiki.pages
     )
     assert sorted(index.find([stock], lambda word: True)) == ["page0.md", "page1.md", "page2.md"]

@@ -370,3 +370,27 @@ def test_broken_tokens_on_consecutive_prefixed_lines_are_each_found(make, kind):
     assert [(r.kind, r.count) for r in result.redactions] == [(kind, 6)]
     for token in tokens:
         assert_gone(result.text, token[9:])
+
+
+def test_folding_keeps_only_its_own_table_of_the_confusables_data():
+    """The look-alike table is a few thousand pairs; the package's module would keep
+    its whole JSON (six MB of small dicts) for the life of the bot."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, tracemalloc\n"
+        "import confusable_homoglyphs.utils\n"  # the modules it imports are not the data
+        "from knowledge.triage import redact\n"
+        "assert redact.redact('plain ascii', 'log').text\n"
+        "tracemalloc.start()\n"
+        "assert redact.redact('token \\u0455k-' + 'a' * 40, 'log').text\n"
+        "held, _ = tracemalloc.get_traced_memory()\n"
+        "print(held, 'confusable_homoglyphs.confusables' in sys.modules)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    held, imported = run.stdout.split()
+    assert imported == "False"
+    assert int(held) < 1_000_000, held
