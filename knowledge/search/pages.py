@@ -43,12 +43,12 @@ import functools
 import math
 import re
 from array import array
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import accumulate, chain
 from operator import itemgetter
 from typing import TYPE_CHECKING, Final
 
@@ -151,6 +151,15 @@ _MODEL_RE: Final = re.compile(
     r"\b[A-Za-z][\w.\-]*/[A-Za-z][\w.\-]+"
     r"|\b[A-Za-z][\w.]*(?:-[\w.]+)*-(?:[Aa]?\d+(?:\.\d+)?[BbMm])(?:-[\w.]+)*\b"
 )
+#: Words that report an error (lower case): a line holding one, in any case, is one.
+#: Looked for one by one with ``str.find`` in a log's ASCII lines (``_errorish``).
+_ERRORISH_WORDS: Final = (
+    "error", "exception", "traceback", "failed", "fatal", "assert", "unsupported",
+    "not supported", "no valid", "not available", "not compatible", "incompatible",
+    "cannot", "can't", "unable", "invalid", "illegal", "out of memory", "oom", "killed",
+    "timed out", "timedout", "time out", "timeout",
+)  # fmt: skip
+#: The same words as a pattern (``timed? ?out``: the four ways of writing it above).
 _ERRORISH: Final = (
     r"error|exception|traceback|failed|fatal|assert|unsupported|not supported|no valid|"
     r"not available|not compatible|incompatible|cannot|can't|unable|invalid|illegal|"
@@ -531,13 +540,34 @@ def _is_errorish(line: str) -> bool:
     return _ERRORISH_RE.search(line) is not None
 
 
+def _errorish(lines: Iterable[str]) -> list[str]:
+    """The lines for which ``_is_errorish`` holds, in order. ASCII lines are searched
+    all at once, lower-cased once, for each word (a log's hundreds of lines, at C
+    speed): no word holds a character that ends a line, so a word found never runs from
+    one line into the next, and the line it starts in is the one that holds it."""
+    lines = lines if isinstance(lines, list) else list(lines)
+    joined = "\n".join(lines)
+    if not joined.isascii():
+        return [line for line in lines if _is_errorish(line)]
+    lowered = joined.lower()
+    ends = list(accumulate(len(line) + 1 for line in lines))  # each line's end, its break too
+    found: set[int] = set()
+    for word in _ERRORISH_WORDS:  # str.find: far faster than the pattern's alternation
+        pos = lowered.find(word)
+        while pos >= 0:
+            index = bisect_right(ends, pos)
+            found.add(index)
+            pos = lowered.find(word, ends[index])  # from the next line on
+    return [lines[index] for index in sorted(found)]
+
+
 def error_lines(lines: Iterable[str], limit: int = MAX_ERROR_LINES) -> list[str]:
     """The lines of a log or pasted text that report an error, each once.
 
     A long log keeps its first error lines (often the cause) and its last ones
     (the crash) up to ``limit`` in all.
     """
-    found = list(dict.fromkeys(line.strip() for line in lines if _is_errorish(line)))
+    found = list(dict.fromkeys(line.strip() for line in _errorish(lines)))
     if len(found) <= limit:
         return found
     head = limit // 3

@@ -29,10 +29,12 @@ so a later load reuses the parts of pages whose bytes are the same.
 from __future__ import annotations
 
 import re
+import threading
 from array import array
 from bisect import bisect_right
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
@@ -63,6 +65,10 @@ _MAX_LINES: Final = 2_000
 _MAX_LINE_CHARS: Final = 2_000
 #: Words of a request's error line compared (its first ones).
 _MAX_WORDS: Final = 60
+#: Pieces of error lines whose hits an index remembers (a few KB each at most).
+_MEMO_PIECES: Final = 512
+#: A piece's hits: (path, (line number, share)) of each page's best line holding it.
+_PieceHits = tuple[tuple[str, tuple[int, float]], ...]
 
 #: Tails of a request's line compared besides the whole line (see :func:`_pieces`).
 _MAX_TAILS: Final = 3
@@ -194,6 +200,13 @@ class VerbatimIndex:
     bases: array[int]
     #: The pages by path, whose lines :meth:`ref` reads.
     source: Mapping[str, Page]
+    #: (a piece's words, telling) -> its hits (:meth:`find`), the latest last.
+    _memo: OrderedDict[tuple[tuple[str, ...], Callable[[str], bool]], _PieceHits] = field(
+        default_factory=OrderedDict, init=False, repr=False, compare=False
+    )
+    _lock: threading.Lock = field(
+        default_factory=threading.Lock, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def build(
@@ -263,51 +276,71 @@ class VerbatimIndex:
 
     def find(self, errors: Sequence[str], telling: Callable[[str], bool]) -> dict[str, VerbatimHit]:
         """path -> the best line of that page holding one of ``errors`` near verbatim.
-        ``telling``: whether a word tells what went wrong (see the module's docstring)."""
-        import numpy as np
+        ``telling``: whether a word tells what went wrong (see the module's docstring).
 
+        A piece's lines are remembered by its words (:data:`_MEMO_PIECES` of them, the
+        index's lifetime: one wiki generation): the same error met again, on another
+        machine with other numbers and paths, is not looked up again."""
         found: dict[str, VerbatimHit] = {}
         if not self.hashes.size:
             return found
         pieces = [piece for error in errors for piece in _pieces(error)]
         for piece in dict.fromkeys(pieces):
-            words = verbatim_words(piece)[:_MAX_WORDS]
-            shingles = list(dict.fromkeys(_shingles(words)))
-            if len(shingles) < 2:
-                continue
-            wanted = np.array([hash(s) for s in shingles], dtype=np.int64)
-            starts = np.searchsorted(self.hashes, wanted, "left").tolist()
-            ends = np.searchsorted(self.hashes, wanted, "right").tolist()
-            present = [k for k in range(len(shingles)) if ends[k] > starts[k]]
-            if len(present) < 2:
-                continue
-            held = np.concatenate([self.lines[starts[k] : ends[k]] for k in present])
-            which = np.concatenate([np.full(ends[k] - starts[k], k, np.int64) for k in present])
-            # each (line, shingle) pair once: a hash collision must not count twice
-            width = len(shingles)
-            pairs = np.unique(held.astype(np.int64) * width + which)
-            numbers, counts = np.unique(pairs // width, return_counts=True)
-            sizes = self.sizes[numbers]
-            share = np.maximum(
-                counts / len(shingles), np.where(sizes >= 3, counts / np.maximum(sizes, 1), 0.0)
-            )
-            kept = np.flatnonzero((counts >= 2) & (share >= _MIN_SHARE))
-            # path -> (line number, share) of its best line; the line's text is read from
-            # its page only for the pages kept
-            hits: dict[str, tuple[int, float]] = {}
-            for number, share_of in zip(numbers[kept].tolist(), share[kept].tolist(), strict=True):
-                path = self.parts[bisect_right(self.bases, number) - 1][0]
-                rows = (pairs[pairs // width == number] % width).tolist()
-                words_held = {w for k in rows for w in shingles[k].split()}
-                if sum(1 for w in words_held if telling(w)) < MIN_TELLING:
-                    continue
-                share_of = min(1.0, share_of)
-                if share_of > (hits[path][1] if path in hits else 0.0):
-                    hits[path] = (number, share_of)
-            if len(hits) > _MAX_PAGES:
-                continue  # a stock message many pages quote tells no page apart
-            for path, (number, share_of) in hits.items():
+            words = tuple(verbatim_words(piece)[:_MAX_WORDS])
+            key = (words, telling)
+            with self._lock:
+                hits = self._memo.get(key)
+                if hits is not None:
+                    self._memo.move_to_end(key)
+            if hits is None:
+                hits = self._piece_hits(words, telling)
+                with self._lock:
+                    self._memo[key] = hits
+                    while len(self._memo) > _MEMO_PIECES:
+                        self._memo.popitem(last=False)
+            for path, (number, share_of) in hits:
                 if share_of > (found[path].share if path in found else 0.0):
                     _, anchor, text = self.ref(number)
                     found[path] = VerbatimHit(path, anchor, text, share_of)
         return found
+
+    def _piece_hits(self, words: Sequence[str], telling: Callable[[str], bool]) -> _PieceHits:
+        """(path, (line number, share)) of each page's best line holding the piece of
+        ``words``; none when more than :data:`_MAX_PAGES` pages do (a stock message)."""
+        import numpy as np
+
+        shingles = list(dict.fromkeys(_shingles(words)))
+        if len(shingles) < 2:
+            return ()
+        wanted = np.array([hash(s) for s in shingles], dtype=np.int64)
+        starts = np.searchsorted(self.hashes, wanted, "left").tolist()
+        ends = np.searchsorted(self.hashes, wanted, "right").tolist()
+        present = [k for k in range(len(shingles)) if ends[k] > starts[k]]
+        if len(present) < 2:
+            return ()
+        held = np.concatenate([self.lines[starts[k] : ends[k]] for k in present])
+        which = np.concatenate([np.full(ends[k] - starts[k], k, np.int64) for k in present])
+        # each (line, shingle) pair once: a hash collision must not count twice
+        width = len(shingles)
+        pairs = np.unique(held.astype(np.int64) * width + which)
+        numbers, counts = np.unique(pairs // width, return_counts=True)
+        sizes = self.sizes[numbers]
+        share = np.maximum(
+            counts / len(shingles), np.where(sizes >= 3, counts / np.maximum(sizes, 1), 0.0)
+        )
+        kept = np.flatnonzero((counts >= 2) & (share >= _MIN_SHARE))
+        # path -> (line number, share) of its best line; the line's text is read from
+        # its page only for the pages kept
+        hits: dict[str, tuple[int, float]] = {}
+        for number, share_of in zip(numbers[kept].tolist(), share[kept].tolist(), strict=True):
+            path = self.parts[bisect_right(self.bases, number) - 1][0]
+            rows = (pairs[pairs // width == number] % width).tolist()
+            words_held = {w for k in rows for w in shingles[k].split()}
+            if sum(1 for w in words_held if telling(w)) < MIN_TELLING:
+                continue
+            share_of = min(1.0, share_of)
+            if share_of > (hits[path][1] if path in hits else 0.0):
+                hits[path] = (number, share_of)
+        if len(hits) > _MAX_PAGES:
+            return ()  # a stock message many pages quote tells no page apart
+        return tuple(hits.items())

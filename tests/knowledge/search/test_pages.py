@@ -666,3 +666,37 @@ def test_generic_error_words_a_page_shares_do_not_make_it_cover_a_request(tmp_pa
     )
     assert paths(ranking)[0] == "guides/grabber.md"
     assert ranking.confidence == "low"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.one_of(
+                st.sampled_from([*_ERROR_WORDS, "time", "timed", "out", "d", "CAN'T", "OoM"]),
+                st.text(alphabet=st.characters(max_codepoint=0x17F), max_size=6),
+                st.sampled_from(["\r", "\x0c", "\n", "\x1c", " "]),
+            ),
+            max_size=8,
+        ).map("".join),
+        max_size=12,
+    )
+)
+def test_error_lines_of_a_whole_log_are_the_lines_the_pattern_finds(lines):
+    # the ASCII lines are searched at once, word by word: the same lines, in order
+    from knowledge.search.pages import _ERRORISH_RE
+
+    expected = list(dict.fromkeys(x.strip() for x in lines if _ERRORISH_RE.search(x)))
+    limit = len(expected) + 1
+    assert error_lines(lines, limit=limit) == expected
+    assert error_lines(iter(lines), limit=limit) == expected
+
+
+def test_the_error_words_are_the_pattern_s():
+    from knowledge.search.pages import _ERRORISH_LOWER_RE, _ERRORISH_WORDS
+
+    for word in _ERRORISH_WORDS:
+        assert _ERRORISH_LOWER_RE.fullmatch(word), word
+    pieces = sorted({w for word in _ERRORISH_WORDS for w in (word, word + "x", "x" + word)})
+    for text in [*pieces, "time  out", "timeo ut", "timd out", "tim out"]:
+        assert bool(_ERRORISH_LOWER_RE.search(text)) == any(w in text for w in _ERRORISH_WORDS)

@@ -124,3 +124,28 @@ def test_a_stock_message_many_pages_repeat_tells_no_page_apart(tmp_path):
         ((path, PageLines.of(page)) for path, page in sorted(wiki.pages.items())), wiki.pages
     )
     assert sorted(index.find([stock], lambda word: True)) == ["page0.md", "page1.md", "page2.md"]
+
+
+def test_an_error_met_again_is_not_looked_up_again(tmp_path, monkeypatch):
+    from knowledge.search.pages import _verbatim_telling
+
+    looked: list[tuple[str, ...]] = []
+    lookup = VerbatimIndex._piece_hits
+
+    def counted(self, words, telling):
+        looked.append(tuple(words))
+        return lookup(self, words, telling)
+
+    monkeypatch.setattr(VerbatimIndex, "_piece_hits", counted)
+    index = PageRanker.build(_wiki(tmp_path)).verbatim
+    first = index.find([_ERROR], _verbatim_telling)
+    assert "daily-summaries/2026-03/2026-03-04.md" in first
+    pieces = len(looked)
+    assert pieces == len(set(looked)) > 0
+    # the same error on another machine: other numbers and paths, the same words
+    again = _ERROR.replace("88123", "7").replace("(code 3)", "(code 9)").replace("/tmp/x", "/a")
+    assert index.find([again], _verbatim_telling) == first
+    assert len(looked) == pieces  # remembered, not looked up again
+    # the next wiki generation's index starts afresh
+    PageRanker.build(_wiki(tmp_path)).verbatim.find([_ERROR], _verbatim_telling)
+    assert len(looked) == 2 * pieces
