@@ -2104,21 +2104,30 @@ class Standin:
         threads = [t for t in self.threads.values() if not t["thread_metadata"].get("archived")]
         return self._json({"threads": threads, "members": [], "has_more": False})
 
+    def _archive_listing_refused(self, request: web.Request) -> tuple[int, web.Response | None]:
+        """The channel an archived-threads listing names and, when the bot may not list
+        it, Discord's refusal: 401 without the token, 10003 for an unknown channel, 50001
+        without View Channel, 50013 without Read Message History."""
+        if not self._authorized(request):
+            return 0, self._unauthorized()
+        channel_id = int(request.match_info["cid"])
+        if self.guild.channel(channel_id) is None:
+            return channel_id, self._error(404, 10003, "Unknown Channel")
+        permissions = self.bot_channel_permissions(channel_id)
+        if not permissions & VIEW_CHANNEL:
+            return channel_id, self._error(403, 50001, "Missing Access")
+        if not permissions & READ_MESSAGE_HISTORY:
+            return channel_id, self._error(403, 50013, "Missing Permissions")
+        return channel_id, None
+
     async def _public_archived_threads(self, request: web.Request) -> web.Response:
         """A channel's archived public threads (forum posts included) as Discord lists
         them: most recently archived first, ``before`` (ISO 8601) keeps those archived
         earlier, ``limit`` 2-100 (50 when absent), ``has_more`` when more remain. Needs
         View Channel (else 50001) and Read Message History (else 50013)."""
-        if not self._authorized(request):
-            return self._unauthorized()
-        channel_id = int(request.match_info["cid"])
-        if self.guild.channel(channel_id) is None:
-            return self._error(404, 10003, "Unknown Channel")
-        permissions = self.bot_channel_permissions(channel_id)
-        if not permissions & VIEW_CHANNEL:
-            return self._error(403, 50001, "Missing Access")
-        if not permissions & READ_MESSAGE_HISTORY:
-            return self._error(403, 50013, "Missing Permissions")
+        channel_id, refused = self._archive_listing_refused(request)
+        if refused is not None:
+            return refused
         errors = limits.FormErrors()
         before: dt.datetime | None = None
         try:
@@ -2164,16 +2173,9 @@ class Standin:
         """A channel's archived private threads the bot is in (it made them, or was
         added), as Discord lists them: by id, newest first; ``before`` (a thread id)
         keeps older ones, ``limit`` 2-100 (50 when absent). Needs Read Message History."""
-        if not self._authorized(request):
-            return self._unauthorized()
-        channel_id = int(request.match_info["cid"])
-        if self.guild.channel(channel_id) is None:
-            return self._error(404, 10003, "Unknown Channel")
-        permissions = self.bot_channel_permissions(channel_id)
-        if not permissions & VIEW_CHANNEL:
-            return self._error(403, 50001, "Missing Access")
-        if not permissions & READ_MESSAGE_HISTORY:
-            return self._error(403, 50013, "Missing Permissions")
+        channel_id, refused = self._archive_listing_refused(request)
+        if refused is not None:
+            return refused
         errors = limits.FormErrors()
         try:
             limit = int(request.query.get("limit", "50"))
