@@ -315,6 +315,10 @@ _PLACEHOLDER_PREFIX: Final = "[REDACTED:"
 # Where an unquoted value ends, by assignment style.
 _SHELL_VALUE_END: Final = re.compile(r"[\s\"'`;&|<>()\]}]|,(?=\s)")
 _YAML_VALUE_END: Final = re.compile(r"[\n\r,\]}]|\s#")
+# A command-line flag and its value (``--api-key v``, ``--token=v``) starting the line
+# after a value: the flag is a name, never the value's next piece (taken as one, it hid
+# the flag from its own pass and left the value after it in clear).
+_FLAG_WITH_VALUE_RE: Final = re.compile(r"--[A-Za-z][\w-]*(?:[ \t]+|=)[^\s\\]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -443,8 +447,8 @@ def _continued(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, 
                 break
             word = _SHELL_VALUE_END.search(text, m.end(), m.end() + MAX_VALUE_CHARS)
             stop = word.start() if word else min(len(text), m.end() + MAX_VALUE_CHARS)
-            if stop == m.end():
-                break
+            if stop == m.end() or _FLAG_WITH_VALUE_RE.match(text, m.end()):
+                break  # ``--api-key v`` on the next line: a flag and its value, not a piece
             pieces.append((m.end(), stop, _runs_on(text[m.end() : stop])))
             end = stop
         # each piece that runs on, and a short one (``Q``) before one that does

@@ -142,6 +142,25 @@ def test_the_name_of_a_value_on_the_next_line_is_not_taken_for_a_tokens_last_pie
 
 
 @pytest.mark.parametrize(
+    "above",
+    [f"Authorization: Bearer {HF}", f"Authorization: {OPAQUE}x"],
+    ids=["bearer", "no-scheme"],
+)
+@pytest.mark.parametrize("flag", ["--api-key {}", "--api-key={}", "--token  {}"])
+def test_a_flag_and_its_value_on_the_next_line_are_not_a_header_values_last_piece(
+    above, flag
+):
+    # ``--api-key`` looks like a piece of a value (lower case and ``-``): taken as the
+    # end of the Authorization value above it, it was hidden from the flag's own pass,
+    # and the key after it stayed in clear (found by Hypothesis in the intake's test).
+    key = "Zx" + OPAQUE[:30]
+    result = redact(f"{above}\n{flag.format(key)}", "log")
+    assert_gone(result.text, key[:10], key[-10:], HF[4:14], OPAQUE[:8])
+    assert {"authorization", "cli-secret"} <= {r.kind for r in result.redactions}
+    assert flag.split("{}")[0].rstrip() in result.text, "the flag stays readable"
+
+
+@pytest.mark.parametrize(
     ("value", "kind"),
     [
         (f"WANDB_API_KEY={OPAQUE[:12]}\\\n    {OPAQUE[12:]}", "env-secret"),
