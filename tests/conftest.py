@@ -1,6 +1,18 @@
 """Shared pytest fixtures. The Discord stand-in's fixture lives in its package."""
 
+import os
+
 import pytest
+from hypothesis import settings
+
+# The suite's property tests draw the same examples on every run ("repeatable": seeded
+# from each test), so what passes on a developer's machine passes in CI, and a failure
+# there is one anybody can replay. New examples are looked for on purpose, with random
+# seeds: HYPOTHESIS_PROFILE=explore make test (or pytest tests/...), as often as wanted;
+# Hypothesis prints a failing example with the line that replays it.
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 # Helpers with asserts outside test modules: rewrite them too, for readable failures.
 pytest.register_assert_rewrite("tests.bot.helpers")
