@@ -205,8 +205,9 @@ _ERROR_LABELS: Final = frozenset({"error", "errors", "symptom", "symptoms"})
 #: Words any error line may use, whatever went wrong (the NVIDIA driver's ``NVRM:``
 #: prefix and ``Xid`` label too: every GPU fault it logs carries both, its number and
 #: message tell which), and Python's own exception
-#: classes (``RuntimeError``, ``ValueError``): in an error line they weigh as ordinary
-#: words, and they are never shown as a reason nor counted as evidence. What
+#: classes (``RuntimeError``, ``ValueError``) with their parts: they rank no page (in an
+#: error line or in the question), and are never shown as a reason nor counted as
+#: evidence (see :func:`_told_terms`). What
 #: identifies the line is the rest: its op or kernel name, its phrase, its variable
 #: names, or an exception class of its own (``OutOfMemoryError``, ``EngineDeadError``).
 _GENERIC_ERROR_WORDS: Final = frozenset(
@@ -481,49 +482,43 @@ def _clean_error_line(line: str) -> str:
     return _LONG_NUMBER_RE.sub(" ", line)
 
 
-@dataclass(slots=True)
-class _Memo:
-    """A function of a string, each answer kept for the memo's life (one request)."""
-
-    func: Callable[[str], list[tuple[str, bool]]]
-    seen: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)
-
-    def __call__(self, line: str) -> list[tuple[str, bool]]:
-        found = self.seen.get(line)
-        if found is None:
-            found = self.seen[line] = self.func(line)
-        return found
-
-
 def _error_tokens(line: str, memo: _TokenMemo | None = None) -> list[tuple[str, bool]]:
     """The terms of an error line (its first 1,000 characters, paths, addresses and long
     numbers left out), as :func:`_tokens` gives them."""
     return _tokens(_clean_error_line(line[:1000]), memo)
 
 
+def _told_terms(text: str, memo: _TokenMemo) -> Iterator[tuple[str, bool]]:
+    """:func:`_tokens` of ``text`` without the terms of its generic error words: a word of
+    :data:`_GENERIC_ERROR_WORDS` and every part of one (``value`` and ``error`` of
+    ``ValueError``, ``runtime`` of ``RuntimeError``) tell nothing of what went wrong, so
+    they rank no page; the same part written as a word of its own still counts."""
+    for word in _TOKEN_RE.findall(text):
+        terms = memo.get(word)
+        if terms is None:
+            terms = memo[word] = _word_terms(word)
+        if terms and terms[0][0] not in _GENERIC_ERROR_WORDS:
+            yield from (term for term in terms if term[0] not in _GENERIC_ERROR_WORDS)
+
+
 def request_terms(
     text: str,
     errors: Sequence[str] = (),
     *,
-    line_tokens: Callable[[str], list[tuple[str, bool]]] = _error_tokens,
     memo: _TokenMemo | None = None,
 ) -> dict[str, float]:
-    """The weighted terms of a request: error lines and identifiers above plain words.
+    """The weighted terms of a request: error lines and identifiers above plain words,
+    generic error words left out (see :func:`_told_terms`).
 
-    ``line_tokens``: :func:`_error_tokens`, or a memo of it shared with other readers
-    of the same lines; ``memo``: see :func:`_tokens`."""
+    ``memo``: see :func:`_tokens`."""
+    seen: _TokenMemo = {} if memo is None else memo
     weights: dict[str, float] = {}
     get = weights.get
     for line in list(errors)[:MAX_ERROR_LINES]:
-        terms = [term for term, _ in line_tokens(line)]
-        # a generic word's parts are as generic (``runtime`` of ``RuntimeError``)
-        generic = [term for term in terms if term in _GENERIC_ERROR_WORDS]
-        for term in terms:
-            plain = bool(generic) and any(term in whole for whole in generic)
-            weight = _W_WORD if plain else _W_ERROR
-            if weight > get(term, 0.0):
-                weights[term] = weight
-    for term, ident in _tokens(text[:MAX_REQUEST_CHARS], memo):
+        for term, _ in _told_terms(_clean_error_line(line[:1000]), seen):
+            if get(term, 0.0) < _W_ERROR:
+                weights[term] = _W_ERROR
+    for term, ident in _told_terms(text[:MAX_REQUEST_CHARS], seen):
         weight = _W_IDENT if ident else _W_WORD
         if weight > get(term, 0.0):
             weights[term] = weight
@@ -1236,9 +1231,7 @@ class PageRanker:
         if len(self.words) > _MAX_REMEMBERED_WORDS:
             self.words.clear()  # a pure memo: emptied, it fills again with today's words
         memo = self.words
-        # the error lines are read twice (for the query and for quotes)
-        line_tokens = _Memo(lambda line: _error_tokens(line, memo))
-        query = request_terms(text, errors, line_tokens=line_tokens, memo=memo)
+        query = request_terms(text, errors, memo=memo)
         # Words the request does not hold, brought by what it holds, rank pages but are
         # never shown as the user's words: the meaning of an acronym it uses (evidence
         # of its topic still), and the words of the fix a line asks for (no evidence).
@@ -1271,7 +1264,7 @@ class PageRanker:
             # request's subject, it is a page like any other (its words match a
             # request's generic deployment words: image, container, flags).
             fused.scores[self.model_pages] *= self.model_page_factors
-        quote_hits = self._quote_hits(errors, text, line_tokens)
+        quote_hits = self._quote_hits(errors, text, functools.partial(_error_tokens, memo=memo))
         self._verbatim_hits(errors, quote_hits)
         for path, (strength, _, _) in quote_hits.items():
             fused.add(self.page_number[path], strength)

@@ -700,3 +700,32 @@ def test_the_error_words_are_the_pattern_s():
     pieces = sorted({w for word in _ERRORISH_WORDS for w in (word, word + "x", "x" + word)})
     for text in [*pieces, "time  out", "timeo ut", "timd out", "tim out"]:
         assert bool(_ERRORISH_LOWER_RE.search(text)) == any(w in text for w in _ERRORISH_WORDS)
+
+
+def test_generic_error_words_and_their_parts_weigh_nothing_a_word_of_its_own_does():
+    terms = request_terms(
+        "vLLM raises ValueError: the default value of max_len is wrong",
+        ["RuntimeError: CUDA error: device-side assert triggered in frobnicate_kernel"],
+    )
+    assert not {"valueerror", "runtimeerror", "runtime", "error", "device"} & set(terms)
+    assert {"value", "max_len", "cuda", "frobnicate_kernel", "assert"} <= set(terms)
+
+
+def test_a_pasted_exception_class_does_not_pick_the_page_that_names_it_most(tmp_path):
+    # /search reads a pasted question whole: ``ValueError`` in its prose once weighed as
+    # an identifier, so the page quoting ValueError most led over the backend's own page.
+    _write(
+        tmp_path,
+        {
+            "loader.md": "# Loader\n\n## ValueError from the loader\n\nThe loader raises "
+            "ValueError when a value in the file is wrong; ValueError names the key. A "
+            "ValueError at start means a bad value, not a bad backend.\n",
+            "backends.md": "# Backends\n\n## Frobnicate backend\n\nThe frobnicate backend "
+            "has no sm_120 kernels; pick the glorp backend on these cards.\n",
+            "fans.md": "# Fans\n\n## Fan curves\n\nSet the fan curve before a long run.\n",
+            "power.md": "# Power\n\n## Limits\n\nA power limit of 450 W keeps cards cool.\n",
+        },
+    )
+    ranker = PageRanker.build(load_wiki(tmp_path))
+    ranking = ranker.rank("ValueError: frobnicate backend rejected on sm_120, which one works?")
+    assert paths(ranking)[0] == "backends.md"
