@@ -26,7 +26,9 @@ pages instead, from the wiki's structure alone:
   lists, below the highest number its series has in one, is an older runbook;
 - a confidence from the evidence: a matched error quote, a named family, how
   much of the request's telling words the top page holds, and words that look
-  like names and occur nowhere in the wiki (a model the wiki does not cover).
+  like names and occur nowhere in the wiki (a model the wiki does not cover,
+  unless a missing-architecture line asks for a build and a section on installing,
+  building or images comes first: that fix does not depend on the model).
 
 Everything is built once per wiki load (:meth:`PageRanker.build`, a few
 seconds of CPU on the real wiki: the bot builds it at start) and held in memory;
@@ -1242,7 +1244,10 @@ class PageRanker:
                     query[extra] = _W_EXPANSION
                     meanings.add(extra)
         fix: set[str] = set()
-        if any(_ARCH_MISSING_RE.search(line) for line in (text, *errors[:MAX_ERROR_LINES])):
+        arch_missing = any(
+            _ARCH_MISSING_RE.search(line) for line in (text, *errors[:MAX_ERROR_LINES])
+        )
+        if arch_missing:
             for term in _ARCH_MISSING_TERMS:
                 if term not in query:
                     fix.add(term)
@@ -1311,7 +1316,9 @@ class PageRanker:
             )
         newer = (*self._unknown_versions(text), *self._unknown_variants(text))
         unknown = tuple(dict.fromkeys((*newer, *unknown)))[:10]
-        confidence = self._confidence(hits, topic, quote_hits, family, unknown, newer)
+        confidence = self._confidence(
+            hits, topic, quote_hits, family, unknown, newer, arch_missing=arch_missing
+        )
         return PageRanking(
             tuple(hits), confidence, unknown, family.name if family is not None else None
         )
@@ -1546,6 +1553,8 @@ class PageRanker:
         family: Family | None,
         unknown: Sequence[str],
         newer: Sequence[str] = (),
+        *,
+        arch_missing: bool = False,
     ) -> str:
         if not hits:
             return "none"
@@ -1565,6 +1574,11 @@ class PageRanker:
         # (a repository id, a quantisation), not a model the wiki does not cover.
         if family is not None:
             unknown = _others(family, unknown)
+        # A binary without the GPU's architecture is fixed by another build whatever model
+        # it was to serve: with an installation, build or image section first, a model the
+        # wiki never names is not what the request is about.
+        if arch_missing and _is_build_section(hits[0]):
+            unknown = ()
         if unknown:
             return "low"  # about a model the wiki never names
         return "medium" if covered >= _CONFIDENT_COVERAGE else "low"
@@ -1585,6 +1599,13 @@ class PageRanker:
             if term in tf:
                 held += weight * idf
         return held / total if total else 0.0
+
+
+def _is_build_section(hit: PageHit) -> bool:
+    """True when the hit's section (or its page, without one) is titled with a word of
+    :data:`_ARCH_MISSING_TERMS`: a section on installing, building or images."""
+    title = hit.section_title or hit.title
+    return any(term in _ARCH_MISSING_TERMS for term, _ in _tokens(title))
 
 
 def _linked_pages(wiki: Wiki) -> frozenset[str] | None:
