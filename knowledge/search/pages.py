@@ -26,7 +26,9 @@ pages instead, from the wiki's structure alone:
   lists, below the highest number its series has in one, is an older runbook;
 - a confidence from the evidence: a matched error quote, a named family, how
   much of the request's telling words the top page holds, and words that look
-  like names and occur nowhere in the wiki (a model the wiki does not cover).
+  like names and occur nowhere in the wiki (a model the wiki does not cover,
+  unless a missing-architecture line asks for a build and a section on installing,
+  building or images comes first: that fix does not depend on the model).
 
 Everything is built once per wiki load (:meth:`PageRanker.build`, a few
 seconds of CPU on the real wiki: the bot builds it at start) and held in memory;
@@ -205,8 +207,9 @@ _ERROR_LABELS: Final = frozenset({"error", "errors", "symptom", "symptoms"})
 #: Words any error line may use, whatever went wrong (the NVIDIA driver's ``NVRM:``
 #: prefix and ``Xid`` label too: every GPU fault it logs carries both, its number and
 #: message tell which), and Python's own exception
-#: classes (``RuntimeError``, ``ValueError``): in an error line they weigh as ordinary
-#: words, and they are never shown as a reason nor counted as evidence. What
+#: classes (``RuntimeError``, ``ValueError``) with their parts: they rank no page (in an
+#: error line or in the question), and are never shown as a reason nor counted as
+#: evidence (see :func:`_told_terms`). What
 #: identifies the line is the rest: its op or kernel name, its phrase, its variable
 #: names, or an exception class of its own (``OutOfMemoryError``, ``EngineDeadError``).
 _GENERIC_ERROR_WORDS: Final = frozenset(
@@ -481,49 +484,43 @@ def _clean_error_line(line: str) -> str:
     return _LONG_NUMBER_RE.sub(" ", line)
 
 
-@dataclass(slots=True)
-class _Memo:
-    """A function of a string, each answer kept for the memo's life (one request)."""
-
-    func: Callable[[str], list[tuple[str, bool]]]
-    seen: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)
-
-    def __call__(self, line: str) -> list[tuple[str, bool]]:
-        found = self.seen.get(line)
-        if found is None:
-            found = self.seen[line] = self.func(line)
-        return found
-
-
 def _error_tokens(line: str, memo: _TokenMemo | None = None) -> list[tuple[str, bool]]:
     """The terms of an error line (its first 1,000 characters, paths, addresses and long
     numbers left out), as :func:`_tokens` gives them."""
     return _tokens(_clean_error_line(line[:1000]), memo)
 
 
+def _told_terms(text: str, memo: _TokenMemo) -> Iterator[tuple[str, bool]]:
+    """:func:`_tokens` of ``text`` without the terms of its generic error words: a word of
+    :data:`_GENERIC_ERROR_WORDS` and every part of one (``value`` and ``error`` of
+    ``ValueError``, ``runtime`` of ``RuntimeError``) tell nothing of what went wrong, so
+    they rank no page; the same part written as a word of its own still counts."""
+    for word in _TOKEN_RE.findall(text):
+        terms = memo.get(word)
+        if terms is None:
+            terms = memo[word] = _word_terms(word)
+        if terms and terms[0][0] not in _GENERIC_ERROR_WORDS:
+            yield from (term for term in terms if term[0] not in _GENERIC_ERROR_WORDS)
+
+
 def request_terms(
     text: str,
     errors: Sequence[str] = (),
     *,
-    line_tokens: Callable[[str], list[tuple[str, bool]]] = _error_tokens,
     memo: _TokenMemo | None = None,
 ) -> dict[str, float]:
-    """The weighted terms of a request: error lines and identifiers above plain words.
+    """The weighted terms of a request: error lines and identifiers above plain words,
+    generic error words left out (see :func:`_told_terms`).
 
-    ``line_tokens``: :func:`_error_tokens`, or a memo of it shared with other readers
-    of the same lines; ``memo``: see :func:`_tokens`."""
+    ``memo``: see :func:`_tokens`."""
+    seen: _TokenMemo = {} if memo is None else memo
     weights: dict[str, float] = {}
     get = weights.get
     for line in list(errors)[:MAX_ERROR_LINES]:
-        terms = [term for term, _ in line_tokens(line)]
-        # a generic word's parts are as generic (``runtime`` of ``RuntimeError``)
-        generic = [term for term in terms if term in _GENERIC_ERROR_WORDS]
-        for term in terms:
-            plain = bool(generic) and any(term in whole for whole in generic)
-            weight = _W_WORD if plain else _W_ERROR
-            if weight > get(term, 0.0):
-                weights[term] = weight
-    for term, ident in _tokens(text[:MAX_REQUEST_CHARS], memo):
+        for term, _ in _told_terms(_clean_error_line(line[:1000]), seen):
+            if get(term, 0.0) < _W_ERROR:
+                weights[term] = _W_ERROR
+    for term, ident in _told_terms(text[:MAX_REQUEST_CHARS], seen):
         weight = _W_IDENT if ident else _W_WORD
         if weight > get(term, 0.0):
             weights[term] = weight
@@ -1236,9 +1233,7 @@ class PageRanker:
         if len(self.words) > _MAX_REMEMBERED_WORDS:
             self.words.clear()  # a pure memo: emptied, it fills again with today's words
         memo = self.words
-        # the error lines are read twice (for the query and for quotes)
-        line_tokens = _Memo(lambda line: _error_tokens(line, memo))
-        query = request_terms(text, errors, line_tokens=line_tokens, memo=memo)
+        query = request_terms(text, errors, memo=memo)
         # Words the request does not hold, brought by what it holds, rank pages but are
         # never shown as the user's words: the meaning of an acronym it uses (evidence
         # of its topic still), and the words of the fix a line asks for (no evidence).
@@ -1249,7 +1244,10 @@ class PageRanker:
                     query[extra] = _W_EXPANSION
                     meanings.add(extra)
         fix: set[str] = set()
-        if any(_ARCH_MISSING_RE.search(line) for line in (text, *errors[:MAX_ERROR_LINES])):
+        arch_missing = any(
+            _ARCH_MISSING_RE.search(line) for line in (text, *errors[:MAX_ERROR_LINES])
+        )
+        if arch_missing:
             for term in _ARCH_MISSING_TERMS:
                 if term not in query:
                     fix.add(term)
@@ -1271,7 +1269,7 @@ class PageRanker:
             # request's subject, it is a page like any other (its words match a
             # request's generic deployment words: image, container, flags).
             fused.scores[self.model_pages] *= self.model_page_factors
-        quote_hits = self._quote_hits(errors, text, line_tokens)
+        quote_hits = self._quote_hits(errors, text, functools.partial(_error_tokens, memo=memo))
         self._verbatim_hits(errors, quote_hits)
         for path, (strength, _, _) in quote_hits.items():
             fused.add(self.page_number[path], strength)
@@ -1318,7 +1316,9 @@ class PageRanker:
             )
         newer = (*self._unknown_versions(text), *self._unknown_variants(text))
         unknown = tuple(dict.fromkeys((*newer, *unknown)))[:10]
-        confidence = self._confidence(hits, topic, quote_hits, family, unknown, newer)
+        confidence = self._confidence(
+            hits, topic, quote_hits, family, unknown, newer, arch_missing=arch_missing
+        )
         return PageRanking(
             tuple(hits), confidence, unknown, family.name if family is not None else None
         )
@@ -1553,6 +1553,8 @@ class PageRanker:
         family: Family | None,
         unknown: Sequence[str],
         newer: Sequence[str] = (),
+        *,
+        arch_missing: bool = False,
     ) -> str:
         if not hits:
             return "none"
@@ -1572,6 +1574,11 @@ class PageRanker:
         # (a repository id, a quantisation), not a model the wiki does not cover.
         if family is not None:
             unknown = _others(family, unknown)
+        # A binary without the GPU's architecture is fixed by another build whatever model
+        # it was to serve: with an installation, build or image section first, a model the
+        # wiki never names is not what the request is about.
+        if arch_missing and _is_build_section(hits[0]):
+            unknown = ()
         if unknown:
             return "low"  # about a model the wiki never names
         return "medium" if covered >= _CONFIDENT_COVERAGE else "low"
@@ -1592,6 +1599,13 @@ class PageRanker:
             if term in tf:
                 held += weight * idf
         return held / total if total else 0.0
+
+
+def _is_build_section(hit: PageHit) -> bool:
+    """True when the hit's section (or its page, without one) is titled with a word of
+    :data:`_ARCH_MISSING_TERMS`: a section on installing, building or images."""
+    title = hit.section_title or hit.title
+    return any(term in _ARCH_MISSING_TERMS for term, _ in _tokens(title))
 
 
 def _linked_pages(wiki: Wiki) -> frozenset[str] | None:

@@ -172,13 +172,20 @@ needs_dev_sets = pytest.mark.skipif(
 )
 
 
-#: Per dev set and answerer, the figures the bot reaches after issue 20's second round
-#: (hit@1, hit@3, hit@5, MRR@5, declined, precision): no change may fall below them.
+#: Per dev set and answerer, the figures the bot reaches after issue 20's third round
+#: (hit@1, hit@3, hit@5, MRR@5, declined, precision, coverage): no change may fall below
+#: them.
 FLOORS = (
-    {"triage": (28, 32, 32, 0.93, 8, 26 / 26), "search": (27, 32, 32, 0.92, 8, 25 / 25)},
-    {"triage": (14, 22, 23, 0.73, 6, 18 / 18), "search": (15, 22, 23, 0.75, 6, 18 / 18)},
+    {
+        "triage": (29, 32, 32, 0.95, 8, 27 / 27, 27 / 32),
+        "search": (29, 32, 32, 0.95, 8, 27 / 27, 27 / 32),
+    },
+    {
+        "triage": (14, 22, 23, 0.73, 6, 18 / 18, 18 / 24),
+        "search": (15, 22, 23, 0.75, 6, 18 / 18, 18 / 24),
+    },
 )
-FIGURES = ("hit1", "hit3", "hit5", "mrr5", "declined", "precision")
+FIGURES = ("hit1", "hit3", "hit5", "mrr5", "declined", "precision", "coverage")
 
 
 @needs_dev_sets

@@ -700,3 +700,82 @@ def test_the_error_words_are_the_pattern_s():
     pieces = sorted({w for word in _ERRORISH_WORDS for w in (word, word + "x", "x" + word)})
     for text in [*pieces, "time  out", "timeo ut", "timd out", "tim out"]:
         assert bool(_ERRORISH_LOWER_RE.search(text)) == any(w in text for w in _ERRORISH_WORDS)
+
+
+def test_generic_error_words_and_their_parts_weigh_nothing_a_word_of_its_own_does():
+    terms = request_terms(
+        "vLLM raises ValueError: the default value of max_len is wrong",
+        ["RuntimeError: CUDA error: device-side assert triggered in frobnicate_kernel"],
+    )
+    assert not {"valueerror", "runtimeerror", "runtime", "error", "device"} & set(terms)
+    assert {"value", "max_len", "cuda", "frobnicate_kernel", "assert"} <= set(terms)
+
+
+def test_a_pasted_exception_class_does_not_pick_the_page_that_names_it_most(tmp_path):
+    # /search reads a pasted question whole: ``ValueError`` in its prose once weighed as
+    # an identifier, so the page quoting ValueError most led over the backend's own page.
+    _write(
+        tmp_path,
+        {
+            "loader.md": "# Loader\n\n## ValueError from the loader\n\nThe loader raises "
+            "ValueError when a value in the file is wrong; ValueError names the key. A "
+            "ValueError at start means a bad value, not a bad backend.\n",
+            "backends.md": "# Backends\n\n## Frobnicate backend\n\nThe frobnicate backend "
+            "has no sm_120 kernels; pick the glorp backend on these cards.\n",
+            "fans.md": "# Fans\n\n## Fan curves\n\nSet the fan curve before a long run.\n",
+            "power.md": "# Power\n\n## Limits\n\nA power limit of 450 W keeps cards cool.\n",
+        },
+    )
+    ranker = PageRanker.build(load_wiki(tmp_path))
+    ranking = ranker.rank("ValueError: frobnicate backend rejected on sm_120, which one works?")
+    assert paths(ranking)[0] == "backends.md"
+
+
+def test_a_model_the_wiki_never_names_is_not_the_subject_of_a_line_asking_for_a_build(
+    tmp_path,
+):
+    # CUDA's "no kernel image" is fixed by another wheel, image or build whatever model
+    # was being served: with the installation section first, the unknown model does not
+    # make the answer "low". Any other line keeps it low: the model may be the subject.
+    _write(
+        tmp_path,
+        {
+            "engines/widget.md": "# Widget engine\n\n## Installation\n\nInstall the cu13 wheel "
+            "or the docker image on these cards; a build from source needs the architecture "
+            "list. Serving on one card works with either.\n\n"
+            "## Serving\n\nServe a model with the widget engine.\n",
+            **{
+                f"notes/other-{i}.md": f"# Other {i}\n\n## Part\n\nGrabber {i}.\n" for i in range(6)
+            },
+        },
+    )
+    ranker = PageRanker.build(load_wiki(tmp_path))
+    question = "Serving Zorblax-32B with the widget engine on one card: which wheel or image?"
+    build = ranker.rank(
+        question, ["RuntimeError: CUDA error: no kernel image is available for execution"]
+    )
+    assert paths(build)[0] == "engines/widget.md"
+    assert build.hits[0].section_title == "Installation"
+    assert "zorblax-32b" in build.unknown
+    assert build.confidence == "medium"
+    other = ranker.rank(question, ["RuntimeError: CUDA error: misaligned address"])
+    assert paths(other)[0] == "engines/widget.md"
+    assert other.confidence == "low"
+    # Without a section on installing, building or images first, the model stays the
+    # subject: the wiki has nothing to offer for the line.
+    bare = tmp_path / "bare"
+    _write(
+        bare,
+        {
+            "engines/widget.md": "# Widget engine\n\n## Serving\n\nServe a model with the "
+            "widget engine on one card; the wheel and the image serve alike.\n",
+            **{
+                f"notes/other-{i}.md": f"# Other {i}\n\n## Part\n\nGrabber {i}.\n" for i in range(6)
+            },
+        },
+    )
+    served = PageRanker.build(load_wiki(bare)).rank(
+        question, ["RuntimeError: CUDA error: no kernel image is available for execution"]
+    )
+    assert served.hits[0].section_title == "Serving"
+    assert served.confidence == "low"
