@@ -751,6 +751,15 @@ class SupportDesk:
         with self._ping_lock:
             self._pings_held.pop(ticket_id, None)
 
+    def ping_found(self, ticket_id: int, at: float) -> bool:
+        """An earlier attempt's post, found by a retry, carried the ping (it was sent at
+        ``at``, though the bot saw an error): record it then, once, so the quiet window
+        counts it. False when the ticket's ping was recorded already."""
+        if any(e.kind == "helpers_pinged" for e in self.store.events(ticket_id)):
+            return False
+        self.store.record_event(ticket_id, "helpers_pinged", "bot", at=at)
+        return True
+
     def failed_count(self) -> int:
         return self.store.failed_count()
 

@@ -4,6 +4,7 @@ driven end to end through the loopback stand-in.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from knowledge.intake.sqlite import SqliteTicketStore
@@ -97,6 +98,52 @@ def test_a_post_refused_spends_no_ping_and_its_retry_carries_it(discord_standin,
         assert kinds.count("helpers_pinged") == 1 and kinds[-1] == "posted"
     finally:
         store.close()
+
+
+def _ping_events(data) -> list[list[float]]:
+    """When each ticket's helpers' ping was recorded, per ticket (1, 2, ...)."""
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        ids = sorted(t.id for t in store.list_tickets())
+        return [
+            [e.at for e in store.get_ticket(i).events if e.kind == "helpers_pinged"] for i in ids
+        ]
+    finally:
+        store.close()
+
+
+def test_a_post_discord_made_while_the_bot_saw_an_error_keeps_its_ping_counted(
+    discord_standin, data
+):
+    """Discord made the post, helpers' ping and all, but answered 503: the retry finds
+    the post instead of posting again, and records the ping it carried (at the post's
+    time), so the next ticket inside the quiet window pings nobody."""
+    from knowledge.intake.stale import snowflake_seconds
+    from tests.bot.test_support import _until_posted
+    from tests.bot.test_support_forum import _due_now, _until_ticket
+    from tests.discord_standin.faults import lose_answer
+
+    async def scenario(ds):
+        lose_answer(ds, "create_thread")
+        first = await _file(ds)
+        await _until_ticket(data, lambda t: t.post_attempts >= 1)
+        _due_now(data)
+        await _until_posted(data)
+        second = await _file(ds)
+        return first, second, len(ds.requests_to("create_thread"))
+
+    first, second, made = discord_standin.run(factory(data, helper_role_id=HELPERS), scenario)
+    assert first.status == 503 and f"<@&{HELPERS}>" in first.json["message"]["content"]
+    assert made == 2, "the first ticket's post was found, not made again"
+    assert f"<@&{HELPERS}>" not in second.json["message"]["content"]
+    assert not second.json["message"]["allowed_mentions"].get("roles")
+    pings = _ping_events(data)
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        thread_id = store.get_ticket(1).thread_id
+    finally:
+        store.close()
+    assert pings == [[snowflake_seconds(thread_id)], []], "pinged when the post was made"
 
 
 # --- claim ------------------------------------------------------------------------------
@@ -430,10 +477,11 @@ def test_a_ticket_filed_privately_is_a_private_thread_of_the_staff_channel(disco
 
 async def _file_privately(ds) -> int:
     """Alice files a ticket privately; the private thread's id."""
+    since = len(ds.requests)
     _, _, saved = await through_step_1(ds)
     _, check = await through_step_2(ds, saved)
     await ds.press(check, button_id(check, "File privately"))
-    created = await ds.wait_for_request(lambda r: r.route == "create_thread")
+    created = await ds.wait_for_request(lambda r: r.route == "create_thread", since=since)
     return int(created.response["id"])
 
 
@@ -519,6 +567,93 @@ def test_a_private_thread_left_empty_by_a_crash_gets_the_post_on_retry(discord_s
     [post] = messages
     assert post["embeds"][0]["footer"]["text"].endswith(f"ref {ticket.draft_id}")
     assert ds.thread_members[made["id"]] == [DEFAULT_IDS.alice], "the asker is in it"
+
+
+def test_a_private_post_discord_made_while_the_bot_saw_an_error_keeps_its_ping_counted(
+    discord_standin, data
+):
+    """The private thread's post (with the helpers' ping) was sent, but the bot saw a
+    503: the retry finds it in the thread, sends nothing again, and records the ping, so
+    the next private ticket inside the quiet window pings nobody."""
+    from knowledge.intake.stale import snowflake_seconds
+    from tests.bot.test_support import _until_posted
+    from tests.bot.test_support_forum import _due_now, _until_ticket
+    from tests.discord_standin.faults import lose_answer
+
+    discord_standin.config.guild = _guild_with_a_staff_channel()
+
+    def posts(ds, thread_id: int) -> list[dict[str, Any]]:
+        return [
+            r
+            for r in ds.requests_to("channel_message", "POST")
+            if r.path == f"/channels/{thread_id}/messages"
+        ]
+
+    async def scenario(ds):
+        lose_answer(ds, "channel_message", method="POST")
+        first = await _file_privately(ds)
+        await _until_ticket(data, lambda t: t.post_attempts >= 1)
+        _due_now(data)
+        ticket = await _until_posted(data)
+        second = await _file_privately(ds)
+        await ds.wait_until(lambda: posts(ds, second) or None, timeout=10, poll=0.02)
+        return first, ticket, posts(ds, first), posts(ds, second)
+
+    settings = {"private_channel_id": STAFF_CHANNEL, "helper_role_id": HELPERS}
+    first, ticket, first_posts, second_posts = discord_standin.run(
+        factory(data, **settings), scenario
+    )
+    assert ticket.thread_id == first
+    [lost] = first_posts  # sent once: its answer was lost, and it was found, not sent again
+    assert lost.status == 503 and f"<@&{HELPERS}>" in lost.json["content"]
+    [post] = second_posts
+    assert f"<@&{HELPERS}>" not in post.json["content"]
+    assert not post.json["allowed_mentions"].get("roles")
+    message_id = int(discord_standin.last.channel_messages(first)[0]["id"])
+    assert _ping_events(data) == [[snowflake_seconds(message_id)], []]
+
+
+def test_a_private_retry_without_read_message_history_waits_and_says_what_is_missing(
+    discord_standin, data
+):
+    """The staff channel denies Read Message History: a private post the bot saw fail
+    cannot be looked for on retry (the archived private threads are listed only with
+    it). The retry fails instead of posting blind, and /wiki status names the permission
+    missing in the staff channel (not the forum's)."""
+    from tests.bot.test_support_forum import _due_now, _until_ticket
+    from tests.discord_standin.faults import lose_answer
+
+    history = 1 << 16
+    guild = _guild_with_a_staff_channel()
+    guild.channels[:] = [
+        dataclasses.replace(c, overwrites=((DEFAULT_IDS.role_bot, 0, 1 << 36, history),))
+        if c.id == STAFF_CHANNEL
+        else c
+        for c in guild.channels
+    ]
+    discord_standin.config.guild = guild
+
+    async def scenario(ds):
+        lose_answer(ds, "channel_message", method="POST")
+        thread_id = await _file_privately(ds)
+        await _until_ticket(data, lambda t: t.post_attempts >= 1)
+        _due_now(data)
+        await _until_ticket(data, lambda t: t.post_attempts >= 2)
+        status = await ds.slash("wiki status")
+        await status.answer()
+        embed = status.response.json["data"]["embeds"][0]
+        return thread_id, embed, ds
+
+    thread_id, embed, ds = discord_standin.run(
+        factory(data, private_channel_id=STAFF_CHANNEL), scenario
+    )
+    [listing] = ds.requests_to("joined_archived_threads")
+    assert listing.status == 403 and listing.error_code == 50013
+    assert len(ds.requests_to("create_thread")) == 1, "no second thread"
+    assert len(ds.requests_to("channel_message", "POST")) == 1, "no second post"
+    field = next(f for f in embed["fields"] if f["name"] == "Support tickets")
+    assert "403 50013 forbidden: missing read_message_history" in field["value"]
+    assert thread_id in ds.threads
 
 
 def test_without_a_private_channel_there_is_no_private_filing(discord_standin, data):
@@ -627,9 +762,7 @@ def test_a_marked_answer_solves_the_ticket_and_is_offered_to_the_next_like_quest
         store.close()
 
 
-def test_search_offers_a_solved_ticket_like_the_query_beside_the_wiki_pages(
-    discord_standin, data
-):
+def test_search_offers_a_solved_ticket_like_the_query_beside_the_wiki_pages(discord_standin, data):
     """/search shows "a similar ticket was solved" (the same desk, similarity and
     threshold as the /support check) beside the wiki's sections when a solved ticket
     asked much the same: on every page, linking the answer, redacted, pinging nobody.

@@ -15,11 +15,14 @@ from bot import render
 from bot.components import detached
 from bot.errors import describe
 from bot.respond import answered, in_time, update
+from knowledge.intake import earlier
 from knowledge.intake.desk import Filed, IntakeError, SupportDesk, TicketPost
+from knowledge.intake.earlier import MessageSeen
 from knowledge.intake.records import Ticket
 
 from ._helpers import (
     FORUM_PERMISSIONS,
+    PRIVATE_PERMISSIONS,
     failure_reason,
     is_refused,
     missing_permissions,
@@ -175,6 +178,7 @@ class FilingFlow:
             return None, "other"
         self._posting.add(ticket.id)
         forum: discord.ForumChannel | None = None
+        place: discord.ForumChannel | discord.TextChannel | None = None
         pinging: int | None = None
         try:
             private = await self.in_filing(desk.is_private, ticket.id)
@@ -194,9 +198,7 @@ class FilingFlow:
                 else:
                     found, empty = await self._find_private_post(place, ticket, post.key, name)
                 if found is not None:
-                    log.info("ticket %d: found its post %d made before", ticket.id, found.id)
-                    await self.in_filing(desk.posted, ticket.id, found.id)
-                    return found, ""
+                    return await self._record_found(desk, ticket.id, *found), ""
             if ticket.post_started_at is None:  # filing records it with the ticket
                 await self.in_filing(desk.start_post, ticket.id)
             asker = user_id_of(ticket.user)
@@ -245,7 +247,10 @@ class FilingFlow:
         except discord.HTTPException as exc:
             reason = failure_reason(exc)
             error = f"{exc.status} {exc.code} {reason}"
-            missing = missing_permissions(forum) if forum is not None else []
+            if isinstance(place, discord.TextChannel):  # a private ticket's staff channel
+                missing = missing_permissions(place, PRIVATE_PERMISSIONS)
+            else:
+                missing = missing_permissions(forum) if forum is not None else []
             if reason == "forbidden" and missing:
                 error += f": missing {', '.join(missing)}"
             log.warning("ticket %d not posted (%s): %s", ticket.id, error, exc)
@@ -267,73 +272,84 @@ class FilingFlow:
         self.bot.dispatch("ticket_posted", ticket.id, thread.id)
         return thread, ""
 
+    async def _record_found(
+        self, desk: SupportDesk, ticket_id: int, thread: discord.Thread, post: MessageSeen
+    ) -> discord.Thread:
+        """Record the post an earlier attempt made, and the helpers' ping if it carried
+        one (the bot saw an error, but Discord sent it: the quiet window counts it)."""
+        log.info("ticket %d: found its post %d made before", ticket_id, thread.id)
+        pinged = earlier.pinged_at(post, self.config.helper_role_id)
+
+        def record() -> None:
+            desk.posted(ticket_id, thread.id)
+            if pinged is not None:
+                desk.ping_found(ticket_id, pinged)
+
+        await self.in_filing(record)
+        return thread
+
     async def _find_post(
         self, forum: discord.ForumChannel, ticket: Ticket, key: str
-    ) -> discord.Thread | None:
-        """The bot's post for ``ticket`` in ``forum`` if one exists: a thread the bot
-        made after the ticket was filed whose starter message's embed carries ``key``.
-        Active posts and archived ones (solved or closed meanwhile, or archived by
-        Discord after inactivity) both count: archived posts are listed most recently
-        archived first, and the listing stops at the first archived before the ticket
-        was filed (a post is archived after it is made).
-        Raises :class:`discord.HTTPException` when the forum cannot be read (the
-        attempt then counts as failed and is retried: posting blind could duplicate)."""
+    ) -> tuple[discord.Thread, MessageSeen] | None:
+        """The bot's post for ``ticket`` in ``forum`` if one exists, with its starter
+        message (which says whether it pinged the helpers); which thread is the post is
+        decided by :mod:`knowledge.intake.earlier`. Active posts and archived ones (solved
+        or closed meanwhile, or archived by Discord after inactivity) both count: archived
+        posts are listed most recently archived first, and the listing stops at the first
+        archived before the ticket was filed (a post is archived after it is made).
+        Raises :class:`discord.HTTPException` when the forum cannot be read (the attempt
+        then counts as failed and is retried: posting blind could duplicate)."""
         me = self.bot.user.id if self.bot.user else None
-        since = ticket.created_at - 60.0  # clocks of Discord and the host may differ
+        since = earlier.search_since(ticket.created_at)
         threads = {t.id: t for t in forum.threads}
         for thread in await forum.guild.active_threads():
             if thread.parent_id == forum.id:
                 threads[thread.id] = thread
         async for thread in forum.archived_threads(limit=None):
-            if thread.archive_timestamp.timestamp() < since:
+            if earlier.listed_past(thread.archive_timestamp.timestamp(), since):
                 break
             threads.setdefault(thread.id, thread)
-        for thread in sorted(threads.values(), key=lambda t: t.id):
-            if thread.owner_id != me:
-                continue
-            if discord.utils.snowflake_time(thread.id).timestamp() < since:
-                continue
+        seen = [_thread_seen(t) for t in threads.values()]
+        for candidate in earlier.candidates(seen, me=me, since=since, private=False):
+            thread = threads[candidate.id]
             try:
                 starter = thread.starter_message or await thread.fetch_message(thread.id)
             except discord.NotFound:
                 continue
-            if any(key and key in (embed.footer.text or "") for embed in starter.embeds):
-                return thread
+            first = _message_seen(starter)
+            if earlier.judge(candidate, [first], me=me, key=key) == "posted":
+                return thread, first
         return None
 
     async def _find_private_post(
         self, channel: discord.TextChannel, ticket: Ticket, key: str, name: str
-    ) -> tuple[discord.Thread | None, discord.Thread | None]:
+    ) -> tuple[tuple[discord.Thread, MessageSeen] | None, discord.Thread | None]:
         """The private thread an earlier attempt made for ``ticket`` in the staff
-        ``channel``, as (posted, empty): a thread of the bot's, made since the ticket
-        was filed, whose first message of the bot's embed carries ``key`` (the post is
-        up), or else one named ``name`` holding no message of the bot's (the bot stopped
-        between making the thread and posting in it: the post goes there). Active threads
-        and the archived private threads the bot is in both count, listed newest first
-        until one older than the ticket. Raises :class:`discord.HTTPException` when the
-        channel cannot be read (posting blind could duplicate)."""
+        ``channel``, as (posted with its post, empty): see :func:`knowledge.intake.earlier.judge`
+        (``name`` is the name the bot gives the ticket's thread). Active threads and the
+        archived private threads the bot is in both count, listed newest first until one
+        older than the ticket. Raises :class:`discord.HTTPException` when the channel
+        cannot be read (posting blind could duplicate)."""
         me = self.bot.user.id if self.bot.user else None
-        since = ticket.created_at - 60.0  # clocks of Discord and the host may differ
+        since = earlier.search_since(ticket.created_at)
         threads = {t.id: t for t in channel.threads}
         for thread in await channel.guild.active_threads():
             if thread.parent_id == channel.id:
                 threads[thread.id] = thread
         async for thread in channel.archived_threads(private=True, joined=True, limit=None):
-            if discord.utils.snowflake_time(thread.id).timestamp() < since:
+            if earlier.listed_past(discord.utils.snowflake_time(thread.id).timestamp(), since):
                 break  # listed by id, newest first
             threads.setdefault(thread.id, thread)
         empty: discord.Thread | None = None
-        for thread in sorted(threads.values(), key=lambda t: t.id):
-            if thread.owner_id != me or thread.type is not discord.ChannelType.private_thread:
-                continue
-            if discord.utils.snowflake_time(thread.id).timestamp() < since:
-                continue
-            mine = [
-                m async for m in thread.history(limit=5, oldest_first=True) if m.author.id == me
-            ]
-            if any(key and key in (e.footer.text or "") for m in mine for e in m.embeds):
-                return thread, None
-            if not mine and thread.name == name and empty is None:
+        seen = [_thread_seen(t) for t in threads.values()]
+        for candidate in earlier.candidates(seen, me=me, since=since, private=True):
+            thread = threads[candidate.id]
+            first = [_message_seen(m) async for m in thread.history(limit=5, oldest_first=True)]
+            verdict = earlier.judge(candidate, first, me=me, key=key, empty_name=name)
+            if verdict == "posted":
+                post = next(m for m in first if earlier.carries_key(m, key) and m.author_id == me)
+                return (thread, post), None
+            if verdict == "empty" and empty is None:
                 empty = thread
         return None, empty
 
@@ -359,3 +375,18 @@ class FilingFlow:
                     await self.post_ticket(desk, ticket)
             except Exception:  # keep retrying whatever one round did
                 log.exception("retrying pending ticket posts failed")
+
+
+def _thread_seen(thread: discord.Thread) -> earlier.ThreadSeen:
+    private = thread.type is discord.ChannelType.private_thread
+    return earlier.ThreadSeen(thread.id, thread.owner_id, thread.name, private)
+
+
+def _message_seen(message: discord.Message) -> MessageSeen:
+    return MessageSeen(
+        message.id,
+        message.author.id,
+        message.content or "",
+        tuple(embed.footer.text or "" for embed in message.embeds),
+        tuple(role.id for role in message.role_mentions),
+    )

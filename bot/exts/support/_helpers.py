@@ -12,6 +12,7 @@ __all__ = [
     "FORUM_PERMISSIONS",
     "LOG_UPLOAD_ID",
     "MODAL_PREFIX",
+    "PRIVATE_PERMISSIONS",
     "WAITING_TAGS",
     "Submitted",
     "failure_reason",
@@ -43,6 +44,19 @@ FORUM_PERMISSIONS: Final = (
     "attach_files",
     "manage_threads",
     "read_message_history",  # a retry looks for a post made before (its starter message)
+)
+#: What the bot needs in the staff channel of private tickets: to see it, make private
+#: threads and write in them, show the embed and files, archive and lock them, and list
+#: the archived private threads it joined and read their messages (a retry looks for the
+#: thread an interrupted attempt made).
+PRIVATE_PERMISSIONS: Final = (
+    "view_channel",
+    "create_private_threads",
+    "send_messages_in_threads",
+    "embed_links",
+    "attach_files",
+    "manage_threads",
+    "read_message_history",
 )
 
 
@@ -169,9 +183,10 @@ def require_tag_problem(forum: discord.ForumChannel, default: str | None) -> str
 
 
 def missing_permissions(
-    forum: discord.ForumChannel, wanted: Sequence[str] = FORUM_PERMISSIONS
+    forum: discord.ForumChannel | discord.TextChannel, wanted: Sequence[str] = FORUM_PERMISSIONS
 ) -> list[str]:
-    """Which of ``wanted`` the bot lacks in ``forum``, as its cache sees the overwrites."""
+    """Which of ``wanted`` the bot lacks in ``forum`` (or another channel), as its cache
+    sees the overwrites."""
     me = forum.guild.me
     if me is None:
         return []

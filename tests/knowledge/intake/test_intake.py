@@ -826,3 +826,18 @@ def test_a_ping_is_spent_only_by_a_post_that_carries_it(desk, store, clock):
     assert not desk.claim_ping(two, quiet=600), "within the quiet window"
     clock.now += 601
     assert desk.claim_ping(two, quiet=600)
+
+
+def test_a_ping_found_on_an_earlier_attempts_post_counts_from_when_it_was_sent(desk, store, clock):
+    """A retry found the post an errored attempt made, and it carried the ping: recorded
+    at the post's time, once; the quiet window runs from then."""
+    one, two = (desk.file(fill(desk, user=u).id, u, post=True).ticket.id for u in ("d:1", "d:2"))
+    assert desk.claim_ping(one, quiet=600)
+    desk.ping_unsent(one)  # the bot saw an error, though Discord made the post
+    clock.now += 120  # the retry, two minutes later
+    assert desk.ping_found(one, at=clock.now - 120)
+    assert not desk.ping_found(one, at=clock.now), "once per ticket"
+    assert [e.at for e in store.events(one) if e.kind == "helpers_pinged"] == [clock.now - 120]
+    assert not desk.claim_ping(two, quiet=600), "within the window of the found ping"
+    clock.now += 481  # 601 s after the post was sent
+    assert desk.claim_ping(two, quiet=600)
