@@ -260,12 +260,21 @@ class SupportDesk:
         return Saved(draft, tuple(problems))
 
     def draft(self, draft_id: str, user: str) -> Draft:
-        """The open draft ``draft_id`` of ``user``, or an :class:`IntakeError`."""
+        """The open draft ``draft_id`` of ``user``, or an :class:`IntakeError`. A draft
+        filed or marked solved is closed: the buttons and forms of its earlier steps
+        (still on the user's screen) are refused, saying why, rather than changing a
+        draft whose ticket is already posted."""
         draft = self.store.get_draft(draft_id)
         if draft is None or draft.updated_at < self.clock() - self.settings.draft_ttl:
             raise IntakeError("no_draft", self.t("errors.no_draft"))
         if draft.user != user:
             raise IntakeError("not_yours", self.t("errors.not_yours"))
+        if draft.state == "filed":
+            ticket = self.store.ticket_for_draft(draft_id)
+            number = ticket.id if ticket is not None else "?"
+            raise IntakeError("closed", self.t("errors.draft_filed", id=number))
+        if draft.state == "deflected":
+            raise IntakeError("closed", self.t("errors.draft_solved"))
         return draft
 
     def _draft_for_step(self, draft_id: str, user: str, step: int | None) -> Draft:
