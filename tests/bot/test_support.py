@@ -809,12 +809,14 @@ def test_wiki_status_counts_open_tickets_and_says_where_the_checklist_came_from(
 
 
 def test_every_forum_permission_is_worded():
-    from bot.exts.support._helpers import FORUM_PERMISSIONS
+    from bot.exts.support._helpers import FORUM_PERMISSIONS, PRIVATE_PERMISSIONS
     from knowledge.templates import load_templates
 
     t = load_templates("support.yaml")
     for name in FORUM_PERMISSIONS:
         assert t(f"permissions.{name}"), name
+    for name in PRIVATE_PERMISSIONS:  # the staff channel of private tickets
+        assert t(f"channel_permissions.{name}"), name
 
 
 @pytest.mark.parametrize("slow", [False, True], ids=["quick", "slow"])

@@ -656,6 +656,62 @@ def test_a_private_retry_without_read_message_history_waits_and_says_what_is_mis
     assert thread_id in ds.threads
 
 
+def _staff_channel_overwrite(allow: int, deny: int):
+    guild = _guild_with_a_staff_channel()
+    guild.channels[:] = [
+        dataclasses.replace(c, overwrites=((DEFAULT_IDS.role_bot, 0, allow, deny),))
+        if c.id == STAFF_CHANNEL
+        else c
+        for c in guild.channels
+    ]
+    return guild
+
+
+def test_a_private_filing_the_staff_channel_refuses_says_so_of_that_channel(discord_standin, data):
+    """The bot may not make private threads in the staff channel: the asker is told the
+    ticket is saved and what the admins must allow there, not in the help forum."""
+    discord_standin.config.guild = _staff_channel_overwrite(0, 1 << 36)
+
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        filed = await ds.press(check, button_id(check, "File privately"))
+        told = (await filed.answer()).shown
+        return told, ds.requests_to("create_thread")
+
+    told, made = discord_standin.run(factory(data, private_channel_id=STAFF_CHANNEL), scenario)
+    assert made[0].status == 403
+    assert told["content"].endswith(
+        "Ticket #1 is saved, and its private thread will be made as soon as an admin gives"
+        " the bot Create Private Threads in the staff channel."
+    )
+    assert "help forum" not in told["content"] and "Posts" not in told["content"]
+
+
+def test_closing_a_private_ticket_without_manage_threads_names_the_staff_channel(
+    discord_standin, data
+):
+    """Close locks the private thread, which needs Manage Threads in the staff channel:
+    refused, the helper is told what to allow there (not the forum's "Manage Posts")."""
+    discord_standin.config.guild = _staff_channel_overwrite(1 << 36, 1 << 34)
+
+    async def scenario(ds):
+        thread_id = await _file_privately(ds)
+        await ds.wait_for_request(
+            lambda r: r.route == "channel_message" and r.path == f"/channels/{thread_id}/messages"
+        )
+        closed = await ds.press(ds.channel_messages(thread_id)[0], "wikibot:tk:close:1")
+        await closed.followup()
+        return (await closed.followup()).response
+
+    said = discord_standin.run(factory(data, private_channel_id=STAFF_CHANNEL), scenario)
+    assert said["flags"] & (1 << 6), "only the helper who pressed sees it"
+    assert said["content"] == (
+        "The ticket is closed, but its private thread stays as it was because the bot"
+        " lacks Manage Threads in the staff channel."
+    )
+
+
 def test_without_a_private_channel_there_is_no_private_filing(discord_standin, data):
     from tests.bot.helpers import buttons
 

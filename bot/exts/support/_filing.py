@@ -85,7 +85,7 @@ class FilingFlow:
         # the post never waits for an acknowledgement: only the answer to the user does.
         outcome = await in_time(interaction, filed_and_posted(), update=True)
         if not await answered(
-            interaction, lambda: self._answer_filing(interaction, forum_id, outcome)
+            interaction, lambda: self._answer_filing(interaction, forum_id, outcome, private)
         ):  # nothing can be shown; the post mentions the asker
             log.info("filing draft %s handled; its interaction had expired", draft_id)
 
@@ -94,10 +94,12 @@ class FilingFlow:
         interaction: discord.Interaction,
         forum_id: int | None,
         outcome: tuple[Filed, discord.Thread | None, str] | IntakeError,
+        private: bool = False,
     ) -> None:
         """What became of the filing, above the wiki's answer on the message whose
         button was pressed; its buttons go (the draft is filed: pressing them again would
-        only say so). A refusal (rate limit, not yours) comes apart, the buttons kept."""
+        only say so). A refusal (rate limit, not yours) comes apart, the buttons kept.
+        ``private``: filed privately (a failure is said of the staff channel)."""
         if isinstance(outcome, IntakeError):
             await self._refuse(interaction, str(outcome))
             return
@@ -114,6 +116,14 @@ class FilingFlow:
             text = self.t("filed.pending", reason=self.t("filed.no_forum"))
         elif thread is not None:
             text = self.t("filed.posted", link=thread.mention)
+        elif private:
+            title = self.t("filed.pending_title", id=ticket.id)
+            if reason == "forbidden":
+                names = await self._missing_names(PRIVATE_PERMISSIONS, private=True)
+                text = self.t("filed.forbidden_private", id=ticket.id, permissions=names)
+            else:
+                why = "channel_missing" if reason == "forum_missing" else reason
+                text = self.t("filed.pending_private", reason=self.t(f"reasons.{why}"))
         else:
             title = self.t("filed.pending_title", id=ticket.id)
             if reason == "forbidden":
@@ -126,17 +136,24 @@ class FilingFlow:
         content = self.t("filed.line", title=title, text=text)
         await update(interaction, content=content[:2000], view=None)
 
-    async def _missing_names(self, wanted: tuple[str, ...]) -> str:
+    async def _missing_names(self, wanted: tuple[str, ...], *, private: bool = False) -> str:
         """The forum permissions of ``wanted`` the bot lacks, worded (the first of
-        ``wanted`` when the cache shows none missing: Discord refused anyway)."""
+        ``wanted`` when the cache shows none missing: Discord refused anyway).
+        ``private``: those of the private tickets' staff channel, as a text channel's
+        settings name them."""
         with contextlib.suppress(discord.HTTPException):
-            forum = await self._forum()
-            missing = missing_permissions(forum, wanted) if forum is not None else []
+            place = await (self._private_channel() if private else self._forum())
+            missing = missing_permissions(place, wanted) if place is not None else []
             if missing:
                 return self.t("permissions.separator").join(
-                    self.t(f"permissions.{name}") for name in dict.fromkeys(missing)
+                    self._permission_name(name, private) for name in dict.fromkeys(missing)
                 )
-        return self.t(f"permissions.{wanted[0]}")
+        return self._permission_name(wanted[0], private)
+
+    def _permission_name(self, name: str, private: bool) -> str:
+        if private:
+            return self.t(f"channel_permissions.{name}")
+        return self.t(f"permissions.{name}")
 
     async def _private_channel(self) -> discord.TextChannel | None:
         """The staff channel private tickets are threads of (``support.private_channel_id``)."""

@@ -72,9 +72,12 @@ class LifecycleFlow:
             allowed_mentions=discord.AllowedMentions.none(),
         )
         if await self._follow_status(ticket, interaction.channel) == "forbidden":
-            names = await self._missing_names(("manage_threads",))
+            channel = interaction.channel
+            private = getattr(channel, "type", None) is discord.ChannelType.private_thread
+            names = await self._missing_names(("manage_threads",), private=private)
+            key = "ticket.not_updated_private" if private else "ticket.not_updated"
             await interaction.followup.send(
-                self.t("ticket.not_updated", status=shown, permissions=names), ephemeral=True
+                self.t(key, status=shown, permissions=names), ephemeral=True
             )
 
     async def _follow_status(self, ticket: Ticket, channel: Any, *, lock: bool = True) -> str:
