@@ -342,14 +342,19 @@ def test_the_examples_placeholder_ids_are_refused(tmp_path, monkeypatch, capsys)
     assert set(map(int, re.findall(r"\b\d{17,20}\b", example))) == PLACEHOLDER_IDS
     (placeholder,) = yaml.safe_load(example)["discord"]["guild_ids"]
     monkeypatch.delenv("DISCORD_TOKEN", raising=False)
-    extra = f"support:\n  forum_channel_id: {placeholder}\n"
+    extra = (
+        f"support:\n  forum_channel_id: {placeholder}\n  private_channel_id: {placeholder}\n"
+        f"  helper_role_id: {placeholder}\n"
+    )
     config = _config(tmp_path, [placeholder, DEFAULT_IDS.guild], extra=extra)
     assert main(["doctor", "--config", str(config)]) == 1
     out = capsys.readouterr().out
     lines = [line for line in out.splitlines() if "placeholder of config.example.yaml" in line]
-    assert len(lines) == 2 and lines[0].startswith("[FAIL]")
+    assert len(lines) == 4 and all(line.startswith("[FAIL]") for line in lines)
     assert f"discord.guild_ids holds {placeholder}" in lines[0]
     assert f"support.forum_channel_id holds {placeholder}" in lines[1]
+    assert f"support.private_channel_id holds {placeholder}" in lines[2]
+    assert f"support.helper_role_id holds {placeholder}" in lines[3]
 
 
 def test_without_a_token_the_checks_that_need_one_are_listed_as_skipped(
