@@ -13,7 +13,9 @@ what it sees, over plain facts the Discord layer reads (:class:`ThreadSeen`,
   carries the ticket's key), an empty thread of this ticket (a private thread made but
   left without the post: the post goes there instead of a second thread), or neither;
 - whether the found post carried the helpers' ping (:func:`pinged_at`), so the ping's
-  quiet window counts it.
+  quiet window counts it;
+- which message of a private thread is the ticket's post (:func:`post_of`), the one whose
+  buttons follow the ticket's status.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ __all__ = [
     "judge",
     "listed_past",
     "pinged_at",
+    "post_of",
     "search_since",
 ]
 
@@ -100,6 +103,15 @@ def carries_key(message: MessageSeen, key: str) -> bool:
     return bool(key) and any(key in footer for footer in message.footers)
 
 
+def post_of(first: Sequence[MessageSeen], *, me: int | None, key: str) -> MessageSeen | None:
+    """The ticket's post among a thread's ``first`` messages: the first of the bot's
+    whose embed carries ``key``. In a private thread (no starter message) it is the
+    message that holds the ticket's buttons."""
+    return next(
+        (m for m in first if me is not None and m.author_id == me and carries_key(m, key)), None
+    )
+
+
 def judge(
     thread: ThreadSeen,
     first: Sequence[MessageSeen],
@@ -118,7 +130,7 @@ def judge(
       starter message is the post itself) no thread is ever empty;
     - ``"other"``: anything else (another ticket's thread, or one somebody wrote in)."""
     mine = [m for m in first if me is not None and m.author_id == me]
-    if any(carries_key(m, key) for m in mine):
+    if post_of(mine, me=me, key=key) is not None:
         return "posted"
     if empty_name is not None and not mine and thread.name == empty_name:
         return "empty"

@@ -712,6 +712,37 @@ def test_closing_a_private_ticket_without_manage_threads_names_the_staff_channel
     )
 
 
+def test_a_private_ticket_solved_by_a_marked_answer_takes_its_buttons_with_it(
+    discord_standin, data
+):
+    """A private thread has no starter message: the ticket's buttons are on the bot's
+    post inside it. Solved by "Mark as answer", the post shows only Reopen (no live
+    Solved / Close left behind) and the thread is archived, as a forum post would be."""
+    from tests.bot.helpers import buttons
+
+    discord_standin.config.guild = _guild_with_a_staff_channel()
+
+    async def scenario(ds):
+        thread_id = await _file_privately(ds)
+        await ds.wait_for_request(
+            lambda r: r.route == "channel_message" and r.path == f"/channels/{thread_id}/messages"
+        )
+        answer = ds.make_message(
+            "Pin the v4 image", channel_id=thread_id, author_id=DEFAULT_IDS.mod
+        )
+        marked = await ds.message_command("Mark as answer", answer)
+        await ds.wait_until(
+            lambda: ds.threads[thread_id]["thread_metadata"]["archived"] or None,
+            timeout=5,
+            poll=0.02,
+        )
+        return marked.response, ds.channel_messages(thread_id)[0]
+
+    marked, post = discord_standin.run(factory(data, private_channel_id=STAFF_CHANNEL), scenario)
+    assert "marked" in marked.message["content"]
+    assert [b["label"] for b in buttons(post)] == ["Reopen"]
+
+
 def test_without_a_private_channel_there_is_no_private_filing(discord_standin, data):
     from tests.bot.helpers import buttons
 

@@ -25,8 +25,10 @@ from ._helpers import (
     PRIVATE_PERMISSIONS,
     failure_reason,
     is_refused,
+    message_seen,
     missing_permissions,
     tags_for,
+    thread_seen,
     user_id_of,
 )
 from ._views import ticket_view
@@ -326,14 +328,14 @@ class FilingFlow:
             if earlier.listed_past(thread.archive_timestamp.timestamp(), since):
                 break
             threads.setdefault(thread.id, thread)
-        seen = [_thread_seen(t) for t in threads.values()]
+        seen = [thread_seen(t) for t in threads.values()]
         for candidate in earlier.candidates(seen, me=me, since=since, private=False):
             thread = threads[candidate.id]
             try:
                 starter = thread.starter_message or await thread.fetch_message(thread.id)
             except discord.NotFound:
                 continue
-            first = _message_seen(starter)
+            first = message_seen(starter)
             if earlier.judge(candidate, [first], me=me, key=key) == "posted":
                 return thread, first
         return None
@@ -358,13 +360,13 @@ class FilingFlow:
                 break  # listed by id, newest first
             threads.setdefault(thread.id, thread)
         empty: discord.Thread | None = None
-        seen = [_thread_seen(t) for t in threads.values()]
+        seen = [thread_seen(t) for t in threads.values()]
         for candidate in earlier.candidates(seen, me=me, since=since, private=True):
             thread = threads[candidate.id]
-            first = [_message_seen(m) async for m in thread.history(limit=5, oldest_first=True)]
+            first = [message_seen(m) async for m in thread.history(limit=5, oldest_first=True)]
             verdict = earlier.judge(candidate, first, me=me, key=key, empty_name=name)
-            if verdict == "posted":
-                post = next(m for m in first if earlier.carries_key(m, key) and m.author_id == me)
+            post = earlier.post_of(first, me=me, key=key)
+            if verdict == "posted" and post is not None:
                 return (thread, post), None
             if verdict == "empty" and empty is None:
                 empty = thread
@@ -392,18 +394,3 @@ class FilingFlow:
                     await self.post_ticket(desk, ticket)
             except Exception:  # keep retrying whatever one round did
                 log.exception("retrying pending ticket posts failed")
-
-
-def _thread_seen(thread: discord.Thread) -> earlier.ThreadSeen:
-    private = thread.type is discord.ChannelType.private_thread
-    return earlier.ThreadSeen(thread.id, thread.owner_id, thread.name, private)
-
-
-def _message_seen(message: discord.Message) -> MessageSeen:
-    return MessageSeen(
-        message.id,
-        message.author.id,
-        message.content or "",
-        tuple(embed.footer.text or "" for embed in message.embeds),
-        tuple(role.id for role in message.role_mentions),
-    )

@@ -8,6 +8,8 @@ from typing import Any, Final
 
 import discord
 
+from knowledge.intake.earlier import MessageSeen, ThreadSeen
+
 __all__ = [
     "FORUM_PERMISSIONS",
     "LOG_UPLOAD_ID",
@@ -19,12 +21,14 @@ __all__ = [
     "find_tag",
     "is_refused",
     "is_staff",
+    "message_seen",
     "missing_permissions",
     "modal_id",
     "parse_modal_id",
     "read_submit",
     "require_tag_problem",
     "tags_for",
+    "thread_seen",
     "user_id_of",
     "user_key",
 ]
@@ -222,3 +226,20 @@ def failure_reason(exc: BaseException) -> str:
     if is_refused(exc):
         return "refused"
     return "other"
+
+
+def thread_seen(thread: discord.Thread) -> ThreadSeen:
+    """A thread as :mod:`knowledge.intake.earlier` reads it."""
+    private = thread.type is discord.ChannelType.private_thread
+    return ThreadSeen(thread.id, thread.owner_id, thread.name, private)
+
+
+def message_seen(message: discord.Message) -> MessageSeen:
+    """A message as :mod:`knowledge.intake.earlier` reads it."""
+    return MessageSeen(
+        message.id,
+        message.author.id,
+        message.content or "",
+        tuple(embed.footer.text or "" for embed in message.embeds),
+        tuple(role.id for role in message.role_mentions),
+    )

@@ -10,6 +10,7 @@ import discord
 from discord.ext import commands
 
 from bot.components import detached
+from knowledge.intake import earlier
 from knowledge.intake.desk import IntakeError
 from knowledge.intake.records import Ticket
 
@@ -17,6 +18,7 @@ from ._helpers import (
     WAITING_TAGS,
     failure_reason,
     is_staff,
+    message_seen,
     missing_permissions,
     tags_for,
     user_id_of,
@@ -132,13 +134,28 @@ class LifecycleFlow:
         view = ticket_view(
             ticket.id, ticket.status, self.t, claim=self.config.claim, helper=ticket.helper
         )
-        starter = thread.get_partial_message(thread.id)
+        starter = await self._post_message(ticket, thread)
         if ticket.status == "open":
             await self._follow_status(ticket, thread, lock=lock)
-            await starter.edit(view=detached(view))
+            if starter is not None:
+                await starter.edit(view=detached(view))
         else:
-            await starter.edit(view=detached(view))
+            if starter is not None:
+                await starter.edit(view=detached(view))
             await self._follow_status(ticket, thread, lock=lock)
+
+    async def _post_message(self, ticket: Ticket, thread: Any) -> Any:
+        """The message holding the ticket's buttons: a forum post's starter message (its
+        id is the thread's), or in a private thread, which has no starter message, the
+        bot's post among its first messages (None when it is gone)."""
+        if getattr(thread, "type", None) is not discord.ChannelType.private_thread:
+            return thread.get_partial_message(thread.id)
+        me = self.bot.user.id if self.bot.user else None
+        async for message in thread.history(limit=5, oldest_first=True):
+            if earlier.post_of([message_seen(message)], me=me, key=ticket.draft_id):
+                return message
+        log.warning("ticket %d: its post is not among its thread's first messages", ticket.id)
+        return None
 
     def _asks_feedback(self, ticket: Ticket) -> bool:
         return self.config.feedback and ticket.status == "solved" and ticket.feedback is None

@@ -12,6 +12,7 @@ from knowledge.intake.earlier import (
     judge,
     listed_past,
     pinged_at,
+    post_of,
     search_since,
 )
 from knowledge.intake.stale import snowflake_seconds
@@ -103,3 +104,14 @@ def test_the_found_post_says_whether_it_pinged_the_helpers_and_when():
     # Discord's own list of the roles mentioned counts too.
     listed = message(content="Ticket #1", roles=(HELPERS,))
     assert pinged_at(listed, HELPERS) == snowflake_seconds(listed.id)
+
+
+def test_the_post_of_a_private_thread_is_the_bots_first_message_with_the_key():
+    asker_first = message(ASKER, footer="")
+    note = message(footer="")
+    post = message()
+    later = message(footer=f"Ticket #1 · {KEY} (again)")
+    assert post_of([asker_first, note, post, later], me=BOT, key=KEY) is post
+    assert post_of([asker_first, note], me=BOT, key=KEY) is None
+    assert post_of([message(ASKER)], me=BOT, key=KEY) is None, "a copy by someone else"
+    assert post_of([post], me=None, key=KEY) is None
