@@ -526,10 +526,22 @@ def test_staff_list_and_show_tickets_and_others_are_refused(discord_standin, dat
         listed = await ds.slash("ticket list", user_id=DEFAULT_IDS.mod, status="open")
         shown = await ds.slash("ticket show", user_id=DEFAULT_IDS.mod, id=1)
         refused = await ds.slash("ticket list", user_id=DEFAULT_IDS.alice)
-        return listed.response.message, shown.response.message, refused.response.message
+        typed = await ds.slash("ticket list", user_id=DEFAULT_IDS.mod, family="GLM 5")
+        unknown = await ds.slash("ticket list", user_id=DEFAULT_IDS.mod, family="zzqx-9")
+        return (
+            listed.response.message,
+            shown.response.message,
+            refused.response.message,
+            typed.response.message,
+            unknown.response.message,
+        )
 
-    listed, shown, refused = discord_standin.run(factory(data), scenario)
+    listed, shown, refused, typed, unknown = discord_standin.run(factory(data), scenario)
     assert "#1 · open · glm-5" in embed_of(listed)["description"]
+    # A family typed by its name (not picked from the list) finds its tickets; an
+    # unknown one is said so, with the families known, rather than "no tickets match".
+    assert "#1 · open · glm-5" in embed_of(typed)["description"]
+    assert embed_of(unknown)["description"].startswith("I do not know the model zzqx\\-9.")
     assert embed_of(shown)["title"] == STEP1["text"]
     assert "support staff" in embed_of(refused)["description"]
 
