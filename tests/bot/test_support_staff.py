@@ -194,7 +194,9 @@ def test_staff_claim_and_release_a_ticket_with_the_claimed_tag(discord_standin, 
         factory(data, claim=True), scenario
     )
     assert offered == ["Solved", "Close", "Claim"]
-    assert "support staff" in embed_of(refused.message)["description"]
+    # The asker may press Solved and Close, not Claim: told exactly that.
+    told = embed_of(refused.message)["description"]
+    assert told == "Only the support staff can claim or release a ticket."
     assert said["content"] == f"Claimed by <@{DEFAULT_IDS.mod}>: they are on it."
     pinged = [p for m in discord_standin.last.pings for p in m.pings]
     assert f"<@{DEFAULT_IDS.mod}>" not in pinged, "naming the helper pings nobody"

@@ -55,7 +55,14 @@ class LifecycleFlow:
                     desk.set_status, ticket_id, status, actor=actor, staff=staff
                 )
         except IntakeError as exc:
-            text = self.t("ticket.not_allowed") if exc.code == "not_allowed" else str(exc)
+            # Claim and Release are staff's alone: the asker is told so, not that "the
+            # person who asked" may press them (the desk's own sentence says it).
+            lifecycle = action not in ("claim", "release")
+            text = (
+                self.t("ticket.not_allowed")
+                if exc.code == "not_allowed" and lifecycle
+                else str(exc)
+            )
             await self._refuse(interaction, text)
             return
         view = ticket_view(
