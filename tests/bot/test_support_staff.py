@@ -745,6 +745,40 @@ def test_a_private_ticket_solved_by_a_marked_answer_takes_its_buttons_with_it(
     assert [b["label"] for b in buttons(post)] == ["Reopen"]
 
 
+def test_file_privately_pressed_after_private_tickets_were_switched_off_posts_nothing(
+    discord_standin, data
+):
+    """The check offered File privately; the bot restarted without
+    support.private_channel_id. The press is refused, saying so: the request is never
+    posted in the public forum instead of the private thread its asker chose."""
+    from tests.bot.helpers import embed_of
+
+    discord_standin.config.guild = _guild_with_a_staff_channel()
+    shown: dict[str, Any] = {}
+
+    async def first(ds):
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        shown.update(check)
+
+    async def after_restart(ds):
+        pressed = await ds.press(shown, button_id(shown, "File privately"))
+        return pressed.response, ds
+
+    discord_standin.run(factory(data, private_channel_id=STAFF_CHANNEL), first)
+    refused, ds = discord_standin.run(factory(data), after_restart)
+    assert refused.message["flags"] & (1 << 6)
+    assert embed_of(refused.message)["description"].startswith(
+        "Private tickets are not available any more, so nothing was posted."
+    )
+    assert not ds.requests_to("create_thread") and not ds.requests_to("channel_message", "POST")
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        assert store.list_tickets() == [], "not filed either: File the ticket still can"
+    finally:
+        store.close()
+
+
 def test_without_a_private_channel_there_is_no_private_filing(discord_standin, data):
     from tests.bot.helpers import buttons
 
