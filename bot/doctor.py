@@ -31,7 +31,9 @@ if TYPE_CHECKING:
     from .client import WikiBot
 
 __all__ = [
+    "HELP_FORUM_NEEDS",
     "PLACEHOLDER_IDS",
+    "PRIVATE_TICKET_NEEDS",
     "ChannelNeed",
     "Check",
     "channel_needs",
@@ -60,11 +62,17 @@ class Check:
 
 @dataclass(frozen=True, slots=True)
 class ChannelNeed:
-    """A channel the bot must be able to use, the permission bits it needs there, and why."""
+    """A channel the bot must be able to use, the permission bits it needs there, and why.
+    ``without``: what breaks without each permission (``discord.Permissions`` name ->
+    sentence), said with the fix. ``threads``: a retried filing lists this channel's
+    threads to find a post made before (``"public"`` archived posts of a forum, or the
+    ``"private"`` archived threads the bot joined): the doctor lists them as it would."""
 
     channel_id: int
     permissions: int
     purpose: str
+    without: tuple[tuple[str, str], ...] = ()
+    threads: str | None = None
 
 
 #: View Channel, Send Messages (a forum post), Embed Links, Attach Files, Send
@@ -82,17 +90,45 @@ PRIVATE_TICKET_PERMISSIONS = (
 )
 
 
+#: The permissions of :data:`HELP_FORUM_PERMISSIONS` and :data:`PRIVATE_TICKET_PERMISSIONS`
+#: by name, each worded (what breaks without it) under ``doctor.without_forum.`` and
+#: ``doctor.without_private.`` (a test keeps names, bits and wording in step).
+HELP_FORUM_NEEDS = (
+    "view_channel",
+    "send_messages",
+    "embed_links",
+    "attach_files",
+    "read_message_history",
+    "manage_threads",
+    "send_messages_in_threads",
+)
+PRIVATE_TICKET_NEEDS = (
+    "view_channel",
+    "embed_links",
+    "attach_files",
+    "read_message_history",
+    "manage_threads",
+    "create_private_threads",
+    "send_messages_in_threads",
+)
+
+
 def channel_needs(config: BotConfig, t: Templates) -> list[ChannelNeed]:
     """The channels the configured features post in. Answers to slash commands need
     none (they go through the interaction's webhook); the support intake posts
-    tickets in the help forum (``support.forum_channel_id``)."""
+    tickets in the help forum (``support.forum_channel_id``) and private tickets as
+    threads of a staff channel (``support.private_channel_id``)."""
     needs = []
     forum = config.support.forum_channel_id
     if forum is not None:
-        needs.append(ChannelNeed(forum, HELP_FORUM_PERMISSIONS, t("doctor.purpose_forum")))
+        without = tuple((n, t(f"doctor.without_forum.{n}")) for n in HELP_FORUM_NEEDS)
+        purpose = t("doctor.purpose_forum")
+        needs.append(ChannelNeed(forum, HELP_FORUM_PERMISSIONS, purpose, without, "public"))
     private = config.support.private_channel_id
     if private is not None:
-        needs.append(ChannelNeed(private, PRIVATE_TICKET_PERMISSIONS, t("doctor.purpose_private")))
+        without = tuple((n, t(f"doctor.without_private.{n}")) for n in PRIVATE_TICKET_NEEDS)
+        purpose = t("doctor.purpose_private")
+        needs.append(ChannelNeed(private, PRIVATE_TICKET_PERMISSIONS, purpose, without, "private"))
     return needs
 
 
@@ -427,17 +463,43 @@ async def _channel_checks(bot: WikiBot, needs: Sequence[ChannelNeed], t: Templat
         have = channel.permissions_for(me).value
         missing = discord.Permissions(need.permissions & ~have)
         names = ", ".join(name.replace("_", " ").title() for name, on in missing if on)
+        role = me.top_role.name if me.top_role else "@everyone"
         if names:
             text = t(
                 "doctor.channel_missing", name=channel.name, purpose=need.purpose, missing=names
             )
-            role = me.top_role.name if me.top_role else "@everyone"
-            checks.append(Check(text, False, t("doctor.channel_fix", missing=names, role=role)))
-        else:
-            checks.append(
-                Check(t("doctor.channel_ok", name=channel.name, purpose=need.purpose), True)
-            )
+            fix = t("doctor.channel_fix", missing=names, role=role)
+            effects = [sentence for name, sentence in need.without if getattr(missing, name)]
+            if effects:
+                fix += " " + t("doctor.without", effects=" ".join(effects))
+            checks.append(Check(text, False, fix))
+            continue
+        checks.append(Check(t("doctor.channel_ok", name=channel.name, purpose=need.purpose), True))
+        if need.threads is not None:
+            checks.append(await _listing_check(channel, need, role, t))
     return checks
+
+
+async def _listing_check(channel: Any, need: ChannelNeed, role: str, t: Templates) -> Check:
+    """List the threads a retried filing reads to find a post made before (the guild's
+    active threads, then the channel's archived ones), as the retry does: Discord may
+    refuse what the permissions above seem to allow."""
+    import discord
+
+    try:
+        await channel.guild.active_threads()
+        if need.threads == "private":
+            listing = channel.archived_threads(limit=2, private=True, joined=True)
+        else:
+            listing = channel.archived_threads(limit=2)
+        async for _ in listing:
+            break
+    except discord.HTTPException as exc:
+        text = t(
+            "doctor.listing_refused", name=channel.name, purpose=need.purpose, error=_short(exc)
+        )
+        return Check(text, False, t("doctor.listing_fix", role=role))
+    return Check(t("doctor.listing_ok", name=channel.name, purpose=need.purpose), True)
 
 
 def _short(exc: BaseException) -> str:
@@ -506,6 +568,8 @@ def _placeholder_checks(config: BotConfig, t: Templates) -> list[Check]:
         ("discord.admin_role_ids", config.admin_role_ids),
         ("wiki.announce_channel", [config.announce_channel]),
         ("support.forum_channel_id", [config.support.forum_channel_id]),
+        ("support.private_channel_id", [config.support.private_channel_id]),
+        ("support.helper_role_id", [config.support.helper_role_id]),
         ("support.staff_role_ids", config.support.staff_role_ids),
     ]
     checks = []

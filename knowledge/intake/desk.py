@@ -260,12 +260,21 @@ class SupportDesk:
         return Saved(draft, tuple(problems))
 
     def draft(self, draft_id: str, user: str) -> Draft:
-        """The open draft ``draft_id`` of ``user``, or an :class:`IntakeError`."""
+        """The open draft ``draft_id`` of ``user``, or an :class:`IntakeError`. A draft
+        filed or marked solved is closed: the buttons and forms of its earlier steps
+        (still on the user's screen) are refused, saying why, rather than changing a
+        draft whose ticket is already posted."""
         draft = self.store.get_draft(draft_id)
         if draft is None or draft.updated_at < self.clock() - self.settings.draft_ttl:
             raise IntakeError("no_draft", self.t("errors.no_draft"))
         if draft.user != user:
             raise IntakeError("not_yours", self.t("errors.not_yours"))
+        if draft.state == "filed":
+            ticket = self.store.ticket_for_draft(draft_id)
+            number = ticket.id if ticket is not None else "?"
+            raise IntakeError("closed", self.t("errors.draft_filed", id=number))
+        if draft.state == "deflected":
+            raise IntakeError("closed", self.t("errors.draft_solved"))
         return draft
 
     def _draft_for_step(self, draft_id: str, user: str, step: int | None) -> Draft:
@@ -750,6 +759,15 @@ class SupportDesk:
         """The post that was to carry the held ping failed: the ping is not spent."""
         with self._ping_lock:
             self._pings_held.pop(ticket_id, None)
+
+    def ping_found(self, ticket_id: int, at: float) -> bool:
+        """An earlier attempt's post, found by a retry, carried the ping (it was sent at
+        ``at``, though the bot saw an error): record it then, once, so the quiet window
+        counts it. False when the ticket's ping was recorded already."""
+        if any(e.kind == "helpers_pinged" for e in self.store.events(ticket_id)):
+            return False
+        self.store.record_event(ticket_id, "helpers_pinged", "bot", at=at)
+        return True
 
     def failed_count(self) -> int:
         return self.store.failed_count()

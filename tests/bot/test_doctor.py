@@ -132,12 +132,14 @@ def test_doctor_checks_the_help_forum_of_the_support_intake(threaded_standin, tm
     extra = f"support:\n  forum_channel_id: {DEFAULT_IDS.forum}\n"
     config = _config(tmp_path, [DEFAULT_IDS.guild], index=False, extra=extra)
     checks = asyncio.run(run_checks(config, threaded_standin.config.token))
-    (forum,) = [c for c in checks if c.text.startswith("Channel #")]
+    forum, listing = [c for c in checks if c.text.startswith("Channel #")]
     assert forum.text == (
         "Channel #help (the help forum, support.forum_channel_id):"
         " the bot has every permission it needs"
     )
-    assert forum.ok
+    assert forum.ok and listing.ok
+    [listed] = threaded_standin.requests_to("archived_threads")
+    assert listed.path == f"/channels/{DEFAULT_IDS.forum}/threads/archived/public"
 
 
 def test_doctor_shows_the_wiki_source_its_commit_and_its_last_error(tmp_path, monkeypatch, capsys):
@@ -221,6 +223,100 @@ def test_doctor_names_read_message_history_in_the_help_forum(threaded_standin, t
     assert forum.text.endswith("the bot lacks Read Message History")
 
 
+def _staff_channel(standin, allow: int, deny: int = 0) -> None:
+    """The stand-in's staff channel (private tickets) with the bot's role allowed
+    ``allow`` and denied ``deny`` there."""
+    standin.guild.channels[:] = [
+        dataclasses.replace(c, overwrites=((DEFAULT_IDS.role_bot, 0, allow, deny),))
+        if c.id == DEFAULT_IDS.bot_log
+        else c
+        for c in standin.guild.channels
+    ]
+
+
+PRIVATE_THREADS = 1 << 36
+HISTORY = 1 << 16
+
+
+def test_doctor_says_what_a_private_ticket_channel_without_read_message_history_breaks(
+    threaded_standin, tmp_path
+):
+    """A retried private filing lists the staff channel's archived private threads and
+    reads their messages: without Read Message History it cannot find the thread an
+    interrupted attempt made. The doctor names the permission and says what breaks."""
+    import asyncio
+
+    _staff_channel(threaded_standin, PRIVATE_THREADS, HISTORY)
+    extra = f"support:\n  private_channel_id: {DEFAULT_IDS.bot_log}\n"
+    config = _config(tmp_path, [DEFAULT_IDS.guild], index=False, extra=extra)
+    checks = asyncio.run(run_checks(config, threaded_standin.config.token))
+    (staff,) = [c for c in checks if "support.private_channel_id" in c.text]
+    assert staff.ok is False
+    assert staff.text == (
+        "Channel #bot-log (private tickets, support.private_channel_id):"
+        " the bot lacks Read Message History"
+    )
+    assert "allow Read Message History for the bot's role WikiBot." in staff.fix
+    assert "Without them: a private ticket whose post a restart or an error interrupted" in (
+        staff.fix
+    )
+    assert "retry fails and is tried again" in staff.fix
+    assert "Create Private Threads" not in staff.fix, "only what is missing is explained"
+
+    _staff_channel(threaded_standin, PRIVATE_THREADS)
+    checks = asyncio.run(run_checks(config, threaded_standin.config.token))
+    private = [c for c in checks if "support.private_channel_id" in c.text]
+    assert [c.ok for c in private] == [True, True]
+    assert private[1].text.endswith(
+        "a retried filing can list its threads to find a post made before"
+    )
+    assert threaded_standin.requests_to("joined_archived_threads")[-1].status == 200
+    assert threaded_standin.requests_to("active_threads")
+
+
+def test_doctor_lists_the_threads_a_retry_reads_and_says_when_discord_refuses(
+    threaded_standin, tmp_path
+):
+    """The permissions look right, but Discord refuses the listing a retried filing
+    reads (here the forum's archived posts): the doctor tried it, so it says so."""
+    import asyncio
+
+    from tests.discord_standin.faults import fail
+
+    fail(threaded_standin, "archived_threads", status=403, code=50001, message="Missing Access")
+    extra = f"support:\n  forum_channel_id: {DEFAULT_IDS.forum}\n"
+    config = _config(tmp_path, [DEFAULT_IDS.guild], index=False, extra=extra)
+    checks = asyncio.run(run_checks(config, threaded_standin.config.token))
+    forum = [c for c in checks if c.text.startswith("Channel #help")]
+    assert [c.ok for c in forum] == [True, False]
+    assert forum[1].text == (
+        "Channel #help (the help forum, support.forum_channel_id): Discord refused the thread"
+        " listing a retried filing reads (403 Missing Access)"
+    )
+    assert "its retry fails and is tried again and the ticket stays pending" in forum[1].fix
+
+
+def test_every_permission_a_ticket_channel_needs_is_named_and_worded():
+    """The bits the doctor checks and the permissions it explains are the same ones."""
+    import discord
+
+    from bot.doctor import (
+        HELP_FORUM_NEEDS,
+        HELP_FORUM_PERMISSIONS,
+        PRIVATE_TICKET_NEEDS,
+        PRIVATE_TICKET_PERMISSIONS,
+    )
+    from knowledge.templates import load_templates
+
+    t = load_templates("bot.yaml")
+    for bits, names, head in (
+        (HELP_FORUM_PERMISSIONS, HELP_FORUM_NEEDS, "doctor.without_forum."),
+        (PRIVATE_TICKET_PERMISSIONS, PRIVATE_TICKET_NEEDS, "doctor.without_private."),
+    ):
+        assert discord.Permissions(**dict.fromkeys(names, True)).value == bits
+        assert all(t(head + name) for name in names)
+
+
 # --- first-run papercuts ---------------------------------------------------------------
 
 
@@ -246,14 +342,19 @@ def test_the_examples_placeholder_ids_are_refused(tmp_path, monkeypatch, capsys)
     assert set(map(int, re.findall(r"\b\d{17,20}\b", example))) == PLACEHOLDER_IDS
     (placeholder,) = yaml.safe_load(example)["discord"]["guild_ids"]
     monkeypatch.delenv("DISCORD_TOKEN", raising=False)
-    extra = f"support:\n  forum_channel_id: {placeholder}\n"
+    extra = (
+        f"support:\n  forum_channel_id: {placeholder}\n  private_channel_id: {placeholder}\n"
+        f"  helper_role_id: {placeholder}\n"
+    )
     config = _config(tmp_path, [placeholder, DEFAULT_IDS.guild], extra=extra)
     assert main(["doctor", "--config", str(config)]) == 1
     out = capsys.readouterr().out
     lines = [line for line in out.splitlines() if "placeholder of config.example.yaml" in line]
-    assert len(lines) == 2 and lines[0].startswith("[FAIL]")
+    assert len(lines) == 4 and all(line.startswith("[FAIL]") for line in lines)
     assert f"discord.guild_ids holds {placeholder}" in lines[0]
     assert f"support.forum_channel_id holds {placeholder}" in lines[1]
+    assert f"support.private_channel_id holds {placeholder}" in lines[2]
+    assert f"support.helper_role_id holds {placeholder}" in lines[3]
 
 
 def test_without_a_token_the_checks_that_need_one_are_listed_as_skipped(
@@ -344,9 +445,7 @@ def test_doctor_checks_that_the_helpers_ping_would_notify(threaded_standin, tmp_
             dataclasses.replace(r, mentionable=mentionable) if r.id == role.id else r
             for r in threaded_standin.guild.roles
         ]
-        extra = (
-            f"support:\n  forum_channel_id: {DEFAULT_IDS.forum}\n  helper_role_id: {role_id}\n"
-        )
+        extra = f"support:\n  forum_channel_id: {DEFAULT_IDS.forum}\n  helper_role_id: {role_id}\n"
         folder = tmp_path / name
         folder.mkdir()
         config = _config(folder, [DEFAULT_IDS.guild], index=False, extra=extra)

@@ -273,9 +273,7 @@ def test_no_copy_of_the_forms_and_buttons_sent_is_kept_in_memory(discord_standin
         request = await ds.wait_for_request(lambda r: r.route == "create_thread")
         assert buttons(request.json["message"]), "the post has its buttons"
         store = ds.client._connection._view_store
-        timeouts = [
-            t for t in asyncio.all_tasks() if "__timeout_task_impl" in repr(t.get_coro())
-        ]
+        timeouts = [t for t in asyncio.all_tasks() if "__timeout_task_impl" in repr(t.get_coro())]
         return store._views, store._synced_message_views, store._modals, timeouts
 
     views, synced, modals, timeouts = discord_standin.run(factory(data), scenario)
@@ -528,10 +526,22 @@ def test_staff_list_and_show_tickets_and_others_are_refused(discord_standin, dat
         listed = await ds.slash("ticket list", user_id=DEFAULT_IDS.mod, status="open")
         shown = await ds.slash("ticket show", user_id=DEFAULT_IDS.mod, id=1)
         refused = await ds.slash("ticket list", user_id=DEFAULT_IDS.alice)
-        return listed.response.message, shown.response.message, refused.response.message
+        typed = await ds.slash("ticket list", user_id=DEFAULT_IDS.mod, family="GLM 5")
+        unknown = await ds.slash("ticket list", user_id=DEFAULT_IDS.mod, family="zzqx-9")
+        return (
+            listed.response.message,
+            shown.response.message,
+            refused.response.message,
+            typed.response.message,
+            unknown.response.message,
+        )
 
-    listed, shown, refused = discord_standin.run(factory(data), scenario)
+    listed, shown, refused, typed, unknown = discord_standin.run(factory(data), scenario)
     assert "#1 · open · glm-5" in embed_of(listed)["description"]
+    # A family typed by its name (not picked from the list) finds its tickets; an
+    # unknown one is said so, with the families known, rather than "no tickets match".
+    assert "#1 · open · glm-5" in embed_of(typed)["description"]
+    assert embed_of(unknown)["description"].startswith("I do not know the model zzqx\\-9.")
     assert embed_of(shown)["title"] == STEP1["text"]
     assert "support staff" in embed_of(refused)["description"]
 
@@ -811,12 +821,14 @@ def test_wiki_status_counts_open_tickets_and_says_where_the_checklist_came_from(
 
 
 def test_every_forum_permission_is_worded():
-    from bot.exts.support._helpers import FORUM_PERMISSIONS
+    from bot.exts.support._helpers import FORUM_PERMISSIONS, PRIVATE_PERMISSIONS
     from knowledge.templates import load_templates
 
     t = load_templates("support.yaml")
     for name in FORUM_PERMISSIONS:
         assert t(f"permissions.{name}"), name
+    for name in PRIVATE_PERMISSIONS:  # the staff channel of private tickets
+        assert t(f"channel_permissions.{name}"), name
 
 
 @pytest.mark.parametrize("slow", [False, True], ids=["quick", "slow"])
@@ -974,6 +986,42 @@ def test_a_form_submitted_after_its_draft_expired_says_to_start_again(discord_st
     told = discord_standin.run(factory(data, draft_hours=1), scenario)
     assert told["flags"] & EPHEMERAL
     assert "That draft is gone" in embed_of(told)["description"]
+
+
+def test_the_earlier_steps_of_a_filed_or_solved_request_are_closed(discord_standin, data):
+    """Once the request is filed, its step-1 message still shows Continue and a step
+    form may still be open: both are refused, naming the ticket, instead of changing a
+    draft whose ticket is posted already. Likewise after "This solved it"."""
+
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        late_form = await ds.press(saved, button_id(saved, "Continue"))  # opened, not sent
+        filed = await ds.press(check, button_id(check, "File the ticket"))
+        await filed.answer()
+        again = await ds.press(saved, button_id(saved, "Continue"))
+        pressed = (await again.answer()).shown
+        submitted = await submit_modal_with_files(ds, late_form, {"command": "x"}, files={})
+        resubmitted = (await submitted.answer()).shown
+
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        await ds.press(check, button_id(check, "This solved it"))
+        after_solved = await ds.press(saved, button_id(saved, "Continue"))
+        return pressed, resubmitted, (await after_solved.answer()).shown, again, after_solved
+
+    pressed, resubmitted, solved, again, after_solved = discord_standin.run(factory(data), scenario)
+    for told in (pressed, resubmitted):
+        assert told["flags"] & EPHEMERAL
+        assert "filed as ticket #1, so its form is closed" in embed_of(told)["description"]
+    assert "marked this request as solved" in embed_of(solved)["description"]
+    assert again.response.callback_type != 9 and after_solved.response.callback_type != 9
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        assert store.get_ticket(1).values["command"] == V3_LAUNCH.strip(), "kept as filed"
+        assert store.get_draft(store.get_ticket(1).draft_id).values["command"] != "x"
+    finally:
+        store.close()
 
 
 def test_a_first_form_dismissed_leaves_no_draft_to_continue(discord_standin, data):

@@ -201,6 +201,9 @@ class Standin:
         #: Called with each request before it is served; a response returned is sent
         #: instead (see ``faults.fail``).
         self.fault_hooks: list[Callable[[RecordedRequest], web.Response | None]] = []
+        #: Called with each request after it was served; a response returned is sent
+        #: instead of the real answer, which is lost (see ``faults.lose_answer``).
+        self.answer_hooks: list[Callable[[RecordedRequest], web.Response | None]] = []
         self.trace = self._loopback_trace()
         # Internals:
         self._by_token: dict[str, InteractionRecord] = {}
@@ -565,6 +568,8 @@ class Standin:
                 response = limited or next((r for r in faulted if r is not None), None)
                 if response is None:
                     response = await handler(request)
+                    lost = (hook(record) for hook in self.answer_hooks)
+                    response = next((r for r in lost if r is not None), response)
             except Exception as exc:  # a bug in the stand-in must fail loudly, not hang
                 log.exception("stand-in handler crashed")
                 self.add_problem("standin-error", f"{request.method} {request.path}: {exc!r}")

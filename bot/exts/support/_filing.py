@@ -15,15 +15,20 @@ from bot import render
 from bot.components import detached
 from bot.errors import describe
 from bot.respond import answered, in_time, update
+from knowledge.intake import earlier
 from knowledge.intake.desk import Filed, IntakeError, SupportDesk, TicketPost
+from knowledge.intake.earlier import MessageSeen
 from knowledge.intake.records import Ticket
 
 from ._helpers import (
     FORUM_PERMISSIONS,
+    PRIVATE_PERMISSIONS,
     failure_reason,
     is_refused,
+    message_seen,
     missing_permissions,
     tags_for,
+    thread_seen,
     user_id_of,
 )
 from ._views import ticket_view
@@ -82,7 +87,7 @@ class FilingFlow:
         # the post never waits for an acknowledgement: only the answer to the user does.
         outcome = await in_time(interaction, filed_and_posted(), update=True)
         if not await answered(
-            interaction, lambda: self._answer_filing(interaction, forum_id, outcome)
+            interaction, lambda: self._answer_filing(interaction, forum_id, outcome, private)
         ):  # nothing can be shown; the post mentions the asker
             log.info("filing draft %s handled; its interaction had expired", draft_id)
 
@@ -91,10 +96,12 @@ class FilingFlow:
         interaction: discord.Interaction,
         forum_id: int | None,
         outcome: tuple[Filed, discord.Thread | None, str] | IntakeError,
+        private: bool = False,
     ) -> None:
         """What became of the filing, above the wiki's answer on the message whose
         button was pressed; its buttons go (the draft is filed: pressing them again would
-        only say so). A refusal (rate limit, not yours) comes apart, the buttons kept."""
+        only say so). A refusal (rate limit, not yours) comes apart, the buttons kept.
+        ``private``: filed privately (a failure is said of the staff channel)."""
         if isinstance(outcome, IntakeError):
             await self._refuse(interaction, str(outcome))
             return
@@ -111,6 +118,14 @@ class FilingFlow:
             text = self.t("filed.pending", reason=self.t("filed.no_forum"))
         elif thread is not None:
             text = self.t("filed.posted", link=thread.mention)
+        elif private:
+            title = self.t("filed.pending_title", id=ticket.id)
+            if reason == "forbidden":
+                names = await self._missing_names(PRIVATE_PERMISSIONS, private=True)
+                text = self.t("filed.forbidden_private", id=ticket.id, permissions=names)
+            else:
+                why = "channel_missing" if reason == "forum_missing" else reason
+                text = self.t("filed.pending_private", reason=self.t(f"reasons.{why}"))
         else:
             title = self.t("filed.pending_title", id=ticket.id)
             if reason == "forbidden":
@@ -123,17 +138,24 @@ class FilingFlow:
         content = self.t("filed.line", title=title, text=text)
         await update(interaction, content=content[:2000], view=None)
 
-    async def _missing_names(self, wanted: tuple[str, ...]) -> str:
+    async def _missing_names(self, wanted: tuple[str, ...], *, private: bool = False) -> str:
         """The forum permissions of ``wanted`` the bot lacks, worded (the first of
-        ``wanted`` when the cache shows none missing: Discord refused anyway)."""
+        ``wanted`` when the cache shows none missing: Discord refused anyway).
+        ``private``: those of the private tickets' staff channel, as a text channel's
+        settings name them."""
         with contextlib.suppress(discord.HTTPException):
-            forum = await self._forum()
-            missing = missing_permissions(forum, wanted) if forum is not None else []
+            place = await (self._private_channel() if private else self._forum())
+            missing = missing_permissions(place, wanted) if place is not None else []
             if missing:
                 return self.t("permissions.separator").join(
-                    self.t(f"permissions.{name}") for name in dict.fromkeys(missing)
+                    self._permission_name(name, private) for name in dict.fromkeys(missing)
                 )
-        return self.t(f"permissions.{wanted[0]}")
+        return self._permission_name(wanted[0], private)
+
+    def _permission_name(self, name: str, private: bool) -> str:
+        if private:
+            return self.t(f"channel_permissions.{name}")
+        return self.t(f"permissions.{name}")
 
     async def _private_channel(self) -> discord.TextChannel | None:
         """The staff channel private tickets are threads of (``support.private_channel_id``)."""
@@ -175,6 +197,7 @@ class FilingFlow:
             return None, "other"
         self._posting.add(ticket.id)
         forum: discord.ForumChannel | None = None
+        place: discord.ForumChannel | discord.TextChannel | None = None
         pinging: int | None = None
         try:
             private = await self.in_filing(desk.is_private, ticket.id)
@@ -194,9 +217,7 @@ class FilingFlow:
                 else:
                     found, empty = await self._find_private_post(place, ticket, post.key, name)
                 if found is not None:
-                    log.info("ticket %d: found its post %d made before", ticket.id, found.id)
-                    await self.in_filing(desk.posted, ticket.id, found.id)
-                    return found, ""
+                    return await self._record_found(desk, ticket.id, *found), ""
             if ticket.post_started_at is None:  # filing records it with the ticket
                 await self.in_filing(desk.start_post, ticket.id)
             asker = user_id_of(ticket.user)
@@ -245,7 +266,10 @@ class FilingFlow:
         except discord.HTTPException as exc:
             reason = failure_reason(exc)
             error = f"{exc.status} {exc.code} {reason}"
-            missing = missing_permissions(forum) if forum is not None else []
+            if isinstance(place, discord.TextChannel):  # a private ticket's staff channel
+                missing = missing_permissions(place, PRIVATE_PERMISSIONS)
+            else:
+                missing = missing_permissions(forum) if forum is not None else []
             if reason == "forbidden" and missing:
                 error += f": missing {', '.join(missing)}"
             log.warning("ticket %d not posted (%s): %s", ticket.id, error, exc)
@@ -267,73 +291,84 @@ class FilingFlow:
         self.bot.dispatch("ticket_posted", ticket.id, thread.id)
         return thread, ""
 
+    async def _record_found(
+        self, desk: SupportDesk, ticket_id: int, thread: discord.Thread, post: MessageSeen
+    ) -> discord.Thread:
+        """Record the post an earlier attempt made, and the helpers' ping if it carried
+        one (the bot saw an error, but Discord sent it: the quiet window counts it)."""
+        log.info("ticket %d: found its post %d made before", ticket_id, thread.id)
+        pinged = earlier.pinged_at(post, self.config.helper_role_id)
+
+        def record() -> None:
+            desk.posted(ticket_id, thread.id)
+            if pinged is not None:
+                desk.ping_found(ticket_id, pinged)
+
+        await self.in_filing(record)
+        return thread
+
     async def _find_post(
         self, forum: discord.ForumChannel, ticket: Ticket, key: str
-    ) -> discord.Thread | None:
-        """The bot's post for ``ticket`` in ``forum`` if one exists: a thread the bot
-        made after the ticket was filed whose starter message's embed carries ``key``.
-        Active posts and archived ones (solved or closed meanwhile, or archived by
-        Discord after inactivity) both count: archived posts are listed most recently
-        archived first, and the listing stops at the first archived before the ticket
-        was filed (a post is archived after it is made).
-        Raises :class:`discord.HTTPException` when the forum cannot be read (the
-        attempt then counts as failed and is retried: posting blind could duplicate)."""
+    ) -> tuple[discord.Thread, MessageSeen] | None:
+        """The bot's post for ``ticket`` in ``forum`` if one exists, with its starter
+        message (which says whether it pinged the helpers); which thread is the post is
+        decided by :mod:`knowledge.intake.earlier`. Active posts and archived ones (solved
+        or closed meanwhile, or archived by Discord after inactivity) both count: archived
+        posts are listed most recently archived first, and the listing stops at the first
+        archived before the ticket was filed (a post is archived after it is made).
+        Raises :class:`discord.HTTPException` when the forum cannot be read (the attempt
+        then counts as failed and is retried: posting blind could duplicate)."""
         me = self.bot.user.id if self.bot.user else None
-        since = ticket.created_at - 60.0  # clocks of Discord and the host may differ
+        since = earlier.search_since(ticket.created_at)
         threads = {t.id: t for t in forum.threads}
         for thread in await forum.guild.active_threads():
             if thread.parent_id == forum.id:
                 threads[thread.id] = thread
         async for thread in forum.archived_threads(limit=None):
-            if thread.archive_timestamp.timestamp() < since:
+            if earlier.listed_past(thread.archive_timestamp.timestamp(), since):
                 break
             threads.setdefault(thread.id, thread)
-        for thread in sorted(threads.values(), key=lambda t: t.id):
-            if thread.owner_id != me:
-                continue
-            if discord.utils.snowflake_time(thread.id).timestamp() < since:
-                continue
+        seen = [thread_seen(t) for t in threads.values()]
+        for candidate in earlier.candidates(seen, me=me, since=since, private=False):
+            thread = threads[candidate.id]
             try:
                 starter = thread.starter_message or await thread.fetch_message(thread.id)
             except discord.NotFound:
                 continue
-            if any(key and key in (embed.footer.text or "") for embed in starter.embeds):
-                return thread
+            first = message_seen(starter)
+            if earlier.judge(candidate, [first], me=me, key=key) == "posted":
+                return thread, first
         return None
 
     async def _find_private_post(
         self, channel: discord.TextChannel, ticket: Ticket, key: str, name: str
-    ) -> tuple[discord.Thread | None, discord.Thread | None]:
+    ) -> tuple[tuple[discord.Thread, MessageSeen] | None, discord.Thread | None]:
         """The private thread an earlier attempt made for ``ticket`` in the staff
-        ``channel``, as (posted, empty): a thread of the bot's, made since the ticket
-        was filed, whose first message of the bot's embed carries ``key`` (the post is
-        up), or else one named ``name`` holding no message of the bot's (the bot stopped
-        between making the thread and posting in it: the post goes there). Active threads
-        and the archived private threads the bot is in both count, listed newest first
-        until one older than the ticket. Raises :class:`discord.HTTPException` when the
-        channel cannot be read (posting blind could duplicate)."""
+        ``channel``, as (posted with its post, empty): see :func:`knowledge.intake.earlier.judge`
+        (``name`` is the name the bot gives the ticket's thread). Active threads and the
+        archived private threads the bot is in both count, listed newest first until one
+        older than the ticket. Raises :class:`discord.HTTPException` when the channel
+        cannot be read (posting blind could duplicate)."""
         me = self.bot.user.id if self.bot.user else None
-        since = ticket.created_at - 60.0  # clocks of Discord and the host may differ
+        since = earlier.search_since(ticket.created_at)
         threads = {t.id: t for t in channel.threads}
         for thread in await channel.guild.active_threads():
             if thread.parent_id == channel.id:
                 threads[thread.id] = thread
         async for thread in channel.archived_threads(private=True, joined=True, limit=None):
-            if discord.utils.snowflake_time(thread.id).timestamp() < since:
+            if earlier.listed_past(discord.utils.snowflake_time(thread.id).timestamp(), since):
                 break  # listed by id, newest first
             threads.setdefault(thread.id, thread)
         empty: discord.Thread | None = None
-        for thread in sorted(threads.values(), key=lambda t: t.id):
-            if thread.owner_id != me or thread.type is not discord.ChannelType.private_thread:
-                continue
-            if discord.utils.snowflake_time(thread.id).timestamp() < since:
-                continue
-            mine = [
-                m async for m in thread.history(limit=5, oldest_first=True) if m.author.id == me
-            ]
-            if any(key and key in (e.footer.text or "") for m in mine for e in m.embeds):
-                return thread, None
-            if not mine and thread.name == name and empty is None:
+        seen = [thread_seen(t) for t in threads.values()]
+        for candidate in earlier.candidates(seen, me=me, since=since, private=True):
+            thread = threads[candidate.id]
+            first = [message_seen(m) async for m in thread.history(limit=5, oldest_first=True)]
+            verdict = earlier.judge(candidate, first, me=me, key=key, empty_name=name)
+            post = earlier.post_of(first, me=me, key=key)
+            if verdict == "posted" and post is not None:
+                return (thread, post), None
+            if verdict == "empty" and empty is None:
                 empty = thread
         return None, empty
 

@@ -8,22 +8,27 @@ from typing import Any, Final
 
 import discord
 
+from knowledge.intake.earlier import MessageSeen, ThreadSeen
+
 __all__ = [
     "FORUM_PERMISSIONS",
     "LOG_UPLOAD_ID",
     "MODAL_PREFIX",
+    "PRIVATE_PERMISSIONS",
     "WAITING_TAGS",
     "Submitted",
     "failure_reason",
     "find_tag",
     "is_refused",
     "is_staff",
+    "message_seen",
     "missing_permissions",
     "modal_id",
     "parse_modal_id",
     "read_submit",
     "require_tag_problem",
     "tags_for",
+    "thread_seen",
     "user_id_of",
     "user_key",
 ]
@@ -43,6 +48,19 @@ FORUM_PERMISSIONS: Final = (
     "attach_files",
     "manage_threads",
     "read_message_history",  # a retry looks for a post made before (its starter message)
+)
+#: What the bot needs in the staff channel of private tickets: to see it, make private
+#: threads and write in them, show the embed and files, archive and lock them, and list
+#: the archived private threads it joined and read their messages (a retry looks for the
+#: thread an interrupted attempt made).
+PRIVATE_PERMISSIONS: Final = (
+    "view_channel",
+    "create_private_threads",
+    "send_messages_in_threads",
+    "embed_links",
+    "attach_files",
+    "manage_threads",
+    "read_message_history",
 )
 
 
@@ -169,9 +187,10 @@ def require_tag_problem(forum: discord.ForumChannel, default: str | None) -> str
 
 
 def missing_permissions(
-    forum: discord.ForumChannel, wanted: Sequence[str] = FORUM_PERMISSIONS
+    forum: discord.ForumChannel | discord.TextChannel, wanted: Sequence[str] = FORUM_PERMISSIONS
 ) -> list[str]:
-    """Which of ``wanted`` the bot lacks in ``forum``, as its cache sees the overwrites."""
+    """Which of ``wanted`` the bot lacks in ``forum`` (or another channel), as its cache
+    sees the overwrites."""
     me = forum.guild.me
     if me is None:
         return []
@@ -207,3 +226,20 @@ def failure_reason(exc: BaseException) -> str:
     if is_refused(exc):
         return "refused"
     return "other"
+
+
+def thread_seen(thread: discord.Thread) -> ThreadSeen:
+    """A thread as :mod:`knowledge.intake.earlier` reads it."""
+    private = thread.type is discord.ChannelType.private_thread
+    return ThreadSeen(thread.id, thread.owner_id, thread.name, private)
+
+
+def message_seen(message: discord.Message) -> MessageSeen:
+    """A message as :mod:`knowledge.intake.earlier` reads it."""
+    return MessageSeen(
+        message.id,
+        message.author.id,
+        message.content or "",
+        tuple(embed.footer.text or "" for embed in message.embeds),
+        tuple(role.id for role in message.role_mentions),
+    )

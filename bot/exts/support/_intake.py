@@ -269,8 +269,12 @@ class IntakeFlow:
             )
             return
         if action in ("file", "private"):
-            private = action == "private" and self.config.private_channel_id is not None
-            await self._file(interaction, desk, draft_id, user, private=private)
+            if action == "private" and self.config.private_channel_id is None:
+                # Set up when the check was shown, not now: never post the request
+                # publicly when its asker chose private (the log may be why).
+                await self._refuse(interaction, self.t("check.private_off"))
+                return
+            await self._file(interaction, desk, draft_id, user, private=action == "private")
             return
         try:
             draft = await self.in_store(desk.draft, draft_id, user)

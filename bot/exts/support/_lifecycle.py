@@ -10,6 +10,7 @@ import discord
 from discord.ext import commands
 
 from bot.components import detached
+from knowledge.intake import earlier
 from knowledge.intake.desk import IntakeError
 from knowledge.intake.records import Ticket
 
@@ -17,6 +18,7 @@ from ._helpers import (
     WAITING_TAGS,
     failure_reason,
     is_staff,
+    message_seen,
     missing_permissions,
     tags_for,
     user_id_of,
@@ -53,7 +55,14 @@ class LifecycleFlow:
                     desk.set_status, ticket_id, status, actor=actor, staff=staff
                 )
         except IntakeError as exc:
-            text = self.t("ticket.not_allowed") if exc.code == "not_allowed" else str(exc)
+            # Claim and Release are staff's alone: the asker is told so, not that "the
+            # person who asked" may press them (the desk's own sentence says it).
+            lifecycle = action not in ("claim", "release")
+            text = (
+                self.t("ticket.not_allowed")
+                if exc.code == "not_allowed" and lifecycle
+                else str(exc)
+            )
             await self._refuse(interaction, text)
             return
         view = ticket_view(
@@ -72,9 +81,12 @@ class LifecycleFlow:
             allowed_mentions=discord.AllowedMentions.none(),
         )
         if await self._follow_status(ticket, interaction.channel) == "forbidden":
-            names = await self._missing_names(("manage_threads",))
+            channel = interaction.channel
+            private = getattr(channel, "type", None) is discord.ChannelType.private_thread
+            names = await self._missing_names(("manage_threads",), private=private)
+            key = "ticket.not_updated_private" if private else "ticket.not_updated"
             await interaction.followup.send(
-                self.t("ticket.not_updated", status=shown, permissions=names), ephemeral=True
+                self.t(key, status=shown, permissions=names), ephemeral=True
             )
 
     async def _follow_status(self, ticket: Ticket, channel: Any, *, lock: bool = True) -> str:
@@ -129,13 +141,28 @@ class LifecycleFlow:
         view = ticket_view(
             ticket.id, ticket.status, self.t, claim=self.config.claim, helper=ticket.helper
         )
-        starter = thread.get_partial_message(thread.id)
+        starter = await self._post_message(ticket, thread)
         if ticket.status == "open":
             await self._follow_status(ticket, thread, lock=lock)
-            await starter.edit(view=detached(view))
+            if starter is not None:
+                await starter.edit(view=detached(view))
         else:
-            await starter.edit(view=detached(view))
+            if starter is not None:
+                await starter.edit(view=detached(view))
             await self._follow_status(ticket, thread, lock=lock)
+
+    async def _post_message(self, ticket: Ticket, thread: Any) -> Any:
+        """The message holding the ticket's buttons: a forum post's starter message (its
+        id is the thread's), or in a private thread, which has no starter message, the
+        bot's post among its first messages (None when it is gone)."""
+        if getattr(thread, "type", None) is not discord.ChannelType.private_thread:
+            return thread.get_partial_message(thread.id)
+        me = self.bot.user.id if self.bot.user else None
+        async for message in thread.history(limit=5, oldest_first=True):
+            if earlier.post_of([message_seen(message)], me=me, key=ticket.draft_id):
+                return message
+        log.warning("ticket %d: its post is not among its thread's first messages", ticket.id)
+        return None
 
     def _asks_feedback(self, ticket: Ticket) -> bool:
         return self.config.feedback and ticket.status == "solved" and ticket.feedback is None

@@ -49,6 +49,12 @@ class StaffFlow:
         """Support tickets, newest first (staff only)."""
         await self._staff_only(interaction)
         desk = await self.desk()
+        if family and family.strip():  # typed, not picked: "GLM 5" finds the glm-5 tickets
+            key, problem = desk.resolve_model(family)
+            if key is None:
+                await self._refuse(interaction, problem or self.t("ticket.list_empty"))
+                return
+            family = key
         tickets = await self.in_store(
             desk.store.list_tickets, status=status, family=family or None, limit=20
         )

@@ -9,7 +9,8 @@ Modals are built here but their submits are handled by the cog from the
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+import re
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import discord
 
@@ -143,57 +144,55 @@ class FlowButton(
         await _cog_call(interaction, "on_flow_button", self.action, self.draft, self.step)
 
 
+class _TicketNumbered(discord.ui.DynamicItem[discord.ui.Button], template=r"(?!)"):
+    """A button whose ``custom_id`` is ``wikibot:<namespace>:<choice>:<ticket number>``:
+    the one place such ids are made and read. A subclass names its namespace and its
+    choices (``class X(_TicketNumbered, namespace="tk", choices=(...))``); its id template
+    is built from them, so a pressed id is parsed, and a made one checked, alike."""
+
+    namespace: ClassVar[str]
+    choices: ClassVar[tuple[str, ...]]
+
+    def __init_subclass__(cls, *, namespace: str, choices: tuple[str, ...]) -> None:
+        alternatives = "|".join(re.escape(choice) for choice in choices)
+        template = (
+            rf"wikibot:{re.escape(namespace)}:(?P<choice>{alternatives}):(?P<ticket>\d{{1,12}})"
+        )
+        super().__init_subclass__(template=template)
+        cls.namespace, cls.choices = namespace, choices
+
+    def __init__(self, choice: str, ticket: int, *, label: str = "x", style=None) -> None:
+        super().__init__(  # discord.py checks the id against the template: ValueError
+            discord.ui.Button(
+                label=label[:80],
+                style=style or discord.ButtonStyle.secondary,
+                custom_id=f"wikibot:{self.namespace}:{choice}:{ticket}",
+            )
+        )
+        self.choice, self.ticket = choice, ticket
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Button, match: Any, /
+    ) -> Self:
+        return cls(match["choice"], int(match["ticket"]), label=item.label or "x")
+
+
 class TicketButton(
-    discord.ui.DynamicItem[discord.ui.Button],
-    template=r"wikibot:tk:(?P<action>solved|close|reopen|claim|release):(?P<ticket>\d{1,12})",
+    _TicketNumbered, namespace="tk", choices=("solved", "close", "reopen", "claim", "release")
 ):
     """Solved / Close / Reopen on a ticket's forum post, for the asker and staff; Claim /
     Release for staff (with ``support.claim``)."""
 
-    def __init__(self, action: str, ticket: int, *, label: str = "x", style=None) -> None:
-        super().__init__(
-            discord.ui.Button(
-                label=label[:80],
-                style=style or discord.ButtonStyle.secondary,
-                custom_id=f"wikibot:tk:{action}:{ticket}",
-            )
-        )
-        self.action, self.ticket = action, ticket
-
-    @classmethod
-    async def from_custom_id(
-        cls, interaction: discord.Interaction, item: discord.ui.Button, match: Any, /
-    ) -> TicketButton:
-        return cls(match["action"], int(match["ticket"]), label=item.label or "x")
-
     async def callback(self, interaction: discord.Interaction) -> None:
-        await _cog_call(interaction, "on_ticket_button", self.action, self.ticket)
+        await _cog_call(interaction, "on_ticket_button", self.choice, self.ticket)
 
 
-class FeedbackButton(
-    discord.ui.DynamicItem[discord.ui.Button],
-    template=r"wikibot:fb:(?P<answer>yes|no):(?P<ticket>\d{1,12})",
-):
+class FeedbackButton(_TicketNumbered, namespace="fb", choices=("yes", "no")):
     """ "Was this helpful?" Yes / No under a solved ticket's notice, for its asker."""
 
-    def __init__(self, answer: str, ticket: int, *, label: str = "x", style=None) -> None:
-        super().__init__(
-            discord.ui.Button(
-                label=label[:80],
-                style=style or discord.ButtonStyle.secondary,
-                custom_id=f"wikibot:fb:{answer}:{ticket}",
-            )
-        )
-        self.answer, self.ticket = answer, ticket
-
-    @classmethod
-    async def from_custom_id(
-        cls, interaction: discord.Interaction, item: discord.ui.Button, match: Any, /
-    ) -> FeedbackButton:
-        return cls(match["answer"], int(match["ticket"]), label=item.label or "x")
-
     async def callback(self, interaction: discord.Interaction) -> None:
-        await _cog_call(interaction, "on_feedback", self.answer == "yes", self.ticket)
+        await _cog_call(interaction, "on_feedback", self.choice == "yes", self.ticket)
 
 
 def feedback_view(ticket_id: int, t: Templates) -> discord.ui.View:

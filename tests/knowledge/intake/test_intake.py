@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from knowledge.answers import support_check_reply
 from knowledge.answers.triage import triage_reply
 from knowledge.intake import validate
-from knowledge.intake.desk import IntakeError, IntakeSettings, SupportDesk, Upload
+from knowledge.intake.desk import Filed, IntakeError, IntakeSettings, SupportDesk, Upload
 from knowledge.intake.fields import MAX_FIELD_CHARS, MAX_STEP_FIELDS, build_form
 from knowledge.intake.records import Draft
 from knowledge.intake.sqlite import MIGRATIONS, SqliteTicketStore
@@ -826,3 +826,37 @@ def test_a_ping_is_spent_only_by_a_post_that_carries_it(desk, store, clock):
     assert not desk.claim_ping(two, quiet=600), "within the quiet window"
     clock.now += 601
     assert desk.claim_ping(two, quiet=600)
+
+
+def test_a_ping_found_on_an_earlier_attempts_post_counts_from_when_it_was_sent(desk, store, clock):
+    """A retry found the post an errored attempt made, and it carried the ping: recorded
+    at the post's time, once; the quiet window runs from then."""
+    one, two = (desk.file(fill(desk, user=u).id, u, post=True).ticket.id for u in ("d:1", "d:2"))
+    assert desk.claim_ping(one, quiet=600)
+    desk.ping_unsent(one)  # the bot saw an error, though Discord made the post
+    clock.now += 120  # the retry, two minutes later
+    assert desk.ping_found(one, at=clock.now - 120)
+    assert not desk.ping_found(one, at=clock.now), "once per ticket"
+    assert [e.at for e in store.events(one) if e.kind == "helpers_pinged"] == [clock.now - 120]
+    assert not desk.claim_ping(two, quiet=600), "within the window of the found ping"
+    clock.now += 481  # 601 s after the post was sent
+    assert desk.claim_ping(two, quiet=600)
+
+
+def test_a_filed_or_solved_draft_is_closed_to_further_steps(desk, store):
+    """Its earlier steps' buttons and forms are refused, saying why: the ticket is
+    posted as filed (a second File still answers with the ticket)."""
+    filed = fill(desk, user="d:1")
+    ticket = desk.file(filed.id, "d:1", post=False).ticket
+    with pytest.raises(IntakeError, match=f"filed as ticket #{ticket.id}") as refused:
+        desk.save(filed.id, "d:1", {"text": "changed"}, step=1)
+    assert refused.value.code == "closed"
+    with pytest.raises(IntakeError, match="closed"):
+        desk.check(filed.id, "d:1")
+    assert desk.file(filed.id, "d:1", post=False) == Filed(ticket, False)
+    solved = fill(desk, user="d:2")
+    desk.deflect(solved.id, "d:2")
+    with pytest.raises(IntakeError, match="marked this request as solved"):
+        desk.deflect(solved.id, "d:2")
+    with pytest.raises(IntakeError, match="someone else"):
+        desk.draft(solved.id, "d:3")
