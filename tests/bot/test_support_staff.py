@@ -690,6 +690,46 @@ def test_a_private_filing_the_staff_channel_refuses_says_so_of_that_channel(disc
     assert "help forum" not in told["content"] and "Posts" not in told["content"]
 
 
+def test_a_private_ticket_waits_for_its_channel_when_private_tickets_are_switched_off(
+    discord_standin, data
+):
+    """A private ticket not posted yet (the staff channel refused its thread); the bot
+    restarts without support.private_channel_id. Its retries never post it in the public
+    forum, and /wiki status says why it waits: private tickets are switched off (not
+    that the help forum is gone, which it is not)."""
+    from tests.bot.test_support_forum import _due_now, _until_ticket
+
+    discord_standin.config.guild = _staff_channel_overwrite(0, 1 << 36)
+
+    async def first(ds):
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        filed = await ds.press(check, button_id(check, "File privately"))
+        await filed.answer()
+        await _until_ticket(data, lambda t: t.post_attempts >= 1)
+
+    async def after_restart(ds):
+        _due_now(data)
+        await _until_ticket(data, lambda t: t.post_attempts >= 2)
+        status = await ds.slash("wiki status", user_id=DEFAULT_IDS.mod)
+        await status.answer()
+        return status.response.json["data"]["embeds"][0], ds
+
+    discord_standin.run(factory(data, private_channel_id=STAFF_CHANNEL), first)
+    embed, ds = discord_standin.run(factory(data), after_restart)
+    assert not ds.requests_to("create_thread"), "never a public post instead"
+    assert not ds.requests_to("channel_message", "POST")
+    field = next(f for f in embed["fields"] if f["name"] == "Support tickets")
+    assert "private tickets are switched off" in field["value"]
+    assert "forum channel is gone" not in field["value"]
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        ticket = store.get_ticket(1)
+        assert ticket.post_state == "pending" and "private_channel_id" in ticket.post_error
+    finally:
+        store.close()
+
+
 def test_closing_a_private_ticket_without_manage_threads_names_the_staff_channel(
     discord_standin, data
 ):

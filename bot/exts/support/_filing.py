@@ -204,8 +204,13 @@ class FilingFlow:
             forum = await self._forum()
             place = await self._private_channel() if private else forum
             if place is None:
-                await self.in_filing(desk.post_failed, ticket, "forum_missing")
-                return None, "forum_missing"
+                # A private ticket waits for its staff channel (never the public forum):
+                # gone from Discord, or switched off in the config since it was filed.
+                why = "forum_missing"
+                if private:
+                    why = "channel_missing" if self.config.private_channel_id else "private_off"
+                await self.in_filing(desk.post_failed, ticket, self.t(f"reasons.{why}"))
+                return None, why
             post = body or await self.in_filing(desk.ticket_post, ticket)
             # A private thread has no starter message: its name carries the ticket's
             # number, so a thread made but left empty by a crash is found again too.
