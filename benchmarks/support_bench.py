@@ -58,6 +58,12 @@ Two layouts (``--layout``):
 - **shared**: bot, stand-in and users in one event loop and one process, as the tests
   run them; the stand-in's work is in every figure.
 
+The bot is kept on loopback as in the tests, by the stand-in's guard, but in its HTTP
+connector (``run_bot(..., guard="connector")``: every request, websocket included, to a
+host other than 127.0.0.1 is refused and fails the run) rather than the tests' aiohttp
+trace config, which makes aiohttp build and send trace events at every step of every
+request, a cost per request the bot in production does not have.
+
 The wiki's page ranker is built before the bot starts, as the bot's own start builds
 it: then it is frozen out of the cyclic garbage collector's way with the rest of the
 wiki (built later, a full collection walked it: 70 ms of CPU in one burst). The
@@ -354,7 +360,7 @@ async def _shared(
     from tests.discord_standin import run_bot
 
     out: dict[str, dict[str, Any]] = {}
-    async with run_bot(_factory(kb, config), _standin_config(knobs)) as ds:
+    async with run_bot(_factory(kb, config), _standin_config(knobs), guard="connector") as ds:
         await ds.client.get_cog("SupportCog").desk()  # as the bot does once it is ready
         await _warm_up(ds)
         for shape, size in shapes.items():
@@ -427,7 +433,9 @@ async def _split(
     out: dict[str, dict[str, Any]] = {}
     try:
         port = await loop.run_in_executor(None, _recv, conn, child)
-        async with run_bot(_factory(kb, config), _standin_config(knobs), remote_port=port) as ds:
+        async with run_bot(
+            _factory(kb, config), _standin_config(knobs), remote_port=port, guard="connector"
+        ) as ds:
             await ds.client.get_cog("SupportCog").desk()  # as the bot does once it is ready
             conn.send("go")
             while True:
