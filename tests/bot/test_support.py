@@ -8,6 +8,7 @@ test uses its own data folder, so "a restart" is a second run over the same fold
 from __future__ import annotations
 
 import asyncio
+import collections
 import copy
 import re
 import shutil
@@ -213,6 +214,24 @@ def test_each_quick_answer_comes_in_the_first_response(discord_standin, data):
         assert record.response.message["flags"] & EPHEMERAL
     assert [r.route for r in filed.requests] == ["interaction_callback"], filed.requests
     assert filed.response.callback_type == 7, "the checked message is updated in place"
+
+
+def test_a_whole_flow_makes_seven_requests_to_discord_and_no_more(discord_standin, data):
+    """/support, step 1, Continue, step 2 with a log, File: one response to each of the
+    five interactions, the log's download and the post. Each request costs the bot a
+    millisecond or two of its event loop; a new one here is a choice, not an accident."""
+
+    async def scenario(ds):
+        since = len(ds.requests)
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        filed = await ds.press(check, button_id(check, "File the ticket"))
+        await filed.answer()
+        await ds.settle()
+        return collections.Counter(r.route for r in ds.requests[since:])
+
+    routes = discord_standin.run(factory(data, discord=PATIENT), scenario)
+    assert routes == {"interaction_callback": 5, "cdn": 1, "create_thread": 1}, routes
 
 
 def test_each_slow_answer_replaces_its_private_thinking_message(discord_standin, data, monkeypatch):
