@@ -58,23 +58,34 @@ Two layouts (``--layout``):
 - **shared**: bot, stand-in and users in one event loop and one process, as the tests
   run them; the stand-in's work is in every figure.
 
+The bot is kept on loopback as in the tests, by the stand-in's guard, but in its HTTP
+connector (``run_bot(..., guard="connector")``: every request, websocket included, to a
+host other than 127.0.0.1 is refused and fails the run) rather than the tests' aiohttp
+trace config, which makes aiohttp build and send trace events at every step of every
+request, a cost per request the bot in production does not have.
+
 The wiki's page ranker is built before the bot starts, as the bot's own start builds
 it: then it is frozen out of the cyclic garbage collector's way with the rest of the
 wiki (built later, a full collection walked it: 70 ms of CPU in one burst). The
 stand-in's check of every body against Discord's OpenAPI description (jsonschema) is
 the tests' business and off unless ``--spec`` asks for it. Printed, never asserted.
 
-Where the bot's time goes (measured on the 2026-08-04 snapshot, 2 shared cores): a
-whole flow costs the bot 26-32 ms of CPU. About 9 ms of it is in its worker threads
-when measured alone (up to 15 ms with the threads contending): the triage 4.3 ms
-(suggestions 3.1, of which the page ranking 2.1 and the log's error lines 0.5; the
-log's summary 1.1; known errors and the launch command 0.6), the log's redaction on
-upload 1.0, the answer's wording 0.5, the ticket's record and the post's body 1.9. The
-rest is on the event loop, nearly all of it discord.py and aiohttp reading five
-interactions and six gateway events and sending seven requests (the bot's own code
-there, forms, views and embeds, about 2 ms). In the burst the triages queue: 50 x 6-9
-ms of CPU under one interpreter lock, on whatever share of the cores the machine's
-load leaves the bot.
+Where the bot's time goes (measured on the 2026-08-04 snapshot, 2 shared cores, per
+thread from ``/proc``): a whole flow costs the bot 26-31 ms of CPU one at a time, about
+half of it on the event loop (14-16 ms: discord.py and aiohttp reading five
+interactions and six gateway events and sending seven requests, asyncio's own work,
+the bot's code there about 1 ms) and half in its threads (the check 5-6 ms: the triage
+4-5 ms, of which the log's summary 0.6 and the page ranking about 1, the answer's
+wording 0.3; the log's redaction on upload 1.1; the ticket's record and the post's body
+2.5). The seven requests are five responses, the log's download and the post: none
+redundant (``test_a_whole_flow_makes_seven_requests_to_discord_and_no_more``). The
+same flows in the burst cost the loop about 8 ms each, not 15: one at a time, every
+event and every trip to a thread wakes an idle process, and on this VM a wake costs
+the process about 0.15 ms of CPU, a trip to a thread after idle 0.25 ms more (a bare
+``epoll`` or ``sleep`` wake alone 0.05 ms): a flow makes six trips (/support, each
+step, Continue, filing, the post's record) and some twenty wakes. In the burst the
+checks queue: 50 x 8-12 ms of CPU (download, save, check and answer) under one
+interpreter lock, on whatever share of the cores the machine's load leaves the bot.
 """
 
 from __future__ import annotations
@@ -354,7 +365,7 @@ async def _shared(
     from tests.discord_standin import run_bot
 
     out: dict[str, dict[str, Any]] = {}
-    async with run_bot(_factory(kb, config), _standin_config(knobs)) as ds:
+    async with run_bot(_factory(kb, config), _standin_config(knobs), guard="connector") as ds:
         await ds.client.get_cog("SupportCog").desk()  # as the bot does once it is ready
         await _warm_up(ds)
         for shape, size in shapes.items():
@@ -427,7 +438,9 @@ async def _split(
     out: dict[str, dict[str, Any]] = {}
     try:
         port = await loop.run_in_executor(None, _recv, conn, child)
-        async with run_bot(_factory(kb, config), _standin_config(knobs), remote_port=port) as ds:
+        async with run_bot(
+            _factory(kb, config), _standin_config(knobs), remote_port=port, guard="connector"
+        ) as ds:
             await ds.client.get_cog("SupportCog").desk()  # as the bot does once it is ready
             conn.send("go")
             while True:

@@ -30,7 +30,7 @@ import gc
 import logging
 import sys
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import discord
@@ -277,6 +277,12 @@ class WikiBot(commands.Bot):
         """Run a (slow, synchronous) knowledge call in the bot's knowledge threads."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._pool, functools.partial(func, *args, **kwargs))
+
+    def submit(self, func: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        """Hand ``func`` to the knowledge threads; its future, for a caller that must
+        know when it ends whatever becomes of the task awaiting it (``asyncio.wrap_future``
+        awaits it)."""
+        return self._pool.submit(func, *args, **kwargs)
 
     def building(self) -> contextlib.AbstractContextManager[None]:
         """Around a (re)load and its page ranker's build (see :meth:`FrozenHeap.building`)."""

@@ -525,6 +525,31 @@ def _read_line(reader: _Reader, raw: str, lineno: int, marked: bool = True) -> N
         _read_facts(reader, message)
 
 
+#: Levels of a line that, without a marker, only its tag can count for.
+_QUIET_LEVELS: Final = frozenset(("INFO", "DEBUG"))
+
+
+def _quiet_line(reader: _Reader, line: str) -> bool:
+    """Read ``line`` and return True if it is quiet: short, holding no marker (the
+    caller knows), no traceback open and none starting, and opened by a vLLM head
+    (``_VLLM_HEAD_RE``: a process tag, then INFO or DEBUG). ``_read_line`` would find in
+    it that tag and level, neither a warning nor an error, and nothing else to read: only
+    the tag counts (a vLLM process's). False, nothing read, for any other line. The
+    caller also knows that cleaning leaves the line as it is (no escape, no carriage
+    return), so the head is matched where ``_split`` matches it."""
+    if len(line) > MAX_LINE_CHARS or line[:1] != "(" or _TRACEBACK_HEAD in line:
+        return False
+    head = _VLLM_HEAD_RE.match(line)
+    if head is None or head.group(2) not in _QUIET_LEVELS:
+        return False
+    tag = head.group(1)
+    if "pid=" not in tag and "rank=" not in tag:
+        return False
+    if tag.startswith(VLLM_SOURCES):
+        reader.vllm_hits += 1
+    return True
+
+
 def _marks(text: str) -> list[int] | None:
     """Where ``_LINE_MARKERS`` occur in ``text``, in order; None when every line must be
     read in full (an ANSI escape, removed from a line, may join the halves of one)."""
@@ -545,11 +570,15 @@ def summarise_log(text: str) -> LogSummary:
 
     The markers every fact is first tested for (``_LINE_MARKERS``) are looked for in the
     whole text at once (``str.find``, at C speed); a line holding none of them is read
-    for its prefix, level, errors and tracebacks only. A marker is found in a line's
-    message only where it is in the line, so this reads what reading every line in
-    full would."""
+    for its prefix, level, errors and tracebacks only, and a quiet one (a vLLM process
+    tag at INFO or DEBUG, no traceback: most lines of a server log) for its tag alone
+    (``_quiet_line``). A marker is found in a line's message only where it is in the
+    line, so this reads what reading every line in full would."""
     reader = _Reader()
     marks = _marks(text)
+    # No line of the text is changed by cleaning (no escape, no carriage return): a
+    # quiet line (``_quiet_line``) may be read for its tag alone.
+    plain = marks is not None and "\r" not in text
     mark = 0
     lines = 0
     start = 0
@@ -567,7 +596,9 @@ def summarise_log(text: str) -> LogSummary:
                     mark += 1
                 marked = mark < len(marks) and marks[mark] < end
             # empty lines only matter in tracebacks
-            _read_line(reader, text[start:end], lines, marked)
+            line = text[start:end]
+            if marked or not plain or reader.open_tracebacks or not _quiet_line(reader, line):
+                _read_line(reader, line, lines, marked)
         start = end + 1
     if reader.last_traceback is None and reader.open_tracebacks:
         latest = max(reader.open_tracebacks.values(), key=lambda tb: tb.line)

@@ -92,13 +92,18 @@ class Report(discord.ui.Modal, title="Report a problem"):
 
 
 def make_bot(
-    *, http_trace: Any, safe_mentions: bool = True, scope: str = "guild"
+    *,
+    http_trace: Any = None,
+    connector: Any = None,
+    safe_mentions: bool = True,
+    scope: str = "guild",
 ) -> discord.Client:
     """The throwaway bot. ``safe_mentions=False`` forgets ``AllowedMentions.none()``;
     ``scope="global"`` syncs the commands globally instead of to the guild."""
     client = discord.Client(
         intents=discord.Intents.default(),
         http_trace=http_trace,
+        connector=connector,
         allowed_mentions=discord.AllowedMentions.none() if safe_mentions else None,
     )
     tree = app_commands.CommandTree(client)
@@ -601,6 +606,36 @@ def test_a_bot_started_against_a_stand_in_served_elsewhere() -> None:
             await remote.close()
 
     assert asyncio.run(main()) == ("from afar", "interaction_callback")
+
+
+def test_the_connector_guard_refuses_non_loopback_hosts() -> None:
+    """``guard="connector"`` (the benchmarks'): no trace config on the client, the same
+    refusal of any host but loopback, from its connector; loopback works as ever."""
+
+    async def main() -> str:
+        with pytest.raises(StandinFailure, match=r"\[non-loopback\] refused GET https://cdn"):
+            async with run_bot(make_bot, guard="connector") as ds:
+                assert ds.client.http.http_trace is None
+                rec = await ds.slash("ping", text="near")
+                answered = rec.response.message["content"]
+                with pytest.raises(NonLoopbackRequest):
+                    await ds.client.http.get_from_cdn("https://cdn.discordapp.com/a/1/2/x.txt")
+                assert ds.requests_to("cdn") == []  # refused before any connection
+        return answered
+
+    assert "near" in asyncio.run(main())
+
+
+def test_bot_factory_must_pass_the_connector_it_is_given() -> None:
+    def careless_factory(*, connector: Any) -> discord.Client:
+        return discord.Client(intents=discord.Intents.default())
+
+    async def main() -> None:
+        async with run_bot(careless_factory, guard="connector"):
+            raise AssertionError("never reached")
+
+    with pytest.raises(StandinFailure, match="must pass connector"):
+        asyncio.run(main())
 
 
 def test_bot_factory_must_accept_and_pass_http_trace(discord_standin) -> None:

@@ -8,6 +8,7 @@ test uses its own data folder, so "a restart" is a second run over the same fold
 from __future__ import annotations
 
 import asyncio
+import collections
 import copy
 import re
 import shutil
@@ -215,6 +216,24 @@ def test_each_quick_answer_comes_in_the_first_response(discord_standin, data):
     assert filed.response.callback_type == 7, "the checked message is updated in place"
 
 
+def test_a_whole_flow_makes_seven_requests_to_discord_and_no_more(discord_standin, data):
+    """/support, step 1, Continue, step 2 with a log, File: one response to each of the
+    five interactions, the log's download and the post. Each request costs the bot a
+    millisecond or two of its event loop; a new one here is a choice, not an accident."""
+
+    async def scenario(ds):
+        since = len(ds.requests)
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        filed = await ds.press(check, button_id(check, "File the ticket"))
+        await filed.answer()
+        await ds.settle()
+        return collections.Counter(r.route for r in ds.requests[since:])
+
+    routes = discord_standin.run(factory(data, discord=PATIENT), scenario)
+    assert routes == {"interaction_callback": 5, "cdn": 1, "create_thread": 1}, routes
+
+
 def test_each_slow_answer_replaces_its_private_thinking_message(discord_standin, data, monkeypatch):
     """Step 1's save, the triage and the filing each held until the submit or press was
     acknowledged: a private "thinking..." first, then the answer edits it (one request,
@@ -308,6 +327,71 @@ def test_a_filing_under_way_finishes_before_the_store_closes_at_shutdown(discord
     assert counted == 0
     with pytest.raises(sqlite3.ProgrammingError):
         store.count_tickets(status="open")  # closed once the filing was done
+
+
+def test_a_last_step_under_way_finishes_before_the_store_closes_at_shutdown(discord_standin, data):
+    """A form's last step is saved and checked in one trip to the knowledge threads: the
+    bot stopping meanwhile still lets its store write succeed, and closes the store after."""
+
+    async def scenario(ds):
+        cog = ds.client.get_cog("SupportCog")
+        desk = await cog.desk()
+        started, release = threading.Event(), threading.Event()
+
+        def slow_last_step() -> int:
+            started.set()
+            release.wait(30)
+            return desk.store.count_tickets(status="open")
+
+        loop = asyncio.get_running_loop()
+        step = asyncio.ensure_future(cog.in_thread_storing(slow_last_step))
+        await loop.run_in_executor(None, started.wait, 30)
+        unloading = asyncio.ensure_future(ds.client.remove_cog("SupportCog"))
+        await asyncio.sleep(0.1)  # the unload runs meanwhile, up to its wait for the step
+        assert not unloading.done()
+        release.set()
+        await unloading
+        return await step, cog.store
+
+    counted, store = discord_standin.run(factory(data), scenario)
+    assert counted == 0
+    with pytest.raises(sqlite3.ProgrammingError):
+        store.count_tickets(status="open")  # closed once the step was done
+
+
+def test_the_last_step_is_saved_and_checked_in_one_trip_to_a_thread(
+    discord_standin, data, monkeypatch
+):
+    """Step 2's submit: its save and the wiki's check go to the knowledge threads once
+    (each trip wakes a thread and the event loop); step 1 is saved in the store threads."""
+    trips: list[str] = []
+    original = WikiBot.submit
+
+    def counted(self: WikiBot, func: Any, /, *args: Any, **kwargs: Any) -> Any:
+        trips.append(getattr(func, "__name__", repr(func)))
+        return original(self, func, *args, **kwargs)
+
+    monkeypatch.setattr(WikiBot, "submit", counted)
+
+    async def scenario(ds):
+        cog = ds.client.get_cog("SupportCog")
+        await cog.desk()
+        stored = 0
+        original_in_store = cog.in_store
+
+        async def in_store(func: Any, /, *args: Any, **kwargs: Any) -> Any:
+            nonlocal stored
+            stored += getattr(func, "__name__", "") == "save"
+            return await original_in_store(func, *args, **kwargs)
+
+        cog.in_store = in_store
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        return stored, embed_of(check)
+
+    stored, embed = discord_standin.run(factory(data), scenario)
+    assert trips == ["_saved_and_checked_now"] and stored == 1
+    assert embed["title"], "the wiki's answer came from that trip"
 
 
 def test_edit_opens_the_form_again_with_the_answers_filled_in(discord_standin, data):

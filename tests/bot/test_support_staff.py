@@ -477,6 +477,40 @@ def test_a_ticket_filed_privately_is_a_private_thread_of_the_staff_channel(disco
     assert thread["thread_metadata"]["archived"] and thread["thread_metadata"]["locked"]
 
 
+def test_filing_knows_whether_its_new_ticket_is_private_without_asking_the_store(
+    discord_standin, data, monkeypatch
+):
+    """The press that files a ticket made it private or not a moment ago: its post goes
+    to the staff channel or the forum without one more trip to the store to ask."""
+    from knowledge.intake.desk import SupportDesk
+
+    asked: list[int] = []
+    original = SupportDesk.is_private
+
+    def counted(self: SupportDesk, ticket_id: int) -> bool:
+        asked.append(ticket_id)
+        return original(self, ticket_id)
+
+    monkeypatch.setattr(SupportDesk, "is_private", counted)
+    discord_standin.config.guild = _guild_with_a_staff_channel()
+
+    async def scenario(ds):
+        private_thread = await _file_privately(ds)
+        since = len(ds.requests)
+        _, _, saved = await through_step_1(ds)
+        _, check = await through_step_2(ds, saved)
+        await ds.press(check, button_id(check, "File the ticket"))
+        public = await ds.wait_for_request(lambda r: r.route == "create_thread", since=since)
+        return private_thread, public
+
+    private_thread, public = discord_standin.run(
+        factory(data, private_channel_id=STAFF_CHANNEL), scenario
+    )
+    assert discord_standin.last.threads[private_thread]["parent_id"] == str(STAFF_CHANNEL)
+    assert public.path == f"/channels/{DEFAULT_IDS.forum}/threads"
+    assert asked == []
+
+
 async def _file_privately(ds) -> int:
     """Alice files a ticket privately; the private thread's id."""
     since = len(ds.requests)

@@ -14,7 +14,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from types import TracebackType
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import discord
 import discord.gateway
@@ -28,7 +28,8 @@ __all__ = ["BotFactory", "LogWatcher", "StandinRunner", "pointed_at", "run_bot"]
 
 T = TypeVar("T")
 
-#: ``factory(http_trace=...)`` returning the (not yet started) client, or an awaitable of it.
+#: ``factory(http_trace=...)`` (or ``connector=...``, see ``run_bot``'s ``guard``) returning the
+#: (not yet started) client, or an awaitable of it.
 BotFactory = Callable[..., "discord.Client | Awaitable[discord.Client]"]
 
 
@@ -78,6 +79,12 @@ class run_bot:  # lower case: used like a function, ``async with run_bot(...) as
     Nothing is served here: the bot is pointed at that port, and the local
     :class:`Standin` only guards the bot's hosts, watches its error logs and reports
     (its records stay empty; drive and read the remote one).
+
+    ``guard``: how the bot is kept on loopback. ``"trace"`` (tests):
+    ``factory(http_trace=standin.trace)``, an aiohttp trace config. ``"connector"``
+    (benchmarks): ``factory(connector=standin.loopback_connector())``, the same host test
+    in the connector, without the trace events aiohttp sends at every step of every
+    request when a trace config is set (the bot in production has none).
     """
 
     def __init__(
@@ -86,10 +93,14 @@ class run_bot:  # lower case: used like a function, ``async with run_bot(...) as
         config: StandinConfig | None = None,
         *,
         remote_port: int | None = None,
+        guard: Literal["trace", "connector"] = "trace",
     ) -> None:
+        if guard not in ("trace", "connector"):
+            raise ValueError(f"guard must be 'trace' or 'connector', not {guard!r}")
         self.bot_factory = bot_factory
         self.standin = Standin(copy.deepcopy(config) if config else StandinConfig())
         self.remote_port = remote_port
+        self.guard = guard
         self.client: discord.Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._watchers: list[tuple[logging.Logger, LogWatcher]] = []
@@ -120,14 +131,21 @@ class run_bot:  # lower case: used like a function, ``async with run_bot(...) as
 
     async def _start_client(self) -> None:
         standin = self.standin
-        made = self.bot_factory(http_trace=standin.trace)
+        if self.guard == "trace":
+            guard: object = standin.trace
+            made = self.bot_factory(http_trace=guard)
+        else:
+            guard = standin.loopback_connector()
+            made = self.bot_factory(connector=guard)
         client = await made if inspect.isawaitable(made) else made
         if not isinstance(client, discord.Client):
             raise TypeError(f"the bot factory returned {client!r}, not a discord.Client")
         self.client = standin.client = client
-        if getattr(client.http, "http_trace", None) is not standin.trace:
+        used = getattr(client.http, "http_trace" if self.guard == "trace" else "connector", None)
+        if used is not guard:
+            name = "http_trace" if self.guard == "trace" else "connector"
             raise StandinFailure(
-                "the bot factory must pass http_trace= on to discord.Client(...): without it"
+                f"the bot factory must pass {name}= on to discord.Client(...): without it"
                 " nothing stops the bot from reaching hosts other than loopback"
             )
         state = client._connection

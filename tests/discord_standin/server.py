@@ -71,8 +71,10 @@ __all__ = [
     "FOREIGN_GUILD_ID",
     "PRIVATE_CHANNEL_ID",
     "PRIVILEGED_INTENTS",
+    "LoopbackConnector",
     "Standin",
     "StandinConfig",
+    "is_loopback",
 ]
 
 log = logging.getLogger(__name__)
@@ -408,13 +410,21 @@ class Standin:
             params: aiohttp.TraceRequestStartParams,
         ) -> None:
             host = params.url.host or ""
-            if host not in _LOOPBACK_HOSTS and not host.startswith("127."):
+            if not is_loopback(host):
                 text = f"refused {params.method} {params.url}: only loopback is allowed in tests"
                 self.add_problem("non-loopback", text)
                 raise NonLoopbackRequest(text)
 
         trace.on_request_start.append(on_request_start)
         return trace
+
+    def loopback_connector(self) -> LoopbackConnector:
+        """The same guard as :attr:`trace`, as the client's connector instead (``run_bot``'s
+        ``guard="connector"``): one host test per request, where a trace config makes
+        aiohttp build and send its trace events at every step of every request (a cost
+        the bot does not have in production; benchmarks use this). Call it in the
+        running loop."""
+        return LoopbackConnector(self)
 
     # ------------------------------------------------------------------ records queries
     def requests_to(self, route: str, method: str | None = None) -> list[RecordedRequest]:
@@ -2498,3 +2508,29 @@ class Standin:
             " (add it to tests/discord_standin/server.py if the bot really needs it)",
         )
         return self._error(404, 0, "404: Not Found")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a URL's) is this machine: the only hosts tests may reach."""
+    return host in _LOOPBACK_HOSTS or host.startswith("127.")
+
+
+class LoopbackConnector(aiohttp.TCPConnector):
+    """discord.py's default connector (``limit=0``) that refuses any host but loopback.
+
+    Every request of a session, websocket and redirects included, asks its connector for
+    a connection (``connect``), pooled or new: a request to another host is refused there,
+    before any DNS look-up or connection, and recorded as a problem of ``standin``.
+    """
+
+    def __init__(self, standin: Standin) -> None:
+        super().__init__(limit=0)
+        self.standin = standin
+
+    async def connect(self, req: Any, traces: Any, timeout: Any) -> Any:
+        host = req.url.host or ""
+        if not is_loopback(host):
+            text = f"refused {req.method} {req.url}: only loopback is allowed in tests"
+            self.standin.add_problem("non-loopback", text)
+            raise NonLoopbackRequest(text)
+        return await super().connect(req, traces, timeout)

@@ -33,7 +33,8 @@ import contextlib
 import functools
 import logging
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_futures
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import discord
@@ -88,6 +89,8 @@ class SupportCog(IntakeFlow, FilingFlow, LifecycleFlow, StaffFlow, commands.Cog)
         self._posting: set[int] = set()
         self._store_pool = ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="wikibot-tickets")
         self._filing_pool = ThreadPoolExecutor(FILING_THREADS, thread_name_prefix="wikibot-filing")
+        #: Trips to the knowledge threads that write to the store (see ``in_thread_storing``).
+        self._storing: set[Future[Any]] = set()
 
     # ----------------------------------------------------------------- set-up
 
@@ -114,6 +117,7 @@ class SupportCog(IntakeFlow, FilingFlow, LifecycleFlow, StaffFlow, commands.Cog)
     def _close_store(self) -> None:
         self._filing_pool.shutdown(wait=True)
         self._store_pool.shutdown(wait=True)
+        wait_futures(list(self._storing))
         if self.store is not None:
             self.store.close()
 
@@ -123,6 +127,16 @@ class SupportCog(IntakeFlow, FilingFlow, LifecycleFlow, StaffFlow, commands.Cog)
         return await loop.run_in_executor(
             self._store_pool, functools.partial(func, *args, **kwargs)
         )
+
+    async def in_thread_storing(self, func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        """Run a (blocking) call that writes to the store, then works on the wiki, in the
+        bot's knowledge threads: a form's last step, saved and checked in one trip (a
+        trip wakes a thread and the loop, which costs more than the step's save). The
+        store is closed only after it, as after the store threads' own work."""
+        future = self.bot.submit(func, *args, **kwargs)
+        self._storing.add(future)
+        future.add_done_callback(self._storing.discard)
+        return await asyncio.wrap_future(future)
 
     async def in_filing(self, func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         """Run a (blocking) filing or posting call in the filing thread."""

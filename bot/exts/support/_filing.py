@@ -75,9 +75,9 @@ class FilingFlow:
             reason = ""
             if filed.created:
                 log.info("ticket %d filed: %s", filed.ticket.id, describe(interaction))
-                if forum_id is not None:
+                if forum_id is not None:  # a new ticket is private only if filed so
                     thread, reason = await self.post_ticket(
-                        desk, filed.ticket, just_filed=True, body=body
+                        desk, filed.ticket, just_filed=True, body=body, private=private
                     )
             return filed, thread, reason
 
@@ -179,6 +179,7 @@ class FilingFlow:
         *,
         just_filed: bool = False,
         body: TicketPost | None = None,
+        private: bool | None = None,
     ) -> tuple[discord.Thread | None, str]:
         """Create the forum post for a pending ticket; on failure keep it pending.
 
@@ -192,6 +193,8 @@ class FilingFlow:
         post the bot made in the last minute, which under twenty filings at once made
         each post wait seconds behind hundreds of reads. ``body``: the post's body when
         the caller made it already (filing does, in the same trip to the filing thread).
+        ``private``: whether the ticket is private, when the caller knows (filing does: it
+        made it so, or not, a moment ago); else the store is asked.
         """
         if ticket.id in self._posting:
             return None, "other"
@@ -200,7 +203,8 @@ class FilingFlow:
         place: discord.ForumChannel | discord.TextChannel | None = None
         pinging: int | None = None
         try:
-            private = await self.in_filing(desk.is_private, ticket.id)
+            if private is None:
+                private = await self.in_filing(desk.is_private, ticket.id)
             forum = await self._forum()
             place = await self._private_channel() if private else forum
             if place is None:

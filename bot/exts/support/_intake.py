@@ -134,15 +134,20 @@ class IntakeFlow:
             # too is in the work: the first one after a start takes seconds to prepare.
             desk = await self.desk()
             uploads = {key: await self._download(a) for key, a in submitted.files.items()}
+            if step >= desk.form.steps:  # the last step: saved and checked in one trip
+                saved, checked = await self.in_thread_storing(
+                    self._saved_and_checked_now, desk, draft_id, user, values, uploads, step
+                )
+                if isinstance(saved, IntakeError) or checked is None:
+                    return desk, saved, checked
+                return desk, saved, await self._with_answer(saved.draft, checked)
             try:
                 saved = await self.in_store(
                     desk.save, draft_id, user, values, uploads=uploads, step=step
                 )
             except IntakeError as exc:
                 return desk, exc, None
-            if step < desk.form.steps:
-                return desk, saved, None
-            return desk, saved, await self._check(desk, saved.draft)
+            return desk, saved, None
 
         desk, saved, checked = await in_time(interaction, saved_and_checked(), ephemeral=True)
         if not await answered(
@@ -187,30 +192,54 @@ class IntakeFlow:
         )
 
     async def _check(self, desk: SupportDesk, draft: Draft) -> Reply | IntakeError:
-        """The wiki's answer to a finished draft, as just read or saved (or why it cannot
-        be checked yet)."""
+        """The wiki's answer to a finished draft, as just read (or why it cannot be
+        checked yet)."""
+        checked = await self.bot.in_thread(self._checked_now, desk, draft)
+        return await self._with_answer(draft, checked)
 
-        def check() -> Reply:  # the triage and its wording (redacting again): off the loop
-            _, result = desk.check_draft(draft)
-            gaps = self.bot.kb.gaps
-            if gaps is not None:  # what the wiki did not answer, for /wiki gaps
-                gaps.note_triage("/support", draft.values.get("text", ""), result)
-            reply = support_check_reply(
-                result,
-                draft.redactions,
-                desk.context.templates,
-                desk.t,
-                draft_id=draft.id,
-                links=desk.links,
-            )
-            solved = desk.similar_field(draft)  # a solved ticket asked much the same
-            return dataclasses.replace(reply, fields=(solved, *reply.fields)) if solved else reply
-
+    def _saved_and_checked_now(
+        self,
+        desk: SupportDesk,
+        draft_id: str,
+        user: str,
+        values: dict[str, str],
+        uploads: dict[str, Upload],
+        step: int,
+    ) -> tuple[Saved | IntakeError, Reply | IntakeError | None]:
+        """The last step stored (redacted), then the wiki's answer to the draft as saved;
+        or why it was refused (and no answer). Blocking: in a knowledge thread."""
         try:
-            checked = await self.bot.in_thread(check)
+            saved = desk.save(draft_id, user, values, uploads=uploads, step=step)
+        except IntakeError as exc:
+            return exc, None
+        return saved, self._checked_now(desk, saved.draft)
+
+    def _checked_now(self, desk: SupportDesk, draft: Draft) -> Reply | IntakeError:
+        """The triage of ``draft`` and its wording (redacting again), or why it cannot be
+        checked yet. Blocking: in a knowledge thread."""
+        try:
+            _, result = desk.check_draft(draft)
         except IntakeError as exc:
             return exc
-        ask = self.bot.get_cog("AskCog")  # llm.enabled: the answer in words above the pages
+        gaps = self.bot.kb.gaps
+        if gaps is not None:  # what the wiki did not answer, for /wiki gaps
+            gaps.note_triage("/support", draft.values.get("text", ""), result)
+        reply = support_check_reply(
+            result,
+            draft.redactions,
+            desk.context.templates,
+            desk.t,
+            draft_id=draft.id,
+            links=desk.links,
+        )
+        solved = desk.similar_field(draft)  # a solved ticket asked much the same
+        return dataclasses.replace(reply, fields=(solved, *reply.fields)) if solved else reply
+
+    async def _with_answer(self, draft: Draft, checked: Reply | IntakeError) -> Reply | IntakeError:
+        """``checked`` with the answer in words above its pages (``llm.enabled``)."""
+        if isinstance(checked, IntakeError):
+            return checked
+        ask = self.bot.get_cog("AskCog")
         return checked if ask is None else await ask.with_answer(draft.values, checked)
 
     async def _show_check(

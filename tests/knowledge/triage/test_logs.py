@@ -387,6 +387,72 @@ HEADED_LINE = st.builds(
 )
 
 
+QUIET_LOG = st.lists(
+    st.one_of(
+        st.builds(
+            "".join,
+            st.tuples(
+                st.sampled_from(["(APIServer pid=1) ", "(EngineCore_DP0 pid=3) ", "(x rank=3)"]),
+                st.sampled_from(
+                    [
+                        "INFO 05-15 04:23:11 [a.py:1] ",
+                        "DEBUG 05-15 04:23:11.5 [b.py:2]\t",
+                        "WARN 05-15 04:23:11 [c.py:3] ",
+                        "ERROR 05-15 04:23:11 [d.py:4] ",
+                    ]
+                ),
+                st.one_of(HEAD_TEXT, FRAGMENTS, st.sampled_from(logs._LINE_MARKERS)),
+            ),
+        ),
+        HEADED_LINE,
+        FRAGMENTS,
+        st.text(max_size=4),
+    ),
+    max_size=20,
+).map("\n".join)
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.one_of(QUIET_LOG, LOG_TEXT))
+def test_quiet_lines_read_for_their_tag_alone_read_alike(text: str) -> None:
+    """A line a vLLM head opens at INFO or DEBUG, without a marker, is read for its tag
+    alone: the summary is the one reading every such line in full gives."""
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(logs, "_quiet_line", lambda _reader, _line: False)
+        full = summarise_log(text)
+    assert summarise_log(text) == full
+
+
+def test_a_server_log_of_quiet_lines_is_read_alike_and_counted_as_vllm() -> None:
+    lines = [
+        f"(EngineCore_DP0 pid=310) INFO 05-15 03:30:{n % 60:02d} [r.py:{n}] step {n}"
+        for n in range(50)
+    ]
+    lines[20:20] = ["(EngineCore_DP0 pid=310) ERROR 05-15 03:30:20 [r.py:9] NCCL error: x"]
+    text = "\n".join(lines)
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(logs, "_quiet_line", lambda _reader, _line: False)
+        full = summarise_log(text)
+    summary = summarise_log(text)
+    assert summary == full
+    assert summary.engine == "vllm" and summary.errors == 1 and summary.first_error_line == 21
+
+
+def test_a_traceback_opened_on_a_quiet_looking_line_is_followed() -> None:
+    head = "(APIServer pid=1) {} 05-15 04:23:11 [a.py:1] "
+    text = "\n".join(
+        [
+            head.format("INFO") + "step 1",
+            head.format("INFO") + "Traceback (most recent call last):",
+            head.format("ERROR") + '  File "x.py", line 1',
+            head.format("ERROR") + "ValueError: x",
+        ]
+    )
+    traceback = summarise_log(text).last_traceback
+    assert traceback is not None and traceback.line == 2
+    assert traceback.exception == "ValueError: x"
+
+
 @settings(deadline=None, max_examples=500)
 @given(st.one_of(HEAD_TEXT, HEADED_LINE))
 def test_a_tag_and_level_read_at_once_split_as_one_by_one(text: str) -> None:
