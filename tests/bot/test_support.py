@@ -300,63 +300,36 @@ def test_no_copy_of_the_forms_and_buttons_sent_is_kept_in_memory(discord_standin
     assert timeouts == []
 
 
-def test_a_filing_under_way_finishes_before_the_store_closes_at_shutdown(discord_standin, data):
-    """The bot stopping (its cog unloaded) while a filing runs in the filing thread: the
-    filing's store writes still succeed, and the store is closed after it."""
+@pytest.mark.parametrize("runner", ["in_filing", "in_thread_storing"])
+def test_work_under_way_finishes_before_the_store_closes_at_shutdown(discord_standin, data, runner):
+    """The bot stopping (its cog unloaded) while a filing runs in the filing thread, or a
+    form's last step is saved and checked in one trip to the knowledge threads: the
+    work's store writes still succeed, and the store is closed after it."""
 
     async def scenario(ds):
         cog = ds.client.get_cog("SupportCog")
         desk = await cog.desk()
         started, release = threading.Event(), threading.Event()
 
-        def slow_filing() -> int:
+        def slow_work() -> int:
             started.set()
             release.wait(30)
             return desk.store.count_tickets(status="open")
 
         loop = asyncio.get_running_loop()
-        filing = asyncio.ensure_future(cog.in_filing(slow_filing))
+        work = asyncio.ensure_future(getattr(cog, runner)(slow_work))
         await loop.run_in_executor(None, started.wait, 30)
         unloading = asyncio.ensure_future(ds.client.remove_cog("SupportCog"))
-        await asyncio.sleep(0.1)  # the unload runs meanwhile, up to its wait for the filing
-        release.set()
-        await unloading
-        return await filing, cog.store
-
-    counted, store = discord_standin.run(factory(data), scenario)
-    assert counted == 0
-    with pytest.raises(sqlite3.ProgrammingError):
-        store.count_tickets(status="open")  # closed once the filing was done
-
-
-def test_a_last_step_under_way_finishes_before_the_store_closes_at_shutdown(discord_standin, data):
-    """A form's last step is saved and checked in one trip to the knowledge threads: the
-    bot stopping meanwhile still lets its store write succeed, and closes the store after."""
-
-    async def scenario(ds):
-        cog = ds.client.get_cog("SupportCog")
-        desk = await cog.desk()
-        started, release = threading.Event(), threading.Event()
-
-        def slow_last_step() -> int:
-            started.set()
-            release.wait(30)
-            return desk.store.count_tickets(status="open")
-
-        loop = asyncio.get_running_loop()
-        step = asyncio.ensure_future(cog.in_thread_storing(slow_last_step))
-        await loop.run_in_executor(None, started.wait, 30)
-        unloading = asyncio.ensure_future(ds.client.remove_cog("SupportCog"))
-        await asyncio.sleep(0.1)  # the unload runs meanwhile, up to its wait for the step
+        await asyncio.sleep(0.1)  # the unload runs meanwhile, up to its wait for the work
         assert not unloading.done()
         release.set()
         await unloading
-        return await step, cog.store
+        return await work, cog.store
 
     counted, store = discord_standin.run(factory(data), scenario)
     assert counted == 0
     with pytest.raises(sqlite3.ProgrammingError):
-        store.count_tickets(status="open")  # closed once the step was done
+        store.count_tickets(status="open")  # closed once the work was done
 
 
 def test_the_last_step_is_saved_and_checked_in_one_trip_to_a_thread(
