@@ -504,8 +504,10 @@ class SupportDesk:
                 return truncate(" ".join(line.split()), MAX_TITLE_CHARS)
         return truncate(self.t("ticket.title_fallback", user=draft.user), MAX_TITLE_CHARS)
 
-    def file(self, draft_id: str, user: str, *, post: bool) -> Filed:
-        """File the draft as a ticket (once: a second call returns the same ticket)."""
+    def file(self, draft_id: str, user: str, *, post: bool, private: bool = False) -> Filed:
+        """File the draft as a ticket (once: a second call returns the same ticket).
+        ``private``: the asker chose a private thread in the staff channel; a ticket
+        created is private from its first write (see :meth:`make_private`)."""
         before = self.store.ticket_for_draft(draft_id)
         if before is not None:
             if before.user != user:
@@ -536,6 +538,7 @@ class SupportDesk:
                 at=self.clock(),
                 limit=rate,
                 lease=self.settings.lease,
+                private=private,
             )
         except RateLimited as exc:
             raise IntakeError(

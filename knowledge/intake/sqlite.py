@@ -448,6 +448,7 @@ class SqliteTicketStore:
         at: float,
         limit: RateLimit,
         lease: float = 60.0,
+        private: bool = False,
     ) -> tuple[Ticket, bool]:
         data = self._safe_json(
             {
@@ -497,6 +498,8 @@ class SqliteTicketStore:
                     (draft.id, self._safe(draft.user), draft.step, draft.created_at, at, "{}"),
                 )
                 self._event(db, "created", draft.user, at, ticket_id=ticket_id, draft_id=draft.id)
+                if private:  # in the filing's own transaction: never posted publicly
+                    self._event(db, "private", "bot", at, ticket_id=ticket_id)
         ticket = self.get_ticket(ticket_id)
         assert ticket is not None
         return ticket, created

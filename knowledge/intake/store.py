@@ -112,6 +112,7 @@ class TicketStore(Protocol):
         at: float,
         limit: RateLimit,
         lease: float = 60.0,
+        private: bool = False,
     ) -> tuple[Ticket, bool]:
         """The ticket for ``draft``: created (``True``) or the one filed before (``False``).
 
@@ -119,7 +120,8 @@ class TicketStore(Protocol):
         ``lease`` seconds (see :meth:`claim_post`), its post counted as begun
         (``post_started_at``, see :meth:`start_post`): the caller posts next. Raises
         :class:`RateLimited` when the user filed ``limit.count`` tickets in the last
-        ``limit.seconds``.
+        ``limit.seconds``. ``private``: a ticket created is private (its ``private``
+        event) in the same write, so no stop or failure can leave it to the public forum.
         """
         ...
 

@@ -204,12 +204,19 @@ _LINKED_SHARE: Final = 0.9
 _LISTING_CODE: Final = 2
 _NOTE_WORDS: Final = frozenset({"wip", "draft", "scratch", "notes", "diary", "journal", "log"})
 _ERROR_LABELS: Final = frozenset({"error", "errors", "symptom", "symptoms"})
+#: Python's own exception classes, casefolded (``valueerror``): generic error words too.
+_EXCEPTION_NAMES: Final = frozenset(
+    name.casefold()
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+)
 #: Words any error line may use, whatever went wrong (the NVIDIA driver's ``NVRM:``
 #: prefix and ``Xid`` label too: every GPU fault it logs carries both, its number and
 #: message tell which), and Python's own exception
 #: classes (``RuntimeError``, ``ValueError``) with their parts: they rank no page (in an
-#: error line or in the question), and are never shown as a reason nor counted as
-#: evidence (see :func:`_told_terms`). What
+#: error line, and an exception class in the question; a plain one the asker writes
+#: alone, ``debug`` or ``support``, is their word for the topic), and are never shown
+#: as a reason nor counted as evidence (see :func:`_told_terms`). What
 #: identifies the line is the rest: its op or kernel name, its phrase, its variable
 #: names, or an exception class of its own (``OutOfMemoryError``, ``EngineDeadError``).
 _GENERIC_ERROR_WORDS: Final = frozenset(
@@ -217,11 +224,7 @@ _GENERIC_ERROR_WORDS: Final = frozenset(
     warning warn info debug device devices available unavailable unable cannot invalid
     unsupported supported support unknown unexpected raised raise occurred encountered
     caught abort aborted aborting nvrm xid""".split()  # noqa: SIM905
-) | frozenset(
-    name.casefold()
-    for name, value in vars(builtins).items()
-    if isinstance(value, type) and issubclass(value, BaseException)
-)
+) | _EXCEPTION_NAMES
 #: What CUDA, PyTorch, nvcc and ptxas print when a binary holds no code for the GPU's
 #: architecture: the fix is another build (a wheel, an image, a source build with the
 #: architecture), so such a line asks for the pages on installing, building and images.
@@ -490,17 +493,27 @@ def _error_tokens(line: str, memo: _TokenMemo | None = None) -> list[tuple[str, 
     return _tokens(_clean_error_line(line[:1000]), memo)
 
 
-def _told_terms(text: str, memo: _TokenMemo) -> Iterator[tuple[str, bool]]:
+def _told_terms(
+    text: str, memo: _TokenMemo, *, prose: bool = False
+) -> Iterator[tuple[str, bool]]:
     """:func:`_tokens` of ``text`` without the terms of its generic error words: a word of
     :data:`_GENERIC_ERROR_WORDS` and every part of one (``value`` and ``error`` of
     ``ValueError``, ``runtime`` of ``RuntimeError``) tell nothing of what went wrong, so
-    they rank no page; the same part written as a word of its own still counts."""
+    they rank no page; the same part written as a word of its own still counts.
+    ``prose``: ``text`` is the request's own words, not a logged line: there a generic
+    word written alone (``debug``, ``support``, ``device``) is the asker's word for the
+    topic and counts; only an exception class (``ValueError``) and its parts do not."""
     for word in _TOKEN_RE.findall(text):
         terms = memo.get(word)
         if terms is None:
             terms = memo[word] = _word_terms(word)
-        if terms and terms[0][0] not in _GENERIC_ERROR_WORDS:
+        if not terms:
+            continue
+        head = terms[0][0]
+        if head not in _GENERIC_ERROR_WORDS:
             yield from (term for term in terms if term[0] not in _GENERIC_ERROR_WORDS)
+        elif prose and len(terms) == 1 and head not in _EXCEPTION_NAMES:
+            yield terms[0]
 
 
 def request_terms(
@@ -520,7 +533,7 @@ def request_terms(
         for term, _ in _told_terms(_clean_error_line(line[:1000]), seen):
             if get(term, 0.0) < _W_ERROR:
                 weights[term] = _W_ERROR
-    for term, ident in _told_terms(text[:MAX_REQUEST_CHARS], seen):
+    for term, ident in _told_terms(text[:MAX_REQUEST_CHARS], seen, prose=True):
         weight = _W_IDENT if ident else _W_WORD
         if weight > get(term, 0.0):
             weights[term] = weight

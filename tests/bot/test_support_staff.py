@@ -5,6 +5,7 @@ driven end to end through the loopback stand-in.
 from __future__ import annotations
 
 import dataclasses
+import sqlite3
 from typing import Any
 
 from knowledge.intake.sqlite import SqliteTicketStore
@@ -509,6 +510,36 @@ def test_filing_knows_whether_its_new_ticket_is_private_without_asking_the_store
     assert discord_standin.last.threads[private_thread]["parent_id"] == str(STAFF_CHANNEL)
     assert public.path == f"/channels/{DEFAULT_IDS.forum}/threads"
     assert asked == []
+
+
+def test_a_private_filing_is_private_in_its_own_write_to_the_store(
+    discord_standin, data, monkeypatch
+):
+    """File privately marks the ticket private in the write that files it: a second
+    write that could fail (or a stop between the two) never leaves the ticket filed but
+    public, for the retry loop to post in the help forum."""
+    original = SqliteTicketStore.record_event
+
+    def record_event(self, ticket_id, kind, actor, **kwargs):
+        if kind == "private":
+            raise sqlite3.OperationalError("disk I/O error")
+        return original(self, ticket_id, kind, actor, **kwargs)
+
+    monkeypatch.setattr(SqliteTicketStore, "record_event", record_event)
+    discord_standin.config.guild = _guild_with_a_staff_channel()
+
+    async def scenario(ds):
+        return await _file_privately(ds)
+
+    thread_id = discord_standin.run(factory(data, private_channel_id=STAFF_CHANNEL), scenario)
+    assert discord_standin.last.threads[thread_id]["parent_id"] == str(STAFF_CHANNEL)
+    store = SqliteTicketStore.in_folder(data)
+    try:
+        (ticket,) = store.list_tickets(limit=5)
+        assert any(e.kind == "private" for e in store.events(ticket.id))
+        assert ticket.thread_id == thread_id
+    finally:
+        store.close()
 
 
 async def _file_privately(ds) -> int:

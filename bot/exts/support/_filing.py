@@ -60,9 +60,9 @@ class FilingFlow:
         forum_id = self.config.forum_channel_id
 
         def file() -> tuple[Filed, TicketPost | None]:  # the record, then the post's body
-            filed = desk.file(draft_id, user, post=forum_id is not None)
-            if private and filed.created:  # before the post: it goes to the staff channel
-                desk.make_private(filed.ticket.id)
+            # Private in the filing's own write (before the post: it goes to the staff
+            # channel): no stop or failure in between can leave it to the public forum.
+            filed = desk.file(draft_id, user, post=forum_id is not None, private=private)
             posting = filed.created and forum_id is not None
             return filed, desk.ticket_post(filed.ticket) if posting else None
 

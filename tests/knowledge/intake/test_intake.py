@@ -809,6 +809,25 @@ def test_a_private_tickets_answer_is_offered_to_nobody_else(desk, store):
     assert not desk.nothing_solved()
 
 
+def test_a_ticket_filed_privately_is_private_in_the_filings_own_write(desk, store, monkeypatch):
+    """A ticket filed privately is never left to the public forum's retries: its private
+    mark is written with the ticket, not by a later write a stop or a failure can skip."""
+    failing: list[str] = []
+
+    def record_event(*args, **kwargs):  # any later write fails (a full disk, a stop)
+        failing.append(args[1] if len(args) > 1 else kwargs.get("kind", ""))
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(store, "record_event", record_event)
+    filed = desk.file(fill(desk).id, "discord:1", post=True, private=True)
+    assert filed.created and desk.is_private(filed.ticket.id) and failing == []
+    again = desk.file(fill(desk, user="discord:2").id, "discord:2", post=True)
+    assert not desk.is_private(again.ticket.id)
+    assert desk.file(fill(desk).id, "discord:1", post=True, private=False).created
+    # a second press finds the ticket filed before, private as it was filed
+    assert desk.is_private(desk.file(filed.ticket.draft_id, "discord:1", post=True).ticket.id)
+
+
 def test_a_ping_is_spent_only_by_a_post_that_carries_it(desk, store, clock):
     """claim_ping holds the helpers' ping for one post: a failed post gives it back (its
     retry may ping), a post made records it (never again for that ticket), and while one

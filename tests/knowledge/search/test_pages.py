@@ -711,6 +711,38 @@ def test_generic_error_words_and_their_parts_weigh_nothing_a_word_of_its_own_doe
     assert {"value", "max_len", "cuda", "frobnicate_kernel", "assert"} <= set(terms)
 
 
+def test_a_generic_word_the_asker_writes_alone_still_counts_in_the_question():
+    # ``debug``, ``support``, ``device`` say nothing in a logged line (a level, a
+    # boilerplate phrase), but in the asker's own words they name the topic.
+    terms = request_terms(
+        "how do I debug a device hang, and does the glorp backend support it?",
+        ["RuntimeError: device-side assert triggered (DEBUG)"],
+    )
+    assert {"debug", "device", "support", "glorp"} <= set(terms)
+    assert terms["debug"] == terms["support"] == 1.0  # plain words, not error terms
+    assert not {"runtimeerror", "runtime"} & set(terms)
+    assert not set(request_terms("what is a KeyError or a ValueError")) - {"value"}
+
+
+def test_a_question_about_debugging_finds_the_debugging_section(tmp_path):
+    # Without ``debug`` the question is "frobnicator hang", which the install section
+    # tells more of: the asker's own word decides.
+    _write(
+        tmp_path,
+        {
+            "frob.md": "# Frobnicator\n\n## Install the frobnicator\n\nA frobnicator install "
+            "can hang on a slow mirror: the frobnicator hang ends when the mirror answers.\n\n"
+            "## Debug the frobnicator\n\nSet FROB_TRACE=1 and read the trace when it stops.\n",
+            "fans.md": "# Fans\n\n## Fan curves\n\nSet the fan curve before a long run.\n",
+            "power.md": "# Power\n\n## Limits\n\nA power limit of 450 W keeps cards cool.\n",
+            "backends.md": "# Backends\n\n## Glorp backend\n\nThe glorp backend runs here.\n",
+        },
+    )
+    ranker = PageRanker.build(load_wiki(tmp_path))
+    ranking = ranker.rank("how do I debug a frobnicator hang?")
+    assert ranking.hits[0].section_title == "Debug the frobnicator"
+
+
 def test_a_pasted_exception_class_does_not_pick_the_page_that_names_it_most(tmp_path):
     # /search reads a pasted question whole: ``ValueError`` in its prose once weighed as
     # an identifier, so the page quoting ValueError most led over the backend's own page.
