@@ -626,6 +626,27 @@ def test_the_connector_guard_refuses_non_loopback_hosts() -> None:
     assert "near" in asyncio.run(main())
 
 
+@pytest.mark.parametrize(
+    ("host", "near"),
+    [
+        ("127.0.0.1", True),
+        ("127.3.4.5", True),
+        ("localhost", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("127.example.com", False),
+        ("127.0.0.1.nip.io", False),
+        ("cdn.discordapp.com", False),
+        ("10.0.0.1", False),
+    ],
+)
+def test_only_this_machines_addresses_count_as_loopback(host: str, near: bool) -> None:
+    """A name that merely starts with "127." is another machine: the guards refuse it."""
+    from tests.discord_standin.server import is_loopback
+
+    assert is_loopback(host) is near
+
+
 def test_bot_factory_must_pass_the_connector_it_is_given() -> None:
     def careless_factory(*, connector: Any) -> discord.Client:
         return discord.Client(intents=discord.Intents.default())

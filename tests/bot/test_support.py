@@ -332,6 +332,39 @@ def test_work_under_way_finishes_before_the_store_closes_at_shutdown(discord_sta
         store.count_tickets(status="open")  # closed once the work was done
 
 
+def test_no_trip_that_writes_to_the_store_starts_once_the_cog_unloads(discord_standin, data):
+    """The stop has begun (the unload waits for a filing under way): a form's last step
+    arriving now is refused, as the store threads refuse new work, instead of running on
+    a store that closes under it."""
+
+    async def scenario(ds):
+        cog = ds.client.get_cog("SupportCog")
+        desk = await cog.desk()
+        started, release = threading.Event(), threading.Event()
+        ran: list[str] = []
+
+        def slow_filing() -> int:
+            started.set()
+            release.wait(30)
+            return desk.store.count_tickets(status="open")
+
+        loop = asyncio.get_running_loop()
+        filing = asyncio.ensure_future(cog.in_filing(slow_filing))
+        await loop.run_in_executor(None, started.wait, 30)
+        unloading = asyncio.ensure_future(ds.client.remove_cog("SupportCog"))
+        await asyncio.sleep(0.1)  # the unload runs, up to its wait for the filing
+        try:
+            with pytest.raises(RuntimeError):
+                await cog.in_thread_storing(ran.append, "late step")
+        finally:
+            release.set()
+            await unloading
+            await filing
+        return ran
+
+    assert discord_standin.run(factory(data), scenario) == []
+
+
 def test_the_last_step_is_saved_and_checked_in_one_trip_to_a_thread(
     discord_standin, data, monkeypatch
 ):

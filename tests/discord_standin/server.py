@@ -14,6 +14,7 @@ import contextlib
 import copy
 import datetime as dt
 import hashlib
+import ipaddress
 import json
 import logging
 import math
@@ -2512,7 +2513,12 @@ class Standin:
 
 def is_loopback(host: str) -> bool:
     """Whether ``host`` (a URL's) is this machine: the only hosts tests may reach."""
-    return host in _LOOPBACK_HOSTS or host.startswith("127.")
+    if host in _LOOPBACK_HOSTS:
+        return True
+    try:  # an address of 127.0.0.0/8 or ::1, never a name that merely starts "127."
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 class LoopbackConnector(aiohttp.TCPConnector):

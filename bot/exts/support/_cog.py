@@ -91,6 +91,8 @@ class SupportCog(IntakeFlow, FilingFlow, LifecycleFlow, StaffFlow, commands.Cog)
         self._filing_pool = ThreadPoolExecutor(FILING_THREADS, thread_name_prefix="wikibot-filing")
         #: Trips to the knowledge threads that write to the store (see ``in_thread_storing``).
         self._storing: set[Future[Any]] = set()
+        #: Set when the cog unloads: no new trip that writes to the store may start.
+        self._closing = False
 
     # ----------------------------------------------------------------- set-up
 
@@ -101,6 +103,7 @@ class SupportCog(IntakeFlow, FilingFlow, LifecycleFlow, StaffFlow, commands.Cog)
 
     async def cog_unload(self) -> None:
         self.bot.remove_dynamic_items(FlowButton, TicketButton, FeedbackButton)
+        self._closing = True  # on the loop, as in_thread_storing: no trip starts after it
         if self._retry_task is not None:
             self._retry_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -132,7 +135,10 @@ class SupportCog(IntakeFlow, FilingFlow, LifecycleFlow, StaffFlow, commands.Cog)
         """Run a (blocking) call that writes to the store, then works on the wiki, in the
         bot's knowledge threads: a form's last step, saved and checked in one trip (a
         trip wakes a thread and the loop, which costs more than the step's save). The
-        store is closed only after it, as after the store threads' own work."""
+        store is closed only after it, as after the store threads' own work; once the cog
+        unloads, a new trip is refused as the store threads refuse new work."""
+        if self._closing:
+            raise RuntimeError("the ticket store is closing: no new work")
         future = self.bot.submit(func, *args, **kwargs)
         self._storing.add(future)
         future.add_done_callback(self._storing.discard)
