@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import io
 import logging
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import discord
@@ -316,6 +317,26 @@ class FilingFlow:
         await self.in_filing(record)
         return thread
 
+    @staticmethod
+    async def _threads_since(
+        parent: discord.ForumChannel | discord.TextChannel,
+        archived: AsyncIterator[discord.Thread],
+        listed_at: Callable[[discord.Thread], float],
+        since: float,
+    ) -> dict[int, discord.Thread]:
+        """The threads of ``parent`` a retry reads, by id: those the cache holds, the
+        server's active ones under it, and the ``archived`` listing (newest first by
+        ``listed_at``) up to the first listed before ``since``."""
+        threads = {t.id: t for t in parent.threads}
+        for thread in await parent.guild.active_threads():
+            if thread.parent_id == parent.id:
+                threads[thread.id] = thread
+        async for thread in archived:
+            if earlier.listed_past(listed_at(thread), since):
+                break
+            threads.setdefault(thread.id, thread)
+        return threads
+
     async def _find_post(
         self, forum: discord.ForumChannel, ticket: Ticket, key: str
     ) -> tuple[discord.Thread, MessageSeen] | None:
@@ -329,14 +350,12 @@ class FilingFlow:
         then counts as failed and is retried: posting blind could duplicate)."""
         me = self.bot.user.id if self.bot.user else None
         since = earlier.search_since(ticket.created_at)
-        threads = {t.id: t for t in forum.threads}
-        for thread in await forum.guild.active_threads():
-            if thread.parent_id == forum.id:
-                threads[thread.id] = thread
-        async for thread in forum.archived_threads(limit=None):
-            if earlier.listed_past(thread.archive_timestamp.timestamp(), since):
-                break
-            threads.setdefault(thread.id, thread)
+        threads = await self._threads_since(
+            forum,
+            forum.archived_threads(limit=None),
+            lambda thread: thread.archive_timestamp.timestamp(),  # listed by archive time
+            since,
+        )
         seen = [thread_seen(t) for t in threads.values()]
         for candidate in earlier.candidates(seen, me=me, since=since, private=False):
             thread = threads[candidate.id]
@@ -360,14 +379,12 @@ class FilingFlow:
         cannot be read (posting blind could duplicate)."""
         me = self.bot.user.id if self.bot.user else None
         since = earlier.search_since(ticket.created_at)
-        threads = {t.id: t for t in channel.threads}
-        for thread in await channel.guild.active_threads():
-            if thread.parent_id == channel.id:
-                threads[thread.id] = thread
-        async for thread in channel.archived_threads(private=True, joined=True, limit=None):
-            if earlier.listed_past(discord.utils.snowflake_time(thread.id).timestamp(), since):
-                break  # listed by id, newest first
-            threads.setdefault(thread.id, thread)
+        threads = await self._threads_since(
+            channel,
+            channel.archived_threads(private=True, joined=True, limit=None),
+            lambda thread: discord.utils.snowflake_time(thread.id).timestamp(),  # by id
+            since,
+        )
         empty: discord.Thread | None = None
         seen = [thread_seen(t) for t in threads.values()]
         for candidate in earlier.candidates(seen, me=me, since=since, private=True):
