@@ -30,6 +30,14 @@ async def _file(ds) -> dict[str, Any]:
     return await ds.wait_for_request(lambda r: r.route == "create_thread", since=since)
 
 
+async def _answered_post(ds, text: str) -> tuple[int, dict[str, Any]]:
+    """Alice's ticket filed, and a helper's message saying ``text`` in its post: the
+    post's thread id, and the message (for "Mark as answer")."""
+    post = await _file(ds)
+    thread_id = int(post.response["id"])
+    return thread_id, ds.make_message(text, channel_id=thread_id, author_id=DEFAULT_IDS.mod)
+
+
 # --- the helpers' ping ----------------------------------------------------------------------
 
 
@@ -946,12 +954,8 @@ def test_a_marked_answer_solves_the_ticket_and_is_offered_to_the_next_like_quest
     secret = "hf_" + "Wd4" * 12
 
     async def scenario(ds):
-        post = await _file(ds)
-        thread_id = int(post.response["id"])
-        answer = ds.make_message(
-            f"Pin the v4 image and drop the old pattern; my token {secret} is unrelated",
-            channel_id=thread_id,
-            author_id=DEFAULT_IDS.mod,
+        thread_id, answer = await _answered_post(
+            ds, f"Pin the v4 image and drop the old pattern; my token {secret} is unrelated"
         )
         stranger = await ds.message_command("Mark as answer", answer, user_id=DEFAULT_IDS.newbie)
         marked = await ds.message_command("Mark as answer", answer)
@@ -1003,12 +1007,8 @@ def test_search_offers_a_solved_ticket_like_the_query_beside_the_wiki_pages(disc
     title = "A similar ticket was solved"
 
     async def scenario(ds):
-        post = await _file(ds)
-        thread_id = int(post.response["id"])
-        answer = ds.make_message(
-            f"@everyone pin the v4 image, <@{DEFAULT_IDS.mod}> saw it too; token {secret}",
-            channel_id=thread_id,
-            author_id=DEFAULT_IDS.mod,
+        _, answer = await _answered_post(
+            ds, f"@everyone pin the v4 image, <@{DEFAULT_IDS.mod}> saw it too; token {secret}"
         )
         await ds.message_command("Mark as answer", answer)
         pings_before = len(ds.pings)
@@ -1055,10 +1055,7 @@ def test_search_offers_solved_tickets_in_the_forums_server_when_commands_are_glo
 
     async def scenario(ds):
         await ds.client.sync_commands(None)
-        post = await _file(ds)
-        answer = ds.make_message(
-            "pin the v4 image", channel_id=int(post.response["id"]), author_id=DEFAULT_IDS.mod
-        )
+        _, answer = await _answered_post(ds, "pin the v4 image")
         await ds.message_command("Mark as answer", answer)
         query = "glm-5 engine dies after loading on eight gpus"
         return (await ds.slash("search", query=query)).original
