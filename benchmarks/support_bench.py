@@ -70,22 +70,33 @@ wiki (built later, a full collection walked it: 70 ms of CPU in one burst). The
 stand-in's check of every body against Discord's OpenAPI description (jsonschema) is
 the tests' business and off unless ``--spec`` asks for it. Printed, never asserted.
 
-Where the bot's time goes (measured on the 2026-08-04 snapshot, 2 shared cores, per
-thread from ``/proc``): a whole flow costs the bot 26-31 ms of CPU one at a time, about
-half of it on the event loop (14-16 ms: discord.py and aiohttp reading five
-interactions and six gateway events and sending seven requests, asyncio's own work,
-the bot's code there about 1 ms) and half in its threads (the check 5-6 ms: the triage
-4-5 ms, of which the log's summary 0.6 and the page ranking about 1, the answer's
-wording 0.3; the log's redaction on upload 1.1; the ticket's record and the post's body
-2.5). The seven requests are five responses, the log's download and the post: none
-redundant (``test_a_whole_flow_makes_seven_requests_to_discord_and_no_more``). The
-same flows in the burst cost the loop about 8 ms each, not 15: one at a time, every
-event and every trip to a thread wakes an idle process, and on this VM a wake costs
-the process about 0.15 ms of CPU, a trip to a thread after idle 0.25 ms more (a bare
-``epoll`` or ``sleep`` wake alone 0.05 ms): a flow makes six trips (/support, each
-step, Continue, filing, the post's record) and some twenty wakes. In the burst the
-checks queue: 50 x 8-12 ms of CPU (download, save, check and answer) under one
-interpreter lock, on whatever share of the cores the machine's load leaves the bot.
+Where the bot's time goes (measured on the 2026-08-04 snapshot, 2 shared cores; the
+bench prints each thread's CPU per flow, ``cpu of <thread>``): a whole flow costs the
+bot 26-29 ms of CPU one at a time. About half is the event loop (13-15 ms: discord.py
+and aiohttp reading five interactions and six gateway events and sending seven
+requests, asyncio's own work, the bot's code there about 1 ms), the rest its threads:
+the knowledge thread 7-8 ms (the log's redaction on upload about 0.7, its summary 0.6,
+the page ranking about 1.2, the rest of the triage about 2, the answer's wording 0.25),
+the filing thread about 3 (the ticket's record 1.2-1.4, the post's body 0.9 of which
+0.4 masks the log, the post's record 0.4), the store threads about 1. The seven
+requests are five responses, the log's download and the post: none redundant
+(``test_a_whole_flow_makes_seven_requests_to_discord_and_no_more``). The same flows in
+the burst cost the loop 6-9 ms each, not 14: one at a time, every event and every trip
+to a thread wakes an idle process, and on this VM a wake costs the process about
+0.15 ms of CPU, a trip to a thread after idle 0.25 ms more (a bare ``epoll`` or
+``sleep`` wake alone 0.05 ms): a flow makes six trips (/support, each step, Continue,
+filing, the post's record) and some twenty wakes. In the burst the checks queue:
+50 x 8-12 ms of CPU (download, save, check and answer) under one interpreter lock, on
+whatever share of the cores the machine's load leaves the bot.
+
+Interpreters: the figures depend on how Python was built, and the bench prints which
+one ran. The image's base (``python:3.11-slim``) and Debian's ``python3.11`` are built
+with profile-guided optimisation and link-time optimisation; a Python built by pyenv
+without ``--enable-optimizations`` is not. Here Debian's 3.11.2 ran the threads' part
+of a flow 15-20% faster than pyenv's 3.11.7, the event loop's part about the same. To
+run the bench on the interpreter the bot is deployed with: make a venv with it,
+``pip install -r requirements.lock``, and run ``PYTHONPATH=. <venv>/bin/python -m
+benchmarks.support_bench`` from the checkout.
 """
 
 from __future__ import annotations
