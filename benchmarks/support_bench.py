@@ -70,22 +70,33 @@ wiki (built later, a full collection walked it: 70 ms of CPU in one burst). The
 stand-in's check of every body against Discord's OpenAPI description (jsonschema) is
 the tests' business and off unless ``--spec`` asks for it. Printed, never asserted.
 
-Where the bot's time goes (measured on the 2026-08-04 snapshot, 2 shared cores, per
-thread from ``/proc``): a whole flow costs the bot 26-31 ms of CPU one at a time, about
-half of it on the event loop (14-16 ms: discord.py and aiohttp reading five
-interactions and six gateway events and sending seven requests, asyncio's own work,
-the bot's code there about 1 ms) and half in its threads (the check 5-6 ms: the triage
-4-5 ms, of which the log's summary 0.6 and the page ranking about 1, the answer's
-wording 0.3; the log's redaction on upload 1.1; the ticket's record and the post's body
-2.5). The seven requests are five responses, the log's download and the post: none
-redundant (``test_a_whole_flow_makes_seven_requests_to_discord_and_no_more``). The
-same flows in the burst cost the loop about 8 ms each, not 15: one at a time, every
-event and every trip to a thread wakes an idle process, and on this VM a wake costs
-the process about 0.15 ms of CPU, a trip to a thread after idle 0.25 ms more (a bare
-``epoll`` or ``sleep`` wake alone 0.05 ms): a flow makes six trips (/support, each
-step, Continue, filing, the post's record) and some twenty wakes. In the burst the
-checks queue: 50 x 8-12 ms of CPU (download, save, check and answer) under one
-interpreter lock, on whatever share of the cores the machine's load leaves the bot.
+Where the bot's time goes (measured on the 2026-08-04 snapshot, 2 shared cores; the
+bench prints each thread's CPU per flow, ``cpu of <thread>``): a whole flow costs the
+bot 26-29 ms of CPU one at a time. About half is the event loop (13-15 ms: discord.py
+and aiohttp reading five interactions and six gateway events and sending seven
+requests, asyncio's own work, the bot's code there about 1 ms), the rest its threads:
+the knowledge thread 7-8 ms (the log's redaction on upload about 0.7, its summary 0.6,
+the page ranking about 1.2, the rest of the triage about 2, the answer's wording 0.25),
+the filing thread about 3 (the ticket's record 1.2-1.4, the post's body 0.9 of which
+0.4 masks the log, the post's record 0.4), the store threads about 1. The seven
+requests are five responses, the log's download and the post: none redundant
+(``test_a_whole_flow_makes_seven_requests_to_discord_and_no_more``). The same flows in
+the burst cost the loop 6-9 ms each, not 14: one at a time, every event and every trip
+to a thread wakes an idle process, and on this VM a wake costs the process about
+0.15 ms of CPU, a trip to a thread after idle 0.25 ms more (a bare ``epoll`` or
+``sleep`` wake alone 0.05 ms): a flow makes six trips (/support, each step, Continue,
+filing, the post's record) and some twenty wakes. In the burst the checks queue:
+50 x 8-12 ms of CPU (download, save, check and answer) under one interpreter lock, on
+whatever share of the cores the machine's load leaves the bot.
+
+Interpreters: the figures depend on how Python was built, and the bench prints which
+one ran. The image's base (``python:3.11-slim``) and Debian's ``python3.11`` are built
+with profile-guided optimisation and link-time optimisation; a Python built by pyenv
+without ``--enable-optimizations`` is not. Here Debian's 3.11.2 ran the threads' part
+of a flow 15-20% faster than pyenv's 3.11.7, the event loop's part about the same. To
+run the bench on the interpreter the bot is deployed with: make a venv with it,
+``pip install -r requirements.lock``, and run ``PYTHONPATH=. <venv>/bin/python -m
+benchmarks.support_bench`` from the checkout.
 """
 
 from __future__ import annotations
@@ -95,10 +106,14 @@ import asyncio
 import contextlib
 import logging
 import multiprocessing
+import multiprocessing.connection
 import os
+import platform
+import re
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -450,10 +465,12 @@ async def _split(
                     break
                 shape, ticker = started
                 cpu = time.process_time()
+                threads = _thread_cpu()
                 with _LagMeter() if ticker else contextlib.nullcontext() as lag:
                     conn.send("measuring")
                     _, figures = await loop.run_in_executor(None, _recv, conn, child)
                 cpu = time.process_time() - cpu
+                threads = _threads_figures(threads, figures["flows"])
                 users_cpu = figures.pop("cpu_ms_per_flow")
                 if ticker:
                     out[shape].update(_ticker_figures(figures, lag))
@@ -462,6 +479,7 @@ async def _split(
                         **figures,
                         "bot_cpu_ms_per_flow": round(cpu * 1000 / max(1, figures["flows"]), 2),
                         "standin_cpu_ms_per_flow": users_cpu,
+                        **threads,
                     }
                 conn.send("next")
             await _settled(ds.client)
@@ -476,11 +494,50 @@ async def _split(
 
 
 def _recv(conn: Connection, child: BaseProcess) -> Any:
-    """The child's next message; an error if it died first."""
-    while not conn.poll(0.5):
-        if not child.is_alive():
-            raise RuntimeError(f"the stand-in process exited with {child.exitcode}")
+    """The child's next message; an error if it died first. Blocks on the pipe and the
+    child's sentinel together: no timed poll wakes this process while the bot is
+    measured (a wake twice a second cost some 0.3 ms of CPU per flow, counted as the
+    bot's)."""
+    ready = multiprocessing.connection.wait([conn, child.sentinel])
+    if conn not in ready and not conn.poll():
+        raise RuntimeError(f"the stand-in process exited with {child.exitcode}")
     return conn.recv()
+
+
+def _thread_cpu() -> dict[str, tuple[float, float]]:
+    """CPU seconds (user, system) of this process's threads, summed by name (a pool's
+    threads under their prefix), from ``/proc/self/task``; empty where there is none."""
+    tick = os.sysconf("SC_CLK_TCK")
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    out: dict[str, tuple[float, float]] = {}
+    tasks = Path("/proc/self/task")
+    for task in tasks.iterdir() if tasks.is_dir() else ():
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:  # the thread ended meanwhile
+            continue
+        name = re.sub(r"_\d+$", "", names.get(int(task.name), "other"))
+        fields = stat[stat.rindex(")") + 2 :].split()  # utime and stime: fields 14 and 15
+        user, system = int(fields[11]) / tick, int(fields[12]) / tick
+        old = out.get(name, (0.0, 0.0))
+        out[name] = (old[0] + user, old[1] + system)
+    return out
+
+
+def _threads_figures(before: dict[str, tuple[float, float]], flows: int) -> dict[str, str]:
+    """Each thread's CPU per flow since ``before`` (user + system, ms; the kernel counts
+    in ticks of 10 ms, so a figure is exact to 10 ms over the flows), busiest first."""
+    spent = []
+    for name, (user, system) in _thread_cpu().items():
+        u0, s0 = before.get(name, (0.0, 0.0))
+        if user - u0 + system - s0 > 0:
+            spent.append((name, user - u0, system - s0))
+    spent.sort(key=lambda item: -(item[1] + item[2]))
+    n = max(1, flows)
+    return {
+        f"cpu of {name} (user + sys, ms per flow)": f"{u * 1000 / n:.2f} + {k * 1000 / n:.2f}"
+        for name, u, k in spent
+    }
 
 
 LAYOUTS: dict[str, Callable[..., Awaitable[dict[str, dict[str, Any]]]]] = {
@@ -531,6 +588,14 @@ def run(
         shutil.rmtree(data, ignore_errors=True)
 
 
+def _interpreter() -> str:
+    """Which Python ran the bot: the figures depend on how it was built (see the module's
+    notes on interpreters; a build's optimisations cannot be read back reliably)."""
+    name, built = platform.python_build()
+    version = f"{platform.python_implementation()} {platform.python_version()}"
+    return f"{version} ({name}, {built}) at {sys.executable}"
+
+
 def _load_line(when: str) -> str:
     one, five, fifteen = os.getloadavg()
     return f"{when}: load average {one:.2f}, {five:.2f}, {fifteen:.2f} (1, 5, 15 min)"
@@ -577,6 +642,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"machine: {os.cpu_count()} CPUs; " + _load_line("after"))
     print(f"network delay: {round(args.delay * 1000)} ms each way; spec checked: {args.spec}")
+    print(f"interpreter: {_interpreter()}")
     for layout, by_shape in results.items():
         for shape, figures in by_shape.items():
             size = figures["flows"]

@@ -75,6 +75,7 @@ import itertools
 import logging
 import math
 import re
+import threading
 import unicodedata
 import urllib.parse
 from bisect import bisect_left, bisect_right
@@ -1250,15 +1251,42 @@ def _report(counts: Mapping[str, int], field: str) -> tuple[Redaction, ...]:
     return tuple(Redaction(kind, field, counts[kind]) for kind in KINDS if counts.get(kind))
 
 
+#: Short texts that redacting was seen to leave exactly as they were (never one that held
+#: a secret, nor one that normalising changed): an answer words some forty short values
+#: each time (page names, titles, flags, evidence), mostly the same from one answer to
+#: the next, and a call costs some 10 us whatever the text's length (the hint pattern,
+#: the base64 look, normalising). Redaction is a pure function of the text, so passing
+#: a remembered text through gives what redacting it again would.
+CLEAN_MEMO_CHARS: Final = 256
+#: Texts remembered at most (the oldest go first): at most about 1.5 MB.
+CLEAN_MEMO_KEPT: Final = 4096
+_clean_memo: dict[str, None] = {}
+_clean_memo_lock = threading.Lock()
+
+
+def _remember_clean(text: str) -> None:
+    with _clean_memo_lock:
+        if text in _clean_memo:
+            return
+        while len(_clean_memo) >= CLEAN_MEMO_KEPT:
+            del _clean_memo[next(iter(_clean_memo))]
+        _clean_memo[text] = None
+
+
 def redact(text: str, field: str = "text") -> Redacted:
     """Replace every recognised secret in ``text`` with ``[REDACTED:<kind>]``.
 
     ``field`` names where the text came from; it is copied into each ``Redaction``.
     Never raises on ``str`` input; running it twice changes nothing more.
     """
+    short = len(text) <= CLEAN_MEMO_CHARS
+    if short and text in _clean_memo:
+        return Redacted(text)
     new, counts = _redact_counts(text)
     if counts.total():
         log.debug("redacted %d secret(s) in field %s", counts.total(), field)
+    elif short and new == text and type(text) is str:
+        _remember_clean(text)
     return Redacted(new, _report(counts, field))
 
 

@@ -620,3 +620,61 @@ def test_a_token_starting_its_own_line_after_a_word_is_found_across_the_break(
         assert char * 2 not in result.text, f"a piece of the token's body ({char}) is left"
     assert [(r.kind, r.count) for r in result.redactions] == [(kind, 1)]
     assert result.text.count("\n") == text.count("\n")
+
+
+# --- the memo of short clean texts ------------------------------------------------------
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts ``redact`` really scanned (its memo emptied first)."""
+    monkeypatch.setattr(redact_module, "_clean_memo", {})
+    scanned: list[str] = []
+    real = redact_module._redact_counts
+
+    def counting(text: str, depth: int = 0):  # type: ignore[no-untyped-def]
+        scanned.append(text)
+        return real(text, depth)
+
+    monkeypatch.setattr(redact_module, "_redact_counts", counting)
+    return scanned
+
+
+def test_a_short_clean_text_is_scanned_once_then_passed_through(counted: list[str]) -> None:
+    text = "docs/models/qwen.md#launch-command"
+    assert redact(text, "reply") == Redacted(text)
+    assert redact(text, "other") == Redacted(text)
+    assert counted == [text]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"export HF_TOKEN={HF}",  # a secret: redacted every time, never remembered
+        "\x1b[31mred\x1b[0m",  # changed by normalising (colour codes go)
+        "x" * (redact_module.CLEAN_MEMO_CHARS + 1),  # long: the stores' scrubber keeps those
+    ],
+    ids=["secret", "normalised", "long"],
+)
+def test_texts_not_left_as_they_were_or_long_are_scanned_every_time(
+    counted: list[str], text: str
+) -> None:
+    first, second = redact(text), redact(text)
+    assert first == second
+    assert counted == [text, text]
+    assert text not in redact_module._clean_memo
+    if "HF_TOKEN" in text:
+        assert HF not in first.text and first.redactions
+
+
+def test_the_memo_keeps_the_newest_texts_up_to_its_bound(
+    counted: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(redact_module, "CLEAN_MEMO_KEPT", 3)
+    for n in range(5):
+        redact(f"plain text {n}")
+    assert list(redact_module._clean_memo) == [f"plain text {n}" for n in (2, 3, 4)]
+    counted.clear()
+    redact("plain text 0")  # forgotten: scanned again
+    redact("plain text 4")
+    assert counted == ["plain text 0"]
