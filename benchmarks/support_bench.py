@@ -464,8 +464,8 @@ async def _split(
                     problems = started
                     break
                 shape, ticker = started
+                threads = _thread_cpu()  # read first: its own CPU is not the flows'
                 cpu = time.process_time()
-                threads = _thread_cpu()
                 with _LagMeter() if ticker else contextlib.nullcontext() as lag:
                     conn.send("measuring")
                     _, figures = await loop.run_in_executor(None, _recv, conn, child)
@@ -526,7 +526,9 @@ def _thread_cpu() -> dict[str, tuple[float, float]]:
 
 def _threads_figures(before: dict[str, tuple[float, float]], flows: int) -> dict[str, str]:
     """Each thread's CPU per flow since ``before`` (user + system, ms; the kernel counts
-    in ticks of 10 ms, so a figure is exact to 10 ms over the flows), busiest first."""
+    in ticks of 10 ms per thread, so a pool's figure is exact to its threads x 10 ms over
+    the flows), busiest first. A thread that ended meanwhile is missing (the bot's pools
+    keep theirs)."""
     spent = []
     for name, (user, system) in _thread_cpu().items():
         u0, s0 = before.get(name, (0.0, 0.0))

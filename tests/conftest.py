@@ -1,6 +1,7 @@
 """Shared pytest fixtures. The Discord stand-in's fixture lives in its package."""
 
 import os
+import sys
 
 import pytest
 from hypothesis import settings
@@ -20,7 +21,23 @@ pytest.register_assert_rewrite("tests.bot.helpers")
 from tests.discord_standin.fixtures import discord_standin, threaded_standin  # noqa: E402
 from tests.llm_standin.fixtures import llm_standin  # noqa: E402
 
-__all__ = ["discord_standin", "llm_standin", "pytest_terminal_summary", "threaded_standin"]
+__all__ = [
+    "discord_standin",
+    "llm_standin",
+    "pytest_terminal_summary",
+    "redaction_memo_emptied",
+    "threaded_standin",
+]
+
+
+@pytest.fixture(autouse=True)
+def redaction_memo_emptied():
+    """Each test starts with redaction's memo of clean texts empty (when redaction is
+    loaded at all: importing it here would load it for tests that check what loads):
+    no test passes because an earlier one left a text remembered."""
+    redact = sys.modules.get("knowledge.triage.redact")
+    if redact is not None:
+        redact._clean_memo.clear()
 
 
 def pytest_terminal_summary(terminalreporter):

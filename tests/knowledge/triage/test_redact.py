@@ -6,6 +6,7 @@ import base64
 import re
 import re._constants as sre_constants
 import re._parser as sre_parse
+from collections import OrderedDict
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -529,12 +530,14 @@ SECRET_TEXT = st.builds(
 @settings(deadline=None, max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(MIXED_TEXT, SECRET_TEXT))
 def test_the_cheap_pre_checks_change_no_redaction(text: str) -> None:
-    with pytest.MonkeyPatch.context() as patched:  # every pass on every text
-        patched.setattr(redact_module, "_SECRET_HINT_RE", re.compile(""))
-        patched.setattr(redact_module, "_PASS_NEEDS", {})
-        patched.setattr(redact_module, "_may_hold_base64", lambda _text: True)
-        slow = redact(text)
-    assert redact(text) == slow
+    with pytest.MonkeyPatch.context() as memo_off:  # both calls scan (the memo: below)
+        memo_off.setattr(redact_module, "CLEAN_MEMO_CHARS", -1)
+        with pytest.MonkeyPatch.context() as patched:  # every pass on every text
+            patched.setattr(redact_module, "_SECRET_HINT_RE", re.compile(""))
+            patched.setattr(redact_module, "_PASS_NEEDS", {})
+            patched.setattr(redact_module, "_may_hold_base64", lambda _text: True)
+            slow = redact(text)
+        assert redact(text) == slow
     # the header pass skips text without the header's name: its pattern needs it
     if "uthorization" not in text and "UTHORIZATION" not in text:
         assert redact_module._AUTH_RE.search(text) is None
@@ -579,10 +582,12 @@ BASE64_TEXT = st.lists(
 def test_text_said_to_hold_no_base64_run_has_none(text: str) -> None:
     if not redact_module._may_hold_base64(text):
         assert redact_module._B64_RE.search(text) is None
-    with pytest.MonkeyPatch.context() as patched:  # the encoded pass on every text
-        patched.setattr(redact_module, "_may_hold_base64", lambda _text: True)
-        slow = redact(text)
-    assert redact(text) == slow
+    with pytest.MonkeyPatch.context() as memo_off:  # both calls scan
+        memo_off.setattr(redact_module, "CLEAN_MEMO_CHARS", -1)
+        with pytest.MonkeyPatch.context() as patched:  # the encoded pass on every text
+            patched.setattr(redact_module, "_may_hold_base64", lambda _text: True)
+            slow = redact(text)
+        assert redact(text) == slow
 
 
 def test_a_base64_run_of_either_alphabet_is_looked_into() -> None:
@@ -628,7 +633,7 @@ def test_a_token_starting_its_own_line_after_a_word_is_found_across_the_break(
 @pytest.fixture
 def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The texts ``redact`` really scanned (its memo emptied first)."""
-    monkeypatch.setattr(redact_module, "_clean_memo", {})
+    monkeypatch.setattr(redact_module, "_clean_memo", OrderedDict())
     scanned: list[str] = []
     real = redact_module._redact_counts
 
@@ -665,6 +670,32 @@ def test_texts_not_left_as_they_were_or_long_are_scanned_every_time(
     assert text not in redact_module._clean_memo
     if "HF_TOKEN" in text:
         assert HF not in first.text and first.redactions
+
+
+@settings(deadline=None, max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(MIXED_TEXT, SECRET_TEXT))
+def test_the_memo_changes_no_redaction(text: str) -> None:
+    first, again = redact(text), redact(text)  # the second may come from the memo
+    with pytest.MonkeyPatch.context() as memo_off:
+        memo_off.setattr(redact_module, "CLEAN_MEMO_CHARS", -1)
+        scanned = redact(text)
+    assert first == again == scanned
+
+
+def test_a_str_subclass_is_neither_looked_up_nor_remembered(counted: list[str]) -> None:
+    class Alike(str):  # equal to anything, hashed as a remembered clean text
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        def __hash__(self) -> int:
+            return hash("plain words")
+
+    redact("plain words")
+    secret = Alike(f"HF_TOKEN={HF}")
+    out = redact(secret)
+    assert HF not in out.text and out.redactions
+    redact(Alike("other plain words"))
+    assert list(redact_module._clean_memo) == ["plain words"]
 
 
 def test_the_memo_keeps_the_newest_texts_up_to_its_bound(
