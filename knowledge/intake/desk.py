@@ -45,6 +45,7 @@ from knowledge.triage.request import LogPart
 
 if TYPE_CHECKING:
     from knowledge.answers._state import Links
+    from knowledge.gaps.recorder import GapRecorder
 
 __all__ = [
     "CHECKED_KEPT",
@@ -465,6 +466,27 @@ class SupportDesk:
         """The triage of a draft, shown before filing (worded by
         :func:`knowledge.answers.support_check_reply`); kept for :meth:`file`."""
         return self.check_draft(self.draft(draft_id, user))
+
+    def check_reply(self, draft: Draft, *, gaps: GapRecorder | None = None) -> Reply:
+        """The private answer to a finished ``draft`` (already read or just saved): its
+        triage worded (redacting again) with a solved ticket like it first, when one is;
+        a triage that was not confident noted in ``gaps`` (for ``/wiki gaps``). Raises
+        :class:`IntakeError` when the draft cannot be checked yet."""
+        from knowledge.answers import support_check_reply
+
+        _, result = self.check_draft(draft)
+        if gaps is not None:
+            gaps.note_triage("/support", draft.values.get("text", ""), result)
+        reply = support_check_reply(
+            result,
+            draft.redactions,
+            self.context.templates,
+            self.t,
+            draft_id=draft.id,
+            links=self.links,
+        )
+        solved = self.similar_field(draft)
+        return replace(reply, fields=(solved, *reply.fields)) if solved else reply
 
     def check_draft(self, draft: Draft) -> tuple[Draft, TriageResult]:
         """:meth:`check` of a draft already read from the store (by :meth:`draft`, or

@@ -18,7 +18,6 @@ from bot.components import detached
 from bot.cooldowns import cooldown
 from bot.errors import report_failure, safe_choices
 from bot.respond import answered, in_time, send
-from knowledge.answers import support_check_reply
 from knowledge.intake.desk import IntakeError, Saved, SupportDesk, Upload, summarise
 from knowledge.intake.records import Draft
 from knowledge.intake.validate import MAX_UPLOAD_BYTES
@@ -215,25 +214,12 @@ class IntakeFlow:
         return saved, self._checked_now(desk, saved.draft)
 
     def _checked_now(self, desk: SupportDesk, draft: Draft) -> Reply | IntakeError:
-        """The triage of ``draft`` and its wording (redacting again), or why it cannot be
-        checked yet. Blocking: in a knowledge thread."""
+        """The desk's answer to ``draft`` (:meth:`SupportDesk.check_reply`), or why it
+        cannot be checked yet. Blocking: in a knowledge thread."""
         try:
-            _, result = desk.check_draft(draft)
+            return desk.check_reply(draft, gaps=self.bot.kb.gaps)
         except IntakeError as exc:
             return exc
-        gaps = self.bot.kb.gaps
-        if gaps is not None:  # what the wiki did not answer, for /wiki gaps
-            gaps.note_triage("/support", draft.values.get("text", ""), result)
-        reply = support_check_reply(
-            result,
-            draft.redactions,
-            desk.context.templates,
-            desk.t,
-            draft_id=draft.id,
-            links=desk.links,
-        )
-        solved = desk.similar_field(draft)  # a solved ticket asked much the same
-        return dataclasses.replace(reply, fields=(solved, *reply.fields)) if solved else reply
 
     async def _with_answer(self, draft: Draft, checked: Reply | IntakeError) -> Reply | IntakeError:
         """``checked`` with the answer in words above its pages (``llm.enabled``)."""

@@ -879,3 +879,32 @@ def test_a_filed_or_solved_draft_is_closed_to_further_steps(desk, store):
         desk.deflect(solved.id, "d:2")
     with pytest.raises(IntakeError, match="someone else"):
         desk.draft(solved.id, "d:3")
+
+
+def test_the_check_reply_puts_a_solved_ticket_first_and_notes_the_triage_for_gaps(desk):
+    """The answer a finished draft gets (the bot's /support check): its triage worded for
+    that draft, a solved ticket asked much the same first, and the triage handed to the
+    gaps recorder; a draft that cannot be checked yet is refused, nothing noted."""
+
+    class Gaps:
+        def __init__(self) -> None:
+            self.noted: list[tuple[str, str, object]] = []
+
+        def note_triage(self, command: str, query: str, result: object) -> bool:
+            self.noted.append((command, query, result))
+            return True
+
+    gaps = Gaps()
+    first = fill(desk)
+    reply = desk.check_reply(first, gaps=gaps)
+    assert reply.meta["draft"] == first.id and reply.ephemeral
+    assert [(c, q) for c, q, _ in gaps.noted] == [("/support", first.values["text"])]
+    ticket = desk.file(first.id, "discord:1", post=False).ticket
+    desk.mark_answer(ticket.id, actor="discord:7", staff=True, answer="Pin the image", url="")
+    again = fill(desk, user="discord:2")
+    reply = desk.check_reply(again)
+    assert reply.fields[0] == desk.similar_field(again) is not None
+    empty = desk.new_draft("discord:3").draft
+    with pytest.raises(IntakeError):
+        desk.check_reply(empty, gaps=gaps)
+    assert len(gaps.noted) == 1
