@@ -361,7 +361,6 @@ def support_flow(
     ``ask`` reads one line (``input``); EOF or ``/cancel`` stops, keeping the draft.
     Returns the ticket filed, or None.
     """
-    from knowledge.answers import support_check_reply
     from knowledge.intake.desk import IntakeError
     from knowledge.intake.records import iso
 
@@ -405,10 +404,9 @@ def support_flow(
                     say(line)
                 continue
             say(t("console.checking"))
-            checked, result = desk.check(draft.id, user)
-            reply = support_check_reply(
-                result, checked.redactions, desk.context.templates, t, draft_id=checked.id
-            )
+            # The same answer as the bot's check: a solved ticket like it first, and an
+            # unconfident triage noted for `wikibot gaps` where gaps are recorded.
+            reply = desk.check_reply(desk.draft(draft.id, user), gaps=kb.gaps)
             say(render(reply) if render else reply.title)
             choice = ask(t("console.choice")).strip().casefold()
             if choice == "solved":

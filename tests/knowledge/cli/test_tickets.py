@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.cli.tickets import support_flow
+from knowledge.cli.tickets import open_desk, support_flow
 from knowledge.intake.sqlite import SqliteTicketStore
 from knowledge.service import KnowledgeBase
 from tests.support import DEMO, ROOT
@@ -104,28 +104,30 @@ def test_unknown_ids_and_empty_requests_fail_plainly(filed, tmp_path):
     assert refused.returncode == 2 and "nothing to triage" in refused.stderr
 
 
+def _console_answers(last: str) -> list[str]:
+    return [
+        "GLM-5 hangs at startup",  # text
+        ".",
+        "it hangs",  # actual
+        ".",
+        "",  # expected (skipped)
+        ".",
+        "models/glm5_v3.md",  # model page
+        "",  # image
+        V3_LAUNCH,  # command
+        ".",
+        "8x RTX PRO 6000, TP8",  # layout
+        *LOG.splitlines(),  # log
+        ".",
+        "curl localhost:8000/v1/models",  # client
+        ".",
+        last,
+    ]
+
+
 def test_the_console_asks_item_by_item_and_files(tmp_path):
     kb = KnowledgeBase.open(DEMO, tmp_path)
-    answers = iter(
-        [
-            "GLM-5 hangs at startup",  # text
-            ".",
-            "it hangs",  # actual
-            ".",
-            "",  # expected (skipped)
-            ".",
-            "models/glm5_v3.md",  # model page
-            "",  # image
-            V3_LAUNCH,  # command
-            ".",
-            "8x RTX PRO 6000, TP8",  # layout
-            *LOG.splitlines(),  # log
-            ".",
-            "curl localhost:8000/v1/models",  # client
-            ".",
-            "file",
-        ]
-    )
+    answers = iter(_console_answers("file"))
     said: list[str] = []
     try:
         ticket = support_flow(kb, lambda prompt: next(answers), said.append, user="local:t")
@@ -140,6 +142,40 @@ def test_the_console_asks_item_by_item_and_files(tmp_path):
         assert stored.values["log"].count("\n") == 149
     finally:
         store.close()
+
+
+def test_the_consoles_check_offers_a_solved_ticket_like_it_as_the_bot_does(tmp_path):
+    """The console's check is the desk's, as the bot's: a solved ticket whose request is
+    like this one comes first, with its marked answer and its thread's link."""
+    kb = KnowledgeBase.open(DEMO, tmp_path)
+    thread = "https://discord.com/channels/1/2/3"
+    try:
+        first = iter(_console_answers("file"))
+        ticket = support_flow(kb, lambda p: next(first), lambda line: None, user="local:a")
+        assert ticket is not None
+        desk = open_desk(kb)
+        try:
+            desk.mark_answer(
+                ticket.id,
+                actor="local:a",
+                staff=True,
+                answer="Pin the image to the runbook's own tag.",
+                url=thread,
+            )
+        finally:
+            desk.store.close()
+        shown: list[str] = []
+
+        def render(reply) -> str:
+            return "\n".join([reply.title, *(f"{f.name}: {f.value}" for f in reply.fields)])
+
+        second = iter(_console_answers("cancel"))
+        ask = lambda p: next(second)  # noqa: E731
+        assert support_flow(kb, ask, shown.append, user="local:b", render=render) is None
+    finally:
+        kb.close()
+    check = next(line for line in shown if "A similar ticket was solved" in line)
+    assert "Pin the image to the runbook's own tag." in check and thread in check
 
 
 def test_the_console_keeps_the_draft_when_stopped_and_offers_it_again(tmp_path):
