@@ -10,7 +10,7 @@ from knowledge.reply import Field, PageRef, Reply
 from knowledge.search import MAX_QUERY_CHARS, Hit
 from knowledge.search.pages import PageHit, PageRanking, error_lines, label_word
 from knowledge.templates import Templates
-from knowledge.text import clean_user_text, escape_markdown, truncate
+from knowledge.text import clean_user_text, escape_markdown, inline_code, truncate
 from knowledge.wiki import status_of
 from knowledge.wiki.cache import sections_in_memory
 
@@ -75,10 +75,10 @@ def search(
         if category not in state.categories:
             return Reply(
                 "not_found",
-                t("search.nothing_title", query=escape_markdown(text)),
+                t("search.nothing_title", query=inline_code(text)),
                 t(
                     "search.unknown_category",
-                    category=escape_markdown(category),
+                    category=inline_code(category),
                     names=names(t, state.categories, limit=20),
                 ),
                 suggestions=tuple(state.categories),
@@ -100,7 +100,7 @@ def search(
             return search(state, t, query, category=category, page=1, per_page=per_page)
         return Reply(
             "not_found",
-            t("search.nothing_title", query=escape_markdown(results.query or text)),
+            t("search.nothing_title", query=inline_code(results.query or text)),
             t("search.nothing"),
             ephemeral=True,
         )
@@ -210,7 +210,7 @@ def _pasted(
     hits = [h for h in ranking.hits if not wanted or _category(state, h.path) == wanted][
         :_PASTED_HITS
     ]
-    shown_query = escape_markdown(" ".join(text.split())[:80])
+    shown_query = inline_code(" ".join(text.split())[:80])
     if not hits:
         return Reply(
             "not_found",
@@ -262,9 +262,7 @@ def _confidence_line(t: Templates, ranking: PageRanking, count: int) -> str:
     if ranking.unknown:
         return t(
             "search.pasted_unknown",
-            names=t.raw("common.separator").join(
-                f"`{escape_markdown(n)}`" for n in ranking.unknown[:3]
-            ),
+            names=t.raw("common.separator").join(inline_code(n) for n in ranking.unknown[:3]),
         )
     if ranking.confidence in ("high", "medium"):
         return t.plural("search.pasted_confident", count)
@@ -283,13 +281,13 @@ def _pasted_field(
     parts: list[str] = []
     quote = next((detail for code, detail in hit.why if code == "error_quote"), None)
     if quote:
-        parts.append(t("search.why_quote", quote=escape_markdown(quote[:200])))
+        parts.append(t("search.why_quote", quote=inline_code(quote[:200])))
     elif section is not None:
         parts.append(_window(t, section.text, words))
     if section is not None:
         fix = _fix_code(section)
         if fix:
-            parts.append(t("search.fix_code", code=escape_markdown(fix)))
+            parts.append(t("search.fix_code", code=inline_code(fix)))
     if words:
         parts.append(t("search.why_terms", terms=escape_markdown(", ".join(words[:5]))))
     family = next((detail for code, detail in hit.why if code == "family"), None)
