@@ -1,0 +1,114 @@
+"""Hostile input against what the bot sends Discord, end to end through the stand-in.
+
+Each test drives the real bot through discord.py against the loopback stand-in (its
+OpenAPI check on) with input a user (or the wiki) could give, and asserts on the JSON
+that reached Discord: nothing Discord would refuse, nothing that pings, no user text
+rendered as Markdown in the bot's voice, no escape shown as a stray backslash.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tests.bot import test_support
+from tests.bot.helpers import bot_factory, embed_of
+from tests.bot.test_support import STEP1, button_id, factory, through_step_2
+from tests.discord_standin import DEFAULT_IDS
+
+# The data folders of test_support: the demo wiki's index built once, copied per test.
+base_data = test_support.base_data
+data = test_support.data
+
+#: A masked link, an unbalanced code fence, emphasis and mentions in one line.
+HOSTILE = (
+    f"[free nitro](https://evil.example/x) ``` **bold _it ~~gone ||hidden @everyone"
+    f" <@&{DEFAULT_IDS.role_moderator}> <@{DEFAULT_IDS.mod}>"
+)
+#: An inline code span of a reply: what Discord shows between single backticks.
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def code_spans(text: str) -> list[str]:
+    return _CODE_SPAN.findall(text)
+
+
+def assert_no_backslash_in_code(text: str) -> None:
+    """Inside a code span Discord shows a backslash as it is: an escape there is a stray
+    ``\\`` in front of the user's or the wiki's own characters."""
+    for span in code_spans(text):
+        assert "\\" not in span, f"a backslash shows inside the code span `{span}` of {text!r}"
+
+
+# --- /ticket list: a ticket's title is the asker's own first line ---------------------------
+
+
+def test_ticket_list_shows_a_hostile_title_as_text_not_as_a_link_or_a_fence(discord_standin, data):
+    async def scenario(ds):
+        opened = await ds.slash("support")
+        submitted = await ds.submit_modal(opened, {**STEP1, "text": HOSTILE})
+        saved = (await submitted.answer()).shown
+        _, check = await through_step_2(ds, saved)
+        await (await ds.press(check, button_id(check, "File the ticket"))).answer()
+        await ds.wait_for_request(lambda r: r.route == "create_thread")
+        listed = await ds.slash("ticket list", user_id=DEFAULT_IDS.mod)
+        return (await listed.answer()).shown
+
+    listed = discord_standin.run(factory(data), scenario)
+    text = embed_of(listed)["description"]
+    assert "#1" in text and "free nitro" in text, text
+    assert "[free nitro](https://evil.example/x)" not in text, "a link in the bot's voice"
+    assert "```" not in text, "an unclosed fence turns every later ticket into code"
+    assert "**bold" not in text and "||hidden" not in text
+    pings = [p for message in discord_standin.last.pings for p in message.pings]
+    assert pings == [f"<@{DEFAULT_IDS.alice}>"], "only the asker, on the post"
+
+
+# --- /support model: whitespace is no model ------------------------------------------------
+
+
+def test_support_with_a_blank_model_opens_the_form(discord_standin, data):
+    async def scenario(ds):
+        return (await ds.slash("support", model="   ")).response
+
+    response = discord_standin.run(factory(data), scenario)
+    assert response.callback_type == 9, f"a blank model answered {response.json}"
+
+
+# --- code spans: what is shown between backticks is shown as it is -------------------------
+
+
+def test_echoed_queries_in_code_spans_show_no_backslashes(discord_standin):
+    async def scenario(ds):
+        sent = []
+        for command, options in (
+            ("runbook", {"model": "no-such_model"}),
+            ("acronym", {"term": "FP8-KV_x"}),
+            ("search", {"query": "zzqx_foo-bar"}),
+            ("search", {"query": "nccl", "section": "no-such_section"}),
+        ):
+            record = await ds.slash(command, **options)
+            sent.append(embed_of((await record.answer()).shown))
+        return sent
+
+    for embed in discord_standin.run(bot_factory(), scenario):
+        shown = embed["title"] + "\n" + (embed.get("description") or "")
+        assert code_spans(shown), f"the query is echoed in a code span: {shown!r}"
+        assert_no_backslash_in_code(shown)
+        typed = ("no-such_model", "FP8-KV_x", "zzqx_foo-bar", "no-such_section")
+        assert any(q in shown for q in typed), shown
+
+
+def test_a_pasted_error_quotes_the_wiki_error_without_backslashes(discord_standin):
+    error = "NCCL error: unhandled system error"
+
+    async def scenario(ds):
+        record = await ds.slash(
+            "search", query=f"my server stops with {error} while ncclCommInitRank runs"
+        )
+        return embed_of((await record.answer()).shown)
+
+    embed = discord_standin.run(bot_factory(), scenario)
+    first = embed["fields"][0]["value"]
+    assert f"`{error}`" in first, first
+    for field in embed["fields"]:
+        assert_no_backslash_in_code(field["value"])
