@@ -7,7 +7,7 @@ import re
 from knowledge.answers._format import link, names
 from knowledge.answers._state import WikiState
 from knowledge.reply import Field, PageRef, Reply
-from knowledge.search import MAX_QUERY_CHARS, Hit
+from knowledge.search import MAX_QUERY_CHARS, PROBLEM_EMPTY, PROBLEM_NO_WORDS, Hit
 from knowledge.search.pages import PageHit, PageRanking, error_lines, label_word
 from knowledge.templates import Templates
 from knowledge.text import clean_user_text, escape_markdown, inline_code, truncate
@@ -40,6 +40,8 @@ _KIND_KEYS = {
     "archive": "search.kind.archive",
     "legacy": "search.kind.legacy",
 }
+#: The search's reasons for running no query, worded for the asker.
+_PROBLEM_KEYS = {PROBLEM_EMPTY: "search.problem_empty", PROBLEM_NO_WORDS: "search.problem_no_words"}
 _FIX_LABELS = frozenset({"fix", "fixes", "workaround", "solution"})
 #: The characters other than ASCII that a case-blind ``re`` match takes for ASCII letters
 #: (dotted capital I, dotless i, long s, Kelvin sign); the first also lower-cases to two.
@@ -92,7 +94,9 @@ def search(
         return Reply(
             "not_found",
             t("search.problem_title"),
-            escape_markdown(results.problem),
+            t(_PROBLEM_KEYS[results.problem])
+            if results.problem in _PROBLEM_KEYS
+            else escape_markdown(results.problem),
             ephemeral=True,
         )
     if not results.hits:

@@ -112,3 +112,20 @@ def test_a_pasted_error_quotes_the_wiki_error_without_backslashes(discord_standi
     assert f"`{error}`" in first, first
     for field in embed["fields"]:
         assert_no_backslash_in_code(field["value"])
+
+
+# --- /search with nothing to search: a sentence from the templates, not an internal code -----
+
+
+def test_a_search_of_only_punctuation_says_what_to_type(discord_standin):
+    from knowledge.search import PROBLEM_EMPTY, PROBLEM_NO_WORDS
+
+    async def scenario(ds):
+        record = await ds.slash("search", query="!!! ??? ... --")
+        return (await record.answer()).shown
+
+    message = discord_standin.run(bot_factory(), scenario)
+    embed = embed_of(message)
+    assert message["flags"] & 64, "only the asker sees it"
+    assert embed["description"] not in (PROBLEM_EMPTY, PROBLEM_NO_WORDS), embed
+    assert "word" in embed["description"]
