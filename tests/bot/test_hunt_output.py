@@ -129,3 +129,23 @@ def test_a_search_of_only_punctuation_says_what_to_type(discord_standin):
     assert message["flags"] & 64, "only the asker sees it"
     assert embed["description"] not in (PROBLEM_EMPTY, PROBLEM_NO_WORDS), embed
     assert "word" in embed["description"]
+
+
+# --- /runbook: a model the wiki lacks gets no other family's launch command ----------------
+
+
+def test_runbook_for_a_model_sharing_only_a_number_with_a_family_is_not_found(discord_standin):
+    """``llama-4`` shares the 4 of DeepSeek-V4 and nothing else: answering with that
+    family's runbook puts a wrong launch command in front of the channel."""
+
+    async def scenario(ds):
+        sent = []
+        for model in ("llama-4", "phi-4"):
+            sent.append((await ds.slash("runbook", model=model)).response.message)
+        return sent
+
+    for message in discord_standin.run(bot_factory(), scenario):
+        assert message["flags"] & 64, "not found is private"
+        embed = embed_of(message)
+        assert embed["title"].startswith("No runbook family matches"), embed["title"]
+        assert "docker run" not in embed.get("description", "")
