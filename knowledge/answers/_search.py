@@ -118,7 +118,7 @@ def search(
         summary = t("search.hits_in", hits=summary, category=escape_markdown(category))
     return Reply(
         "search",
-        t("search.title", query=results.query or text),
+        t("search.title", query=escape_markdown(results.query or text)),
         summary,
         fields=fields,
         pages=tuple(PageRef(h.path, h.anchor, h.section_title) for h in results.hits),

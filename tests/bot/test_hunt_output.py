@@ -149,3 +149,18 @@ def test_runbook_for_a_model_sharing_only_a_number_with_a_family_is_not_found(di
         embed = embed_of(message)
         assert embed["title"].startswith("No runbook family matches"), embed["title"]
         assert "docker run" not in embed.get("description", "")
+
+
+def test_a_search_title_shows_the_query_as_typed_not_formatted(discord_standin):
+    """Discord renders Markdown in an embed's title: the words of a public search must
+    not turn bold, hidden or struck through there."""
+
+    async def scenario(ds):
+        record = await ds.slash("search", query="nccl **p2p** ||hang|| ~~x~~")
+        return embed_of((await record.answer()).shown)
+
+    embed = discord_standin.run(bot_factory(), scenario)
+    title = embed["title"]
+    assert "p2p" in title and embed.get("fields"), embed
+    for marker in ("**", "||", "~~"):
+        assert marker not in title.replace("\\" + marker[0], ""), title
