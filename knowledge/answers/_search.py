@@ -30,6 +30,8 @@ MAX_PASTED_CHARS = 6000
 _MAX_LINE_CHARS = 1000
 _PASTED_HITS = 10
 _FIX_CODE_LINES = 3
+#: Fewest characters of a Fix command worth showing in a snippet.
+_MIN_FIX_CHARS = 40
 _WINDOW = 260
 #: Kinds of page worth naming beside a hit, and their wording.
 _KIND_KEYS = {
@@ -290,8 +292,11 @@ def _pasted_field(
         parts.append(_window(t, section.text, words))
     if section is not None:
         fix = _fix_code(section)
-        if fix:
-            parts.append(t("search.fix_code", code=inline_code(fix)))
+        # Cut to the room left before the snippet's own cut, so the code span is closed.
+        room = _SNIPPET_CHARS - sum(len(p) + 1 for p in parts) - len(t("search.fix_code", code=""))
+        code = inline_code(truncate(fix, room - 8)) if fix and room > _MIN_FIX_CHARS else ""
+        if code and len(code) <= room:  # backticks inside can make the span longer
+            parts.append(t("search.fix_code", code=code))
     if words:
         parts.append(t("search.why_terms", terms=escape_markdown(", ".join(words[:5]))))
     family = next((detail for code, detail in hit.why if code == "family"), None)

@@ -164,3 +164,65 @@ def test_a_search_title_shows_the_query_as_typed_not_formatted(discord_standin):
     assert "p2p" in title and embed.get("fields"), embed
     for marker in ("**", "||", "~~"):
         assert marker not in title.replace("\\" + marker[0], ""), title
+
+
+# --- a cut never leaves a code span open in front of what follows --------------------------
+
+
+def unclosed_code_span(text: str) -> str | None:
+    """The text from a code span's opening backticks when nothing closes them, else None
+    (as Discord reads it: a backslash escapes a backtick outside code only)."""
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] == "\\" and i + 1 < n:
+            i += 2
+            continue
+        if text[i] != "`":
+            i += 1
+            continue
+        run = len(text[i:]) - len(text[i:].lstrip("`"))
+        close = re.compile(rf"(?<!`)`{{{run}}}(?!`)").search(text, i + run)
+        if close is None:
+            return text[i:]
+        i = close.end()
+    return None
+
+
+def test_a_long_fix_command_cut_in_a_snippet_does_not_swallow_the_link(discord_standin, tmp_path):
+    """A pasted error's hit shows the wiki's Fix command in a code span, then a link to
+    the section. Cut inside the span, the span stayed open and the next backtick (one
+    the section's own title holds) closed it: the link showed as raw Markdown."""
+    import shutil
+
+    from knowledge.service import KnowledgeBase, demo_wiki_dir
+    from tests.bot.helpers import LINK_BASE, make_config
+
+    wiki = tmp_path / "wiki"
+    shutil.copytree(demo_wiki_dir(), wiki)
+    long_line = " ".join(f"--zebra-option-{i} value{i}" for i in range(12))
+    (wiki / "troubleshooting" / "common-issues.md").open("a", encoding="utf-8").write(
+        "\n### The `zebra_cache` Overflows On Start\n\n"
+        "**Error**: `ZebraCacheError: zebra cache overflow detected on rank 0`\n\n"
+        "**Cause**: The zebra cache is sized for one card.\n\n"
+        "**Fix**:\n\n```bash\n"
+        + "\n".join(f"zebra-tool {long_line} --step {k}" for k in range(3))
+        + "\n```\n"
+    )
+    kb = KnowledgeBase.open(wiki, tmp_path / "data", link_base=LINK_BASE)
+
+    async def scenario(ds):
+        record = await ds.slash(
+            "search",
+            query="ZebraCacheError: zebra cache overflow detected on rank 0 when I start"
+            " the server with eight cards, what now?",
+        )
+        return embed_of((await record.answer()).shown)
+
+    try:
+        embed = discord_standin.run(bot_factory(make_config(wiki), kb=kb), scenario)
+    finally:
+        kb.close()
+    hit = next(f["value"] for f in embed["fields"] if "zebra" in f["name"].casefold())
+    assert "zebra-tool" in hit, "the Fix command is shown"
+    assert unclosed_code_span(hit) is None, hit
+    assert hit.rstrip().endswith(")"), f"the link to the section is intact: {hit!r}"
