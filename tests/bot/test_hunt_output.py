@@ -226,3 +226,22 @@ def test_a_long_fix_command_cut_in_a_snippet_does_not_swallow_the_link(discord_s
     assert "zebra-tool" in hit, "the Fix command is shown"
     assert unclosed_code_span(hit) is None, hit
     assert hit.rstrip().endswith(")"), f"the link to the section is intact: {hit!r}"
+
+
+# --- the forum post's title: the first line of text, not a code fence -----------------------
+
+
+def test_a_story_pasted_as_a_code_block_titles_its_post_with_its_first_line(discord_standin, data):
+    story = "```text\nRuntimeError: CUDA error: an illegal memory access\n```\nGLM-5 died on load"
+
+    async def scenario(ds):
+        opened = await ds.slash("support")
+        submitted = await ds.submit_modal(opened, {**STEP1, "text": story})
+        saved = (await submitted.answer()).shown
+        _, check = await through_step_2(ds, saved)
+        await (await ds.press(check, button_id(check, "File the ticket"))).answer()
+        return await ds.wait_for_request(lambda r: r.route == "create_thread")
+
+    post = discord_standin.run(factory(data), scenario)
+    assert post.json["name"] == "RuntimeError: CUDA error: an illegal memory access"
+    assert embed_of(post.json["message"])["title"].startswith("RuntimeError")
