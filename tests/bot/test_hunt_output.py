@@ -245,3 +245,58 @@ def test_a_story_pasted_as_a_code_block_titles_its_post_with_its_first_line(disc
     post = discord_standin.run(factory(data), scenario)
     assert post.json["name"] == "RuntimeError: CUDA error: an illegal memory access"
     assert embed_of(post.json["message"])["title"].startswith("RuntimeError")
+
+
+# --- regression guards: hostile stories in what the bot posts publicly ----------------------
+
+
+def rendered_markup(text: str) -> list[str]:
+    """The Markdown of :data:`HOSTILE` that Discord would render in ``text``: its masked
+    link, fence, emphasis and spoiler unescaped, or a heading or quote at a line's start."""
+    found = []
+    if re.search(r"(?<!\\)\[[^\]\n]*(?<!\\)\]\(https?://evil", text):
+        found.append("masked link")
+    found += [m for m in (" ``` ", " **bold", " _it", " ~~gone", " ||hidden") if m in text]
+    found += [line for line in text.splitlines() if re.match(r"(?:#{1,3}|>{1,3}) ", line)]
+    return found
+
+
+def test_a_hostile_story_is_posted_as_text_and_pings_only_its_asker(discord_standin, data):
+    story = f"# {HOSTILE}\n> quoted {HOSTILE}\n{HOSTILE}"
+
+    async def scenario(ds):
+        opened = await ds.slash("support")
+        submitted = await ds.submit_modal(
+            opened, {"text": story, "actual": HOSTILE, "expected": "> " + HOSTILE, "image": "x"}
+        )
+        saved = (await submitted.answer()).shown
+        _, check = await through_step_2(ds, saved, layout=HOSTILE[:100])
+        await (await ds.press(check, button_id(check, "File the ticket"))).answer()
+        return check, await ds.wait_for_request(lambda r: r.route == "create_thread")
+
+    check, post = discord_standin.run(factory(data), scenario)
+    message = post.json["message"]
+    assert "free nitro" in message["content"], "the story is in the post"
+    assert not rendered_markup(message["content"]), rendered_markup(message["content"])
+    embed = embed_of(message)
+    for field in embed["fields"]:
+        assert not rendered_markup(field["value"]), field
+    assert 1 <= len(post.json["name"]) <= 100
+    for field in embed_of(check)["fields"]:
+        assert not rendered_markup(field["value"]), field
+    pings = [p for m in discord_standin.last.pings for p in m.pings]
+    assert pings == [f"<@{DEFAULT_IDS.alice}>"], pings
+
+
+def test_the_nudge_under_a_hostile_forum_post_pings_no_one(discord_standin, data):
+    async def scenario(ds):
+        thread_id = await test_support._forum_post(ds, f"my GLM-5 server hangs {HOSTILE}")
+        return await ds.wait_for_request(
+            lambda r: r.route == "channel_message" and r.path == f"/channels/{thread_id}/messages"
+        )
+
+    nudge = discord_standin.run(factory(data, nudge=True), scenario)
+    sent = repr(nudge.json)
+    assert nudge.json["allowed_mentions"]["parse"] == []
+    assert "evil.example" not in sent, "nothing of the post is echoed"
+    discord_standin.last.assert_no_pings()
