@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.bot import test_support
 from tests.bot.helpers import bot_factory, embed_of
 from tests.bot.test_support import STEP1, button_id, factory, through_step_2
@@ -231,9 +233,19 @@ def test_a_long_fix_command_cut_in_a_snippet_does_not_swallow_the_link(discord_s
 # --- the forum post's title: the first line of text, not a code fence -----------------------
 
 
-def test_a_story_pasted_as_a_code_block_titles_its_post_with_its_first_line(discord_standin, data):
-    story = "```text\nRuntimeError: CUDA error: an illegal memory access\n```\nGLM-5 died on load"
-
+@pytest.mark.parametrize(
+    ("story", "title"),
+    [
+        (
+            "```text\nRuntimeError: CUDA error: an illegal memory access\n```\nGLM-5 died",
+            "RuntimeError: CUDA error: an illegal memory access",
+        ),
+        # Zero-width spaces alone, then a right-to-left override reversing the name.
+        ("\u200b\u200b\n\u202eGLM-5 dies on load\u200b", "GLM-5 dies on load"),
+    ],
+    ids=["code-fence", "format-characters"],
+)
+def test_a_posts_title_is_the_first_line_of_visible_text(discord_standin, data, story, title):
     async def scenario(ds):
         opened = await ds.slash("support")
         submitted = await ds.submit_modal(opened, {**STEP1, "text": story})
@@ -243,8 +255,8 @@ def test_a_story_pasted_as_a_code_block_titles_its_post_with_its_first_line(disc
         return await ds.wait_for_request(lambda r: r.route == "create_thread")
 
     post = discord_standin.run(factory(data), scenario)
-    assert post.json["name"] == "RuntimeError: CUDA error: an illegal memory access"
-    assert embed_of(post.json["message"])["title"].startswith("RuntimeError")
+    assert post.json["name"] == title
+    assert embed_of(post.json["message"])["title"] == title
 
 
 # --- regression guards: hostile stories in what the bot posts publicly ----------------------
