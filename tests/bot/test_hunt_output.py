@@ -312,3 +312,37 @@ def test_the_nudge_under_a_hostile_forum_post_pings_no_one(discord_standin, data
     assert nudge.json["allowed_mentions"]["parse"] == []
     assert "evil.example" not in sent, "nothing of the post is echoed"
     discord_standin.last.assert_no_pings()
+
+
+# --- a page link stays a link whatever the page's file name holds --------------------------
+
+
+def test_a_page_whose_file_name_has_spaces_is_still_linked(discord_standin, tmp_path):
+    """A masked link's URL ends at its first space: ``[t](https://x/Odd Notes.md)`` shows
+    as raw Markdown. The wiki's file names are its own; a future one may hold spaces."""
+    import shutil
+
+    from knowledge.service import KnowledgeBase, demo_wiki_dir
+    from tests.bot.helpers import LINK_BASE, make_config
+
+    wiki = tmp_path / "wiki"
+    shutil.copytree(demo_wiki_dir(), wiki)
+    (wiki / "notes" / "Odd Notes (v2).md").write_text(
+        "# Odd Notes\n\n## Quokka Tuning\n\nThe quokkaflag setting needs care.\n",
+        encoding="utf-8",
+    )
+    kb = KnowledgeBase.open(wiki, tmp_path / "data", link_base=LINK_BASE)
+
+    async def scenario(ds):
+        record = await ds.slash("search", query="quokkaflag")
+        return embed_of((await record.answer()).shown)
+
+    try:
+        embed = discord_standin.run(bot_factory(make_config(wiki), kb=kb), scenario)
+    finally:
+        kb.close()
+    value = embed["fields"][0]["value"]
+    link = re.search(r"\[Quokka Tuning\]\(([^)]*)\)", value)
+    assert link is not None, value
+    assert not re.search(r"[\s()]", link.group(1)), f"the URL breaks the link: {link.group(1)!r}"
+    assert "Odd%20Notes%20%28v2%29.md" in link.group(1)
