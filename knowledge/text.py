@@ -39,6 +39,8 @@ _WORD_SPLIT = re.compile(r"[^0-9a-z.+]+")
 _ASCII_WORD_SPLIT = str.maketrans(
     {chr(i): " " for i in range(128) if chr(i) not in string.digits + string.ascii_lowercase + ".+"}
 )
+#: A backtick followed by another.
+_BACKTICK_PAIR = re.compile("`(?=`)")
 _LETTER_DIGIT = re.compile(r"(?<=[a-z])(?=\d)|(?<=\d)(?=[a-z])")
 
 
@@ -152,7 +154,8 @@ def inline_code(text: str) -> str:
     text = text.replace("\n", " ")
     if "`" not in text:
         return f"`{text}`"
-    return "`` " + text.replace("``", "`\u200b`") + " ``"
+    # Two backticks in a row would close the span: a zero-width space between each pair.
+    return "`` " + _BACKTICK_PAIR.sub("`\u200b", text) + " ``"
 
 
 def code_block(text: str, lang: str = "", limit: int = 1000) -> str:

@@ -346,3 +346,18 @@ def test_a_page_whose_file_name_has_spaces_is_still_linked(discord_standin, tmp_
     assert link is not None, value
     assert not re.search(r"[\s()]", link.group(1)), f"the URL breaks the link: {link.group(1)!r}"
     assert "Odd%20Notes%20%28v2%29.md" in link.group(1)
+
+
+def test_an_echo_full_of_backticks_stays_one_code_span(discord_standin):
+    """Inside a ``\\`\\` … \\`\\``` span, two backticks in a row close it: the echo of
+    three typed backticks ended the span early and left the rest unclosed."""
+
+    async def scenario(ds):
+        record = await ds.slash("runbook", model="a```b")
+        return embed_of(record.response.message)["title"]
+
+    title = discord_standin.run(bot_factory(), scenario)
+    assert title.startswith("No runbook family matches `` ") and title.endswith(" ``"), title
+    inner = title[len("No runbook family matches `` ") : -len(" ``")]
+    assert "``" not in inner, f"the span closes early: {title!r}"
+    assert inner.replace("\u200b", "") == "a```b", "shown as typed"
