@@ -74,20 +74,19 @@ def search(
         assert reply is not None  # only an answer at hand may be refused
         return reply
     text = clean_user_text(query, MAX_QUERY_CHARS)
-    if category:
-        category = clean_user_text(category, _MAX_CATEGORY_CHARS).casefold()
-        if category not in state.categories:
-            return Reply(
-                "not_found",
-                t("search.nothing_title", query=inline_code(text)),
-                t(
-                    "search.unknown_category",
-                    category=inline_code(category),
-                    names=names(t, state.categories, limit=20),
-                ),
-                suggestions=tuple(state.categories),
-                ephemeral=True,
-            )
+    category = _section(category)
+    if category and category not in state.categories:
+        return Reply(
+            "not_found",
+            t("search.nothing_title", query=inline_code(text)),
+            t(
+                "search.unknown_category",
+                category=inline_code(category),
+                names=names(t, state.categories, limit=20),
+            ),
+            suggestions=tuple(state.categories),
+            ephemeral=True,
+        )
     page = max(1, min(int(page), _MAX_PAGE))
     results = state.search(
         text, limit=per_page, offset=(page - 1) * per_page, category=category or None
@@ -210,7 +209,7 @@ def _pasted(
     lines = _pasted_lines(query)
     text = "\n".join(lines)
     errors = error_lines(lines)
-    wanted = clean_user_text(category, _MAX_CATEGORY_CHARS).casefold() if category else None
+    wanted = _section(category)
     limit = _PASTED_HITS * (4 if wanted else 1)
     ranking = state.ranker.rank(text, errors, limit=limit)
     hits = [h for h in ranking.hits if not wanted or _category(state, h.path) == wanted][
@@ -257,6 +256,14 @@ def _pasted(
             "ranked": [h.path for h in hits],
         },
     )
+
+
+def _section(typed: str | None) -> str | None:
+    """The wiki folder a user typed as a section (``Models/`` is ``models``); None for
+    none, or for nothing but blanks."""
+    if not typed:
+        return None
+    return clean_user_text(typed, _MAX_CATEGORY_CHARS).casefold().strip("/ ") or None
 
 
 def _category(state: WikiState, path: str) -> str | None:

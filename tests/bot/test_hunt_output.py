@@ -361,3 +361,17 @@ def test_an_echo_full_of_backticks_stays_one_code_span(discord_standin):
     inner = title[len("No runbook family matches `` ") : -len(" ``")]
     assert "``" not in inner, f"the span closes early: {title!r}"
     assert inner.replace("\u200b", "") == "a```b", "shown as typed"
+
+
+def test_a_blank_section_searches_everywhere_and_a_folder_may_end_in_a_slash(discord_standin):
+    async def scenario(ds):
+        sent = []
+        for section in ("   ", "Models/"):
+            record = await ds.slash("search", query="nccl", section=section)
+            sent.append((await record.answer()).shown)
+        return sent
+
+    blank, folder = discord_standin.run(bot_factory(), scenario)
+    assert embed_of(blank)["title"] == "Search: nccl", embed_of(blank)
+    assert not blank["flags"] & 64, "found: public, as without a section"
+    assert "Only in: models" in embed_of(folder)["description"], embed_of(folder)
