@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
+from urllib.parse import quote
 
 __all__ = [
     "cap_user_text",
@@ -18,6 +19,7 @@ __all__ = [
     "escape_markdown",
     "fold_key",
     "inline_code",
+    "link_url",
     "markdown_link",
     "neutralise_mentions",
     "truncate",
@@ -37,6 +39,8 @@ _WORD_SPLIT = re.compile(r"[^0-9a-z.+]+")
 _ASCII_WORD_SPLIT = str.maketrans(
     {chr(i): " " for i in range(128) if chr(i) not in string.digits + string.ascii_lowercase + ".+"}
 )
+#: A backtick followed by another.
+_BACKTICK_PAIR = re.compile("`(?=`)")
 _LETTER_DIGIT = re.compile(r"(?<=[a-z])(?=\d)|(?<=\d)(?=[a-z])")
 
 
@@ -113,13 +117,18 @@ def _escaped(match: re.Match[str]) -> str:
     return "\\" + match.group()
 
 
+def link_url(url: str) -> str:
+    """``url`` fit for a Markdown link: a space or a parenthesis would end the link
+    early, so those (and anything else outside URL syntax) are percent-encoded."""
+    return quote(url, safe=":/#?=&%~+@!$,;")
+
+
 def markdown_link(label: str, url: str | None) -> str:
-    """``label`` as literal Markdown text, linked to ``url`` when there is one (a ``)``
-    in the URL would end the link early: it is percent-encoded)."""
+    """``label`` as literal Markdown text, linked to ``url`` when there is one."""
     shown = escape_markdown(label)
     if not url:
         return shown
-    return f"[{shown}]({url.replace(' ', '%20').replace(')', '%29')})"
+    return f"[{shown}]({link_url(url)})"
 
 
 def neutralise_mentions(text: str) -> str:
@@ -145,7 +154,8 @@ def inline_code(text: str) -> str:
     text = text.replace("\n", " ")
     if "`" not in text:
         return f"`{text}`"
-    return "`` " + text.replace("``", "`\u200b`") + " ``"
+    # Two backticks in a row would close the span: a zero-width space between each pair.
+    return "`` " + _BACKTICK_PAIR.sub("`\u200b", text) + " ``"
 
 
 def code_block(text: str, lang: str = "", limit: int = 1000) -> str:

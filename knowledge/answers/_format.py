@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from knowledge.answers._state import Links
 from knowledge.templates import Templates
-from knowledge.text import escape_markdown, inline_code
+from knowledge.text import escape_markdown, inline_code, link_url
 
 __all__ = ["link", "names"]
 
@@ -19,7 +19,7 @@ def link(t: Templates, links: Links, title: str, path: str, anchor: str | None =
     if url is None:
         ref = f"{path}#{anchor}" if anchor else path
         return t("common.page_plain", title=safe_title, ref=ref)
-    return t("common.page_link", title=safe_title, url=url.replace(")", "%29"))
+    return t("common.page_link", title=safe_title, url=link_url(url))
 
 
 def names(t: Templates, items: list[str], limit: int = 8) -> str:

@@ -46,7 +46,7 @@ def _entry(state: WikiState, t: Templates, found: Lookup, entry: GlossaryEntry) 
     if found.how == "composite":
         text = t(
             "acronym.composite",
-            written=escape_markdown(found.query),
+            written=inline_code(found.query),
             term=term,
             meaning=meaning,
             number=found.number,
@@ -102,7 +102,7 @@ def _missing(state: WikiState, t: Templates, found: Lookup) -> Reply:
         pages = [PageRef(h.path, h.anchor, h.section_title) for h in hits]
     return Reply(
         "not_found",
-        t("acronym.not_found_title", query=escape_markdown(found.query)),
+        t("acronym.not_found_title", query=inline_code(found.query)),
         text,
         fields=tuple(fields),
         pages=tuple(pages),

@@ -34,7 +34,7 @@ def runbook(state: WikiState, t: Templates, query: str) -> Reply:
             ephemeral=True,
         )
     match = catalogue.match(text)
-    safe_query = escape_markdown(text)
+    safe_query = inline_code(text)  # shown in a code span, where escapes would show
     others = [f.name for f in match.others]
     if match.ambiguous:
         listed = [f for f in match.others if f.current_page]

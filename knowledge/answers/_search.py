@@ -7,10 +7,10 @@ import re
 from knowledge.answers._format import link, names
 from knowledge.answers._state import WikiState
 from knowledge.reply import Field, PageRef, Reply
-from knowledge.search import MAX_QUERY_CHARS, Hit
+from knowledge.search import MAX_QUERY_CHARS, PROBLEM_EMPTY, PROBLEM_NO_WORDS, Hit
 from knowledge.search.pages import PageHit, PageRanking, error_lines, label_word
 from knowledge.templates import Templates
-from knowledge.text import clean_user_text, escape_markdown, truncate
+from knowledge.text import clean_user_text, escape_markdown, inline_code, truncate
 from knowledge.wiki import status_of
 from knowledge.wiki.cache import sections_in_memory
 
@@ -30,6 +30,8 @@ MAX_PASTED_CHARS = 6000
 _MAX_LINE_CHARS = 1000
 _PASTED_HITS = 10
 _FIX_CODE_LINES = 3
+#: Fewest characters of a Fix command worth showing in a snippet.
+_MIN_FIX_CHARS = 40
 _WINDOW = 260
 #: Kinds of page worth naming beside a hit, and their wording.
 _KIND_KEYS = {
@@ -40,6 +42,8 @@ _KIND_KEYS = {
     "archive": "search.kind.archive",
     "legacy": "search.kind.legacy",
 }
+#: The search's reasons for running no query, worded for the asker.
+_PROBLEM_KEYS = {PROBLEM_EMPTY: "search.problem_empty", PROBLEM_NO_WORDS: "search.problem_no_words"}
 _FIX_LABELS = frozenset({"fix", "fixes", "workaround", "solution"})
 #: The characters other than ASCII that a case-blind ``re`` match takes for ASCII letters
 #: (dotted capital I, dotless i, long s, Kelvin sign); the first also lower-cases to two.
@@ -70,20 +74,19 @@ def search(
         assert reply is not None  # only an answer at hand may be refused
         return reply
     text = clean_user_text(query, MAX_QUERY_CHARS)
-    if category:
-        category = clean_user_text(category, _MAX_CATEGORY_CHARS).casefold()
-        if category not in state.categories:
-            return Reply(
-                "not_found",
-                t("search.nothing_title", query=escape_markdown(text)),
-                t(
-                    "search.unknown_category",
-                    category=escape_markdown(category),
-                    names=names(t, state.categories, limit=20),
-                ),
-                suggestions=tuple(state.categories),
-                ephemeral=True,
-            )
+    category = _section(category)
+    if category and category not in state.categories:
+        return Reply(
+            "not_found",
+            t("search.nothing_title", query=inline_code(text)),
+            t(
+                "search.unknown_category",
+                category=inline_code(category),
+                names=names(t, state.categories, limit=20),
+            ),
+            suggestions=tuple(state.categories),
+            ephemeral=True,
+        )
     page = max(1, min(int(page), _MAX_PAGE))
     results = state.search(
         text, limit=per_page, offset=(page - 1) * per_page, category=category or None
@@ -92,7 +95,9 @@ def search(
         return Reply(
             "not_found",
             t("search.problem_title"),
-            escape_markdown(results.problem),
+            t(_PROBLEM_KEYS[results.problem])
+            if results.problem in _PROBLEM_KEYS
+            else escape_markdown(results.problem),
             ephemeral=True,
         )
     if not results.hits:
@@ -100,7 +105,7 @@ def search(
             return search(state, t, query, category=category, page=1, per_page=per_page)
         return Reply(
             "not_found",
-            t("search.nothing_title", query=escape_markdown(results.query or text)),
+            t("search.nothing_title", query=inline_code(results.query or text)),
             t("search.nothing"),
             ephemeral=True,
         )
@@ -114,7 +119,7 @@ def search(
         summary = t("search.hits_in", hits=summary, category=escape_markdown(category))
     return Reply(
         "search",
-        t("search.title", query=results.query or text),
+        t("search.title", query=escape_markdown(results.query or text)),
         summary,
         fields=fields,
         pages=tuple(PageRef(h.path, h.anchor, h.section_title) for h in results.hits),
@@ -204,13 +209,13 @@ def _pasted(
     lines = _pasted_lines(query)
     text = "\n".join(lines)
     errors = error_lines(lines)
-    wanted = clean_user_text(category, _MAX_CATEGORY_CHARS).casefold() if category else None
+    wanted = _section(category)
     limit = _PASTED_HITS * (4 if wanted else 1)
     ranking = state.ranker.rank(text, errors, limit=limit)
     hits = [h for h in ranking.hits if not wanted or _category(state, h.path) == wanted][
         :_PASTED_HITS
     ]
-    shown_query = escape_markdown(" ".join(text.split())[:80])
+    shown_query = inline_code(" ".join(text.split())[:80])
     if not hits:
         return Reply(
             "not_found",
@@ -253,6 +258,14 @@ def _pasted(
     )
 
 
+def _section(typed: str | None) -> str | None:
+    """The wiki folder a user typed as a section (``Models/`` is ``models``); None for
+    none, or for nothing but blanks."""
+    if not typed:
+        return None
+    return clean_user_text(typed, _MAX_CATEGORY_CHARS).casefold().strip("/ ") or None
+
+
 def _category(state: WikiState, path: str) -> str | None:
     page = state.wiki.pages.get(path)
     return page.category if page is not None else None
@@ -262,9 +275,7 @@ def _confidence_line(t: Templates, ranking: PageRanking, count: int) -> str:
     if ranking.unknown:
         return t(
             "search.pasted_unknown",
-            names=t.raw("common.separator").join(
-                f"`{escape_markdown(n)}`" for n in ranking.unknown[:3]
-            ),
+            names=t.raw("common.separator").join(inline_code(n) for n in ranking.unknown[:3]),
         )
     if ranking.confidence in ("high", "medium"):
         return t.plural("search.pasted_confident", count)
@@ -283,13 +294,16 @@ def _pasted_field(
     parts: list[str] = []
     quote = next((detail for code, detail in hit.why if code == "error_quote"), None)
     if quote:
-        parts.append(t("search.why_quote", quote=escape_markdown(quote[:200])))
+        parts.append(t("search.why_quote", quote=inline_code(quote[:200])))
     elif section is not None:
         parts.append(_window(t, section.text, words))
     if section is not None:
         fix = _fix_code(section)
-        if fix:
-            parts.append(t("search.fix_code", code=escape_markdown(fix)))
+        # Cut to the room left before the snippet's own cut, so the code span is closed.
+        room = _SNIPPET_CHARS - sum(len(p) + 1 for p in parts) - len(t("search.fix_code", code=""))
+        code = inline_code(truncate(fix, room - 8)) if fix and room > _MIN_FIX_CHARS else ""
+        if code and len(code) <= room:  # backticks inside can make the span longer
+            parts.append(t("search.fix_code", code=code))
     if words:
         parts.append(t("search.why_terms", terms=escape_markdown(", ".join(words[:5]))))
     family = next((detail for code, detail in hit.why if code == "family"), None)

@@ -64,6 +64,8 @@ __all__ = [
 
 #: Forum post (thread) names are at most 100 characters.
 MAX_TITLE_CHARS: Final = 100
+#: A line that only opens or closes a fenced code block: no title for a post.
+_FENCE_LINE_RE: Final = re.compile(r"(?:`{3,}|~{3,})[\w+.-]*")
 #: Lines of the log attached to a ticket's post.
 LOG_TAIL_LINES: Final = 300
 #: Message content limit.
@@ -521,7 +523,8 @@ class SupportDesk:
     def title_for(self, draft: Draft) -> str:
         for key in ("text", "actual", "expected"):
             value = draft.values.get(key, "")
-            line = next((ln.strip() for ln in value.splitlines() if ln.strip()), "")
+            lines = (ln.strip() for ln in value.splitlines())
+            line = next((ln for ln in lines if ln and not _FENCE_LINE_RE.fullmatch(ln)), "")
             if line:
                 return truncate(" ".join(line.split()), MAX_TITLE_CHARS)
         return truncate(self.t("ticket.title_fallback", user=draft.user), MAX_TITLE_CHARS)

@@ -50,6 +50,9 @@ FRONT_PAGE_NAMES = ("README.md", "readme.md", "index.md", "Home.md", "home.md")
 #: Only ``v`` numbers count: ``qwen35-27b`` and ``glm47`` name models, not versions.
 _SERIES = re.compile(r"^(.*?(?:^|[_\-.])v)(\d+)([^\d]*)$", re.IGNORECASE)
 _OLD_KINDS = frozenset({PageStatus.HISTORICAL, PageStatus.ARCHIVE})
+#: How close (rapidfuzz ratio) a typed word must come to a word of a family's names for
+#: a typo-tolerant match: a family sharing only a number with the query is no match.
+_NAME_WORD_CLOSE = 60
 _VERSION_NUMBER = re.compile(r"\d+(?:\.\d+)*(?![\d.]|\s*[BbMmKkTt]\b)")
 
 _LAUNCH_MARKERS = (
@@ -314,9 +317,14 @@ class Catalogue:
         from rapidfuzz import fuzz  # only a name not matched exactly pays for loading it
 
         words = [w for w in key.split() if len(w) >= 3 or any(c.isdigit() for c in w)]
+        named = [w for w in words if w.isalpha()]
         scored: list[tuple[float, Family]] = []
         for family in self.families:
             tokens, keys = self._keys[family.key]
+            if named and not any(
+                fuzz.ratio(w, t) >= _NAME_WORD_CLOSE for w in named for t in tokens
+            ):
+                continue  # only a number in common ("llama 4" is not "DeepSeek V4")
             score = max((fuzz.WRatio(key, k) for k in keys if k), default=0)
             if words:
                 per_word = [max((fuzz.ratio(w, t) for t in tokens), default=0) for w in words]

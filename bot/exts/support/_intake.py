@@ -49,6 +49,7 @@ class IntakeFlow:
         """
         desk = await self.desk()
         user = user_key(interaction.user)
+        model = " ".join(model.split()) if model else None  # blank: no model given
         if model:
             key, problem = desk.resolve_model(model)
             if key is None:

@@ -13,6 +13,7 @@ from bot.errors import Refused, safe_choices
 from bot.respond import send
 from knowledge.intake.desk import IntakeError
 from knowledge.reply import Reply
+from knowledge.text import escape_markdown
 
 __all__ = ["StaffFlow"]
 
@@ -65,7 +66,7 @@ class StaffFlow:
                 status=desk.t(f"ticket.statuses.{t.status}"),
                 family=t.family or "-",
                 when=f"<t:{int(t.created_at)}:R>",
-                title=discord.utils.escape_mentions(t.title[:80]),
+                title=discord.utils.escape_mentions(escape_markdown(t.title[:80])),
             )
             + (f" <#{t.thread_id}>" if t.thread_id else "")
             + (" · " + self.t("ticket.post_failed") if t.post_state == "failed" else "")
