@@ -12,6 +12,9 @@ Kinds (the ``KINDS`` constant):
 ``url-password``    the password of ``scheme://user:password@host`` (user and host stay).
 ``hf-token``        Hugging Face ``hf_`` + 34 or more letters/digits, and ``api_org_`` tokens.
 ``github-token``    ``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_`` + 36, ``github_pat_`` + 82.
+``openai-key``      an OpenAI-style API key: ``sk-`` + 32 or more letters, digits, ``_`` and
+                    ``-`` holding a digit (``sk-...``, ``sk-proj-...``, ``sk-ant-api03-...``,
+                    the keys of the servers that copy OpenAI's API).
 ``aws-access-key``  ``AKIA``/``ASIA`` + 16 upper-case letters or digits.
 ``aws-secret-key``  a 40-character AWS secret assigned to a name containing ``SECRET``.
 ``discord-token``   three dot-separated base64url parts whose first part decodes to a
@@ -104,6 +107,7 @@ AUTHORIZATION: Final = "authorization"
 URL_PASSWORD: Final = "url-password"
 HF_TOKEN: Final = "hf-token"
 GITHUB_TOKEN: Final = "github-token"
+OPENAI_KEY: Final = "openai-key"
 AWS_ACCESS_KEY: Final = "aws-access-key"
 AWS_SECRET_KEY: Final = "aws-secret-key"
 DISCORD_TOKEN: Final = "discord-token"
@@ -121,6 +125,7 @@ KINDS: Final[tuple[str, ...]] = (
     URL_PASSWORD,
     HF_TOKEN,
     GITHUB_TOKEN,
+    OPENAI_KEY,
     AWS_ACCESS_KEY,
     DISCORD_TOKEN,
     JWT,
@@ -195,6 +200,8 @@ _HF_RE: Final = re.compile(r"hf_[A-Za-z0-9]{34,}")
 _HF_ORG_RE: Final = re.compile(r"api_org_[A-Za-z0-9]{34,}")
 _GH_RE: Final = re.compile(r"gh[pousr]_[A-Za-z0-9]{36,}")
 _GH_PAT_RE: Final = re.compile(r"github_pat_\w{82,}")
+# OpenAI-style keys; a digit in it (``_openai_pass``) tells a key from a long slug.
+_OPENAI_RE: Final = re.compile(r"sk-[A-Za-z0-9_-]{32,}")
 _AWS_ACCESS_RE: Final = re.compile(r"A(?:KI|SI)A[A-Z0-9]{16}(?![A-Za-z0-9])")
 # The same without its end test, for the joined-lines view: there the next line's first
 # word follows with no break between, and the end is checked against the line ends.
@@ -281,7 +288,7 @@ _KEYWORD_RE: Final = re.compile(
 # Text (normalised) holding none of them is returned as it is, with one search instead
 # of a dozen passes: most fields and output strings are short.
 _SECRET_HINT_RE: Final = re.compile(
-    r"PRIVATE KEY|uthorization|UTHORIZATION|://|hf_|api_org_|gh[pousr]_|github_pat_"
+    r"PRIVATE KEY|uthorization|UTHORIZATION|://|hf_|api_org_|gh[pousr]_|github_pat_|sk-"
     r"|A(?:KI|SI)A|\.[A-Za-z0-9_-]{6,7}\.|ey[A-Za-z0-9_-]{8}|\n|%[0-9A-Fa-f]{2}"
     rf"|{_KEYWORD_RE.pattern}"
 )
@@ -479,6 +486,19 @@ def _hf_pass(text: str) -> tuple[str, int]:
 
 def _github_pass(text: str) -> tuple[str, int]:
     return _token_pass((_GH_RE, _GH_PAT_RE), GITHUB_TOKEN, text)
+
+
+def _openai_pass(text: str) -> tuple[str, int]:
+    count = 0
+
+    def replace(m: re.Match[str]) -> str:
+        nonlocal count
+        if not _starts_word(m.string, m.start()) or not any(map(str.isdigit, m.group(0))):
+            return m.group(0)
+        count += 1
+        return placeholder(OPENAI_KEY)
+
+    return _OPENAI_RE.sub(replace, text), count
 
 
 def _aws_access_pass(text: str) -> tuple[str, int]:
@@ -933,6 +953,7 @@ def _normalised(text: str) -> str:
 _BREAKABLE: Final = (
     (HF_TOKEN, (_HF_RE, _HF_ORG_RE)),
     (GITHUB_TOKEN, (_GH_RE, _GH_PAT_RE)),
+    (OPENAI_KEY, (_OPENAI_RE,)),
     (AWS_ACCESS_KEY, (_AWS_ACCESS_JOINED_RE,)),
 )
 
@@ -1182,6 +1203,7 @@ _SIMPLE_PASSES: Final[tuple[tuple[str, Callable[[str], tuple[str, int]]], ...]] 
     (URL_PASSWORD, _url_pass),
     (HF_TOKEN, _hf_pass),
     (GITHUB_TOKEN, _github_pass),
+    (OPENAI_KEY, _openai_pass),
     (AWS_ACCESS_KEY, _aws_access_pass),
     (DISCORD_TOKEN, _discord_pass),
     (JWT, _jwt_pass),
@@ -1194,6 +1216,7 @@ _PASS_NEEDS: Final[Mapping[str, tuple[str, ...]]] = {
     URL_PASSWORD: ("@",),
     HF_TOKEN: ("hf_", "api_org_"),
     GITHUB_TOKEN: ("gh", "github_pat_"),
+    OPENAI_KEY: ("sk-",),
     AWS_ACCESS_KEY: ("AKIA", "ASIA"),
     DISCORD_TOKEN: (".",),
 }
