@@ -8,11 +8,24 @@ the model server's request bodies, what another user is shown, the stores on dis
 
 from __future__ import annotations
 
-from tests.bot.helpers import bot_factory
+import copy
+
+from tests.bot.helpers import bot_factory, embed_of
 from tests.bot.test_ask import final, llm_config
+from tests.bot.test_support import (  # noqa: F401  (fixtures)
+    STEP1,
+    base_data,
+    button_id,
+    data,
+    factory,
+    through_step_2,
+)
+from tests.discord_standin import DEFAULT_IDS
 
 #: An OpenAI-style project key (``sk-proj-`` and random base64url).
 OPENAI_KEY = "sk-proj-" + "Vb8xR2kq_Lm4T9wZ-c3NdP7fHj6Ys1Ue5Ga0Qo8Ki2Xr4Wt"
+#: A key in no known format: only its random looks tell it (``mask_credentials``).
+RANDOM_KEY = "Xq4Lm9Zt2Bv7Nc3Kp8Rw1Hy6Df5Gj0SaE"
 
 
 def test_an_openai_key_in_an_ask_question_never_reaches_the_model_server(
@@ -35,3 +48,38 @@ def test_an_openai_key_in_an_ask_question_never_reaches_the_model_server(
     body = OPENAI_KEY.removeprefix("sk-proj-")
     assert all(body[i : i + 8] not in sent for i in range(len(body) - 8))
     assert not any(body[:16] in text for text in shown)
+
+
+def test_a_similar_solved_ticket_never_shows_what_its_public_post_masked(discord_standin, data):  # noqa: F811
+    """Alice's request names a key in no known format in its first line (the ticket's
+    title): her public post masks it. After a helper's answer is marked, Bob's /search
+    for the same problem is offered "a similar ticket was solved" with that ticket's
+    title and the start of its answer: what the post masked must stay masked there."""
+    step1 = {**STEP1, "text": f"GLM-5 dies right after loading with key {RANDOM_KEY}"}
+
+    async def scenario(ds):
+        opened = await ds.slash("support")
+        saved = (await (await ds.submit_modal(opened, step1)).answer()).shown
+        _, check = await through_step_2(ds, saved)
+        await ds.press(check, button_id(check, "File the ticket"))
+        post = await ds.wait_for_request(lambda r: r.route == "create_thread")
+        thread_id = int(post.response["id"])
+        answer = ds.make_message(
+            f"Pin the v4 image; and rotate {RANDOM_KEY}, it is in your title",
+            channel_id=thread_id,
+            author_id=DEFAULT_IDS.mod,
+        )
+        await ds.message_command("Mark as answer", answer)
+        searched = await ds.slash(
+            "search",
+            query="glm-5 engine dies after loading on eight gpus",
+            user_id=DEFAULT_IDS.newbie,
+        )
+        return copy.deepcopy(searched.original), copy.deepcopy(post.json)
+
+    page, post = discord_standin.run(factory(data), scenario)
+    assert RANDOM_KEY not in repr(post) and "REDACTED" in post["name"], "the public post masks it"
+    fields = {f["name"]: f["value"] for f in embed_of(page)["fields"]}
+    offered = fields["A similar ticket was solved"]
+    assert RANDOM_KEY not in offered and RANDOM_KEY[:12] not in offered
+    assert "REDACTED" in offered

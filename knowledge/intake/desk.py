@@ -701,11 +701,17 @@ class SupportDesk:
         if not found:
             return None
         answer, _ = found[0]
+        # Shown to another user: masked as the ticket's public post is (the store keeps
+        # strings in no known format), and redacted again (stored by an older redaction).
+        title, text = (
+            mask_credentials(redact(value, field).text, field).text
+            for field, value in (("title", answer.title), ("answer", answer.answer))
+        )
         line = self.t(
             "similar.line",
             id=answer.ticket_id,
-            title=markdown_link(truncate(answer.title, 100), answer.url or None),
-            answer=escape_markdown(truncate(" ".join(answer.answer.split()), 300)),
+            title=markdown_link(truncate(title, 100), answer.url or None),
+            answer=escape_markdown(truncate(" ".join(text.split()), 300)),
         )
         return Field(self.t("similar.title"), line)
 
