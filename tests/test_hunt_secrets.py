@@ -10,6 +10,11 @@ from __future__ import annotations
 
 import copy
 
+import pytest
+
+from knowledge.gaps import MAX_QUERY_CHARS, GapSettings, GapStore
+from knowledge.gaps.recorder import MAX_QUEUED_CHARS
+from knowledge.service import KnowledgeBase
 from tests.bot.helpers import bot_factory, embed_of
 from tests.bot.test_ask import final, llm_config
 from tests.bot.test_support import (  # noqa: F401  (fixtures)
@@ -21,9 +26,12 @@ from tests.bot.test_support import (  # noqa: F401  (fixtures)
     through_step_2,
 )
 from tests.discord_standin import DEFAULT_IDS
+from tests.support import DEMO
 
 #: An OpenAI-style project key (``sk-proj-`` and random base64url).
 OPENAI_KEY = "sk-proj-" + "Vb8xR2kq_Lm4T9wZ-c3NdP7fHj6Ys1Ue5Ga0Qo8Ki2Xr4Wt"
+#: A Hugging Face token.
+HF = "hf_" + "Rk2Wq7" * 5 + "Zp3x"
 #: A key in no known format: only its random looks tell it (``mask_credentials``).
 RANDOM_KEY = "Xq4Lm9Zt2Bv7Nc3Kp8Rw1Hy6Df5Gj0SaE"
 
@@ -83,3 +91,30 @@ def test_a_similar_solved_ticket_never_shows_what_its_public_post_masked(discord
     offered = fields["A similar ticket was solved"]
     assert RANDOM_KEY not in offered and RANDOM_KEY[:12] not in offered
     assert "REDACTED" in offered
+
+
+@pytest.mark.parametrize(
+    "padding",
+    [
+        pytest.param("zorblax frobnicator melts " * 40, id="cut-for-the-store"),
+        pytest.param("zorblax frobnicator melts" + " " * MAX_QUEUED_CHARS, id="cut-for-the-queue"),
+    ],
+)
+def test_a_search_query_cut_for_the_gaps_leaves_no_piece_of_a_token(tmp_path, padding):
+    """A long /search query is kept for ``wikibot gaps`` cut to MAX_QUERY_CHARS (and a
+    longer one, from the console, queued cut to MAX_QUEUED_CHARS): a token that a cut
+    runs through must not leave its first part in the gaps store (a Hugging Face token
+    cut after 30 of its 37 characters is 7 characters from being whole)."""
+    limit = MAX_QUERY_CHARS if len(padding) < MAX_QUEUED_CHARS else MAX_QUEUED_CHARS
+    query = padding[: limit - 31] + " " + HF + " again"
+    kb = KnowledgeBase.open(DEMO, tmp_path / "kb")
+    try:
+        kb.record_gaps(GapSettings())
+        kb.search(query)
+        assert kb.gaps is not None and kb.gaps.flush()
+    finally:
+        kb.close()
+    (row,) = GapStore.read(tmp_path / "kb")
+    assert row.query.startswith("zorblax frobnicator")
+    stored = (tmp_path / "kb" / "gaps.sqlite3").read_bytes()
+    assert HF[:12].encode() not in stored and HF[3:15] not in row.query
