@@ -14,6 +14,9 @@ import pytest
 
 from knowledge.gaps import MAX_QUERY_CHARS, GapSettings, GapStore
 from knowledge.gaps.recorder import MAX_QUEUED_CHARS
+from knowledge.intake.desk import MAX_ANSWER_CHARS, IntakeSettings, SupportDesk
+from knowledge.intake.sqlite import SqliteTicketStore
+from knowledge.intake.store import RateLimit
 from knowledge.service import KnowledgeBase
 from tests.bot.helpers import bot_factory, embed_of
 from tests.bot.test_ask import final, llm_config
@@ -118,3 +121,26 @@ def test_a_search_query_cut_for_the_gaps_leaves_no_piece_of_a_token(tmp_path, pa
     assert row.query.startswith("zorblax frobnicator")
     stored = (tmp_path / "kb" / "gaps.sqlite3").read_bytes()
     assert HF[:12].encode() not in stored and HF[3:15] not in row.query
+
+
+def test_a_marked_answer_cut_to_its_limit_keeps_no_piece_of_a_token(tmp_path):
+    """"Mark as answer" keeps a message of up to MAX_ANSWER_CHARS: a message longer than
+    that (Nitro messages hold 4,000 characters, a bot's embeds more) whose token the
+    cut runs through must not leave the token's first part in the store, from where
+    the start of the answer is offered to other users."""
+    kb = KnowledgeBase.open(DEMO, tmp_path / "kb")
+    store = SqliteTicketStore.in_folder(tmp_path)
+    try:
+        desk = SupportDesk(kb.triage_context, store, settings=IntakeSettings(rate=RateLimit(0, 1)))
+        draft = desk.new_draft("discord:1").draft
+        desk.save(draft.id, "discord:1", {"text": "GLM-5 dies after loading", "actual": "x"})
+        ticket = desk.file(draft.id, "discord:1", post=False).ticket
+        # no blank before the cut, so it falls inside the token: after hf_ and 30 more
+        message = "=" * (MAX_ANSWER_CHARS - 35) + "," + HF + " rotate it"
+        desk.mark_answer(ticket.id, actor="discord:1", staff=False, answer=message, url="u")
+        (kept,) = store.solved_answers()
+    finally:
+        store.close()
+        kb.close()
+    assert HF[3:15] not in kept.answer
+    assert HF[3:15].encode() not in (tmp_path / "tickets.sqlite3").read_bytes()

@@ -641,6 +641,8 @@ class SupportDesk:
         text = answer.strip()
         if not text:
             raise IntakeError("empty", self.t("errors.empty_answer"))
+        # redacted whole, then cut: a cut through a token would leave a piece no pattern knows
+        text = self.scrubber.redact(text, "answer").text
         question = "\n".join(
             ticket.values.get(key, "")
             for key in ("text", "actual", "expected")
