@@ -8,17 +8,20 @@ the model server's request bodies, what another user is shown, the stores on dis
 
 from __future__ import annotations
 
+import asyncio
 import copy
 
 import pytest
 
+from bot.exts.search import _views
+from bot.exts.search._views import KEYS_FILE, SearchMemory
 from knowledge.gaps import MAX_QUERY_CHARS, GapSettings, GapStore
 from knowledge.gaps.recorder import MAX_QUEUED_CHARS
 from knowledge.intake.desk import MAX_ANSWER_CHARS, IntakeSettings, SupportDesk
 from knowledge.intake.sqlite import SqliteTicketStore
 from knowledge.intake.store import RateLimit
 from knowledge.service import KnowledgeBase
-from tests.bot.helpers import bot_factory, embed_of
+from tests.bot.helpers import bot_factory, buttons, embed_of
 from tests.bot.test_ask import final, llm_config
 from tests.bot.test_support import (  # noqa: F401  (fixtures)
     STEP1,
@@ -144,3 +147,44 @@ def test_a_marked_answer_cut_to_its_limit_keeps_no_piece_of_a_token(tmp_path):
         kb.close()
     assert HF[3:15] not in kept.answer
     assert HF[3:15].encode() not in (tmp_path / "tickets.sqlite3").read_bytes()
+
+
+def test_a_search_with_a_token_keeps_none_of_it_on_disk_and_still_pages_after_a_restart(
+    discord_standin, data  # noqa: F811
+):
+    """/search "... HF_TOKEN=hf_..." (a pasted launch line): the pager's key file in the
+    data folder (read back at start-up so old pagers turn) holds the query redacted,
+    and the pager of that search still turns after a restart."""
+    query = f"nccl hang at start, launched with HF_TOKEN={HF} --tensor-parallel-size 8"
+
+    async def before(ds):
+        record = await ds.slash("search", query=query)
+        await record.answer()
+        return copy.deepcopy(record.original)
+
+    page_one = discord_standin.run(factory(data), before)
+    kept = (data / KEYS_FILE).read_text("utf-8")
+    assert "nccl hang" in kept and HF[3:15] not in kept and "[REDACTED:" in kept
+
+    async def after_restart(ds):  # a new bot process; the message is still on Discord
+        ds.messages[int(page_one["id"])] = copy.deepcopy(page_one)
+        next_id = next(b["custom_id"] for b in buttons(page_one) if b["label"] == "Next")
+        turn = await ds.press(page_one, next_id)
+        await turn.answer()
+        return turn, ds.messages[int(page_one["id"])]
+
+    turn, turned = discord_standin.run(factory(data), after_restart)
+    assert turn.response.callback_type in (6, 7)
+    assert embed_of(turned)["fields"] != embed_of(page_one)["fields"], "on to page 2"
+
+
+def test_the_search_key_file_rewritten_whole_keeps_the_queries_redacted(tmp_path, monkeypatch):
+    monkeypatch.setattr(_views, "KEYS_KEPT", 2)
+    memory = SearchMemory(lambda: tmp_path)
+    for n in range(5):  # the fifth line rewrites the file with the two kept
+        _, pending = memory.remember(f"nccl hang {n} HF_TOKEN={HF}", None)
+        if pending is not None:
+            asyncio.run(memory.write(pending))
+    kept = (tmp_path / KEYS_FILE).read_text("utf-8").splitlines()
+    assert len(kept) == 2 and all("[REDACTED:" in line for line in kept)
+    assert HF[3:15] not in "".join(kept)
