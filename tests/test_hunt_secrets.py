@@ -13,6 +13,7 @@ import copy
 
 import pytest
 
+from bot.client import WikiBot
 from bot.exts.search import _views
 from bot.exts.search._views import KEYS_FILE, SearchMemory
 from knowledge.gaps import MAX_QUERY_CHARS, GapSettings, GapStore
@@ -20,10 +21,12 @@ from knowledge.gaps.recorder import MAX_QUEUED_CHARS
 from knowledge.intake.desk import MAX_ANSWER_CHARS, IntakeSettings, SupportDesk
 from knowledge.intake.sqlite import SqliteTicketStore
 from knowledge.intake.store import RateLimit
+from knowledge.llm.prompt import MAX_CONTEXT_CHARS, retrieve
 from knowledge.service import KnowledgeBase
-from tests.bot.helpers import bot_factory, buttons, embed_of
+from tests.bot.helpers import LINK_BASE, PATIENT, bot_factory, buttons, embed_of, make_config
 from tests.bot.test_ask import final, llm_config
 from tests.bot.test_support import (  # noqa: F401  (fixtures)
+    LOG,
     STEP1,
     base_data,
     button_id,
@@ -127,7 +130,7 @@ def test_a_search_query_cut_for_the_gaps_leaves_no_piece_of_a_token(tmp_path, pa
 
 
 def test_a_marked_answer_cut_to_its_limit_keeps_no_piece_of_a_token(tmp_path):
-    """"Mark as answer" keeps a message of up to MAX_ANSWER_CHARS: a message longer than
+    """ "Mark as answer" keeps a message of up to MAX_ANSWER_CHARS: a message longer than
     that (Nitro messages hold 4,000 characters, a bot's embeds more) whose token the
     cut runs through must not leave the token's first part in the store, from where
     the start of the answer is offered to other users."""
@@ -150,7 +153,8 @@ def test_a_marked_answer_cut_to_its_limit_keeps_no_piece_of_a_token(tmp_path):
 
 
 def test_a_search_with_a_token_keeps_none_of_it_on_disk_and_still_pages_after_a_restart(
-    discord_standin, data  # noqa: F811
+    discord_standin,
+    data,  # noqa: F811
 ):
     """/search "... HF_TOKEN=hf_..." (a pasted launch line): the pager's key file in the
     data folder (read back at start-up so old pagers turn) holds the query redacted,
@@ -188,3 +192,63 @@ def test_the_search_key_file_rewritten_whole_keeps_the_queries_redacted(tmp_path
     kept = (tmp_path / KEYS_FILE).read_text("utf-8").splitlines()
     assert len(kept) == 2 and all("[REDACTED:" in line for line in kept)
     assert HF[3:15] not in "".join(kept)
+
+
+def test_a_key_in_no_known_format_reaches_no_model_server_from_ask_or_support(
+    discord_standin,
+    llm_standin,
+    data,  # noqa: F811
+):
+    """A long random key (no known format: the public post masks it by its looks) in an
+    /ask question, and in the log and story of a /support request answered in words:
+    the model server (a third party's, as like as not) gets neither."""
+    llm = {"enabled": True, "base_url": llm_standin.url, "model": "standin-model"}
+    config = make_config(
+        discord=PATIENT,
+        support={"forum_channel_id": DEFAULT_IDS.forum, "rate_count": 100},
+        llm={**llm, "cooldown_seconds": 0},
+    )
+
+    def make(**kwargs):
+        bot = WikiBot(
+            config, knowledge=KnowledgeBase.open(DEMO, data, link_base=LINK_BASE), **kwargs
+        )
+        bot._owns_kb = True
+        return bot
+
+    log = LOG + f"\n(APIServer pid=1) INFO 05-15 03:31:02 [x.py:1] client key {RANDOM_KEY} ok"
+
+    async def scenario(ds):
+        asked = await ds.slash("ask", question=f"nccl calloc error; key {RANDOM_KEY}")
+        await asked.wait_for(final(asked), timeout=30, what="the final edit")
+        opened = await ds.slash("support", model="glm")
+        step1 = {**STEP1, "actual": f"the engine exits; my client sends {RANDOM_KEY}"}
+        saved = (await (await ds.submit_modal(opened, step1)).answer()).shown
+        await through_step_2(ds, saved, log=log.encode())
+
+    discord_standin.run(make, scenario)
+    assert len(llm_standin.served) == 2, "both were answered in words"
+    for served in llm_standin.served:
+        sent = repr(served.body)
+        assert RANDOM_KEY[:12] not in sent and RANDOM_KEY[-12:] not in sent
+        assert "[REDACTED:credential-like]" in sent
+
+
+def test_the_log_window_sent_as_context_starts_at_a_line_so_no_key_is_cut(tmp_path):
+    """The log sent to the model is the stored log's last MAX_CONTEXT_CHARS * 4
+    characters: with lines a terminal padded with blanks (what a copy out of tmux
+    gives), a key on the line where that window starts was cut to a piece too short
+    to look like a key, and sent: the window starts at a line."""
+    pad = " " * 190
+    tail = "".join(f"\nINFO step {n} ok{pad}" for n in range(60))
+    head = f"INFO start{pad}\nINFO client key {RANDOM_KEY}"
+    start = len(head) - 20  # the window keeps the key's last 20 characters
+    log = (head + tail)[: start + MAX_CONTEXT_CHARS * 4]
+    assert log[-MAX_CONTEXT_CHARS * 4 :].startswith(RANDOM_KEY[-20:])
+    kb = KnowledgeBase.open(DEMO, tmp_path / "kb")
+    try:
+        found = retrieve(kb.state, "nccl calloc error at start", {"log": log})
+    finally:
+        kb.close()
+    ((_, sent),) = found.context
+    assert "INFO step 3 ok" in sent and RANDOM_KEY[-12:] not in sent
