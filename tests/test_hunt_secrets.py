@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 
 import pytest
 
@@ -21,8 +22,10 @@ from knowledge.gaps.recorder import MAX_QUEUED_CHARS
 from knowledge.intake.desk import MAX_ANSWER_CHARS, IntakeSettings, SupportDesk
 from knowledge.intake.sqlite import SqliteTicketStore
 from knowledge.intake.store import RateLimit
+from knowledge.intake.transcript import ThreadMessage, transcript_json, transcript_markdown
 from knowledge.llm.prompt import MAX_CONTEXT_CHARS, retrieve
 from knowledge.service import KnowledgeBase
+from knowledge.templates import load_templates
 from tests.bot.helpers import LINK_BASE, PATIENT, bot_factory, buttons, embed_of, make_config
 from tests.bot.test_ask import final, llm_config
 from tests.bot.test_support import (  # noqa: F401  (fixtures)
@@ -252,3 +255,31 @@ def test_the_log_window_sent_as_context_starts_at_a_line_so_no_key_is_cut(tmp_pa
         kb.close()
     ((_, sent),) = found.context
     assert "INFO step 3 ok" in sent and RANDOM_KEY[-12:] not in sent
+
+
+def test_a_ticket_transcript_masks_what_the_public_post_masked(tmp_path):
+    """``wikibot tickets export``: a transcript is made to be passed on. A key in no
+    known format in the request's story and log, and in a message of its thread, is
+    masked in it (Markdown and JSON) as in the ticket's public post."""
+    kb = KnowledgeBase.open(DEMO, tmp_path / "kb")
+    store = SqliteTicketStore.in_folder(tmp_path)
+    try:
+        desk = SupportDesk(kb.triage_context, store, settings=IntakeSettings(rate=RateLimit(0, 1)))
+        draft = desk.new_draft("discord:1").draft
+        values = {
+            "text": f"GLM-5 dies after loading with key {RANDOM_KEY}",
+            "actual": "x",
+            "log": f"INFO started\nINFO client key {RANDOM_KEY} accepted\nINFO done",
+        }
+        desk.save(draft.id, "discord:1", values)
+        ticket = desk.file(draft.id, "discord:1", post=True).ticket
+    finally:
+        store.close()
+        kb.close()
+    messages = [ThreadMessage("alice", 1.0, f"my client key is {RANDOM_KEY}, rotate it?")]
+    shown = [
+        transcript_markdown(ticket, messages, load_templates("intake.yaml")),
+        json.dumps(transcript_json(ticket, messages)),
+    ]
+    for text in shown:
+        assert RANDOM_KEY[:12] not in text and "[REDACTED:credential-like]" in text
