@@ -283,3 +283,17 @@ def test_a_ticket_transcript_masks_what_the_public_post_masked(tmp_path):
     ]
     for text in shown:
         assert RANDOM_KEY[:12] not in text and "[REDACTED:credential-like]" in text
+
+
+def test_a_search_query_with_a_key_in_no_known_format_is_kept_masked_for_the_gaps(tmp_path):
+    """``wikibot gaps`` and ``/wiki gaps`` show the unanswered queries to the staff: a
+    key that a public post would mask is masked there too."""
+    kb = KnowledgeBase.open(DEMO, tmp_path / "kb")
+    try:
+        kb.record_gaps(GapSettings())
+        kb.search(f"zorblax frobnicator melts {RANDOM_KEY}")
+        assert kb.gaps is not None and kb.gaps.flush()
+    finally:
+        kb.close()
+    (row,) = GapStore.read(tmp_path / "kb")
+    assert row.query == "zorblax frobnicator melts [REDACTED:credential-like]"

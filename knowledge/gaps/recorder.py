@@ -5,10 +5,12 @@
 bot alike), on whatever thread answers, the event loop included: it decides from
 the reply whether the request was answered (a reply that is not ``ok``, or a
 confidence of ``low`` or ``none``, was not) and puts the query on a queue.
-One writer thread redacts the queries (:func:`knowledge.triage.redact.redact`), then
-cuts them to ``MAX_QUERY_CHARS``, and writes them in batches; nothing on the caller's
-thread touches SQLite or redaction. Redacting comes first: a cut through a token
-would leave a piece that no pattern knows (``hf_`` and 30 of its 34 characters).
+One writer thread redacts the queries (:func:`knowledge.triage.redact.redact`),
+masks them as public posts are (``mask_credentials``: ``wikibot gaps`` and
+``/wiki gaps`` show them), cuts them to ``MAX_QUERY_CHARS`` and writes them in
+batches; nothing on the caller's thread touches SQLite or redaction. Redacting comes
+first: a cut through a token would leave a piece that no pattern knows (``hf_`` and
+30 of its 34 characters).
 """
 
 from __future__ import annotations
@@ -135,7 +137,8 @@ class GapRecorder:
                 self._thread.start()
 
     def _run(self) -> None:
-        from knowledge.triage.redact import redact  # the redaction patterns: in this thread
+        # the redaction patterns: in this thread
+        from knowledge.triage.redact import mask_credentials, redact
 
         store: GapStore | None = None
         stop = False
@@ -151,7 +154,7 @@ class GapRecorder:
             records = [
                 GapRecord(
                     r.command,
-                    " ".join(redact(r.query, "query").text.split())[:MAX_QUERY_CHARS],
+                    _kept(mask_credentials(redact(r.query, "query").text).text),
                     r.confidence,
                     r.day,
                     r.pages,
@@ -184,6 +187,11 @@ class GapRecorder:
             return
         self._queue.put(None)
         thread.join(timeout)
+
+
+def _kept(query: str) -> str:
+    """A redacted query as the store keeps it: one line, ``MAX_QUERY_CHARS`` at most."""
+    return " ".join(query.split())[:MAX_QUERY_CHARS]
 
 
 def _bounded(query: str) -> str:
