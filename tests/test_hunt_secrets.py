@@ -31,10 +31,12 @@ from tests.bot.test_ask import final, llm_config
 from tests.bot.test_support import (  # noqa: F401  (fixtures)
     LOG,
     STEP1,
+    V3_LAUNCH,
     base_data,
     button_id,
     data,
     factory,
+    through_step_1,
     through_step_2,
 )
 from tests.discord_standin import DEFAULT_IDS
@@ -297,3 +299,25 @@ def test_a_search_query_with_a_key_in_no_known_format_is_kept_masked_for_the_gap
         kb.close()
     (row,) = GapStore.read(tmp_path / "kb")
     assert row.query == "zorblax frobnicator melts [REDACTED:credential-like]"
+
+
+def test_a_database_password_with_an_at_sign_reaches_neither_the_post_nor_the_store(
+    discord_standin, data  # noqa: F811
+):
+    """The launch command names a database URL whose password holds an ``@`` typed as
+    it is (``P@ssw0rd``, as people write them): redacted up to the host's ``@``, in the
+    forum post, its attachments and the ticket store; short, it looks like no key."""
+    password = "P@ssw0rd-Winter24"
+    command = f"{V3_LAUNCH.strip()} --kv-events-url postgres://vllm:{password}@db:5432/kv"
+
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds, model="glm")
+        _, check = await through_step_2(ds, saved, command=command)
+        await ds.press(check, button_id(check, "File the ticket"))
+        return await ds.wait_for_request(lambda r: r.route == "create_thread")
+
+    post = discord_standin.run(factory(data), scenario)
+    shown = [repr(post.json), *(f.data.decode("utf-8") for f in post.files)]
+    assert any("postgres://vllm:[REDACTED:url-password]@db:5432/kv" in text for text in shown)
+    assert not any("ssw0rd" in text for text in shown)
+    assert b"ssw0rd" not in (data / "tickets.sqlite3").read_bytes()

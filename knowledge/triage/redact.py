@@ -9,7 +9,8 @@ Kinds (the ``KINDS`` constant):
 ``private-key``     a PEM ``-----BEGIN ... PRIVATE KEY-----`` block up to its END line,
                     or to the end of the input when the paste was cut off.
 ``authorization``   the credentials of an ``Authorization: Bearer|Basic|Token ...`` header.
-``url-password``    the password of ``scheme://user:password@host`` (user and host stay).
+``url-password``    the password of ``scheme://user:password@host`` (user and host stay),
+                    up to the last ``@`` before the host (``user:P@ss@host``).
 ``hf-token``        Hugging Face ``hf_`` + 34 or more letters/digits, and ``api_org_`` tokens.
 ``github-token``    ``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_`` + 36, ``github_pat_`` + 82.
 ``openai-key``      an OpenAI-style API key: ``sk-`` + 32 or more letters, digits, ``_`` and
@@ -193,8 +194,10 @@ _AUTH_RE: Final = re.compile(
 )
 # Token patterns start with their literal prefix so the regex engine can jump between
 # candidates; whether the candidate starts a word is checked afterwards (``_starts_word``).
+# The password runs to the authority's last ``@`` (as ``urllib`` splits it): one typed
+# with an ``@`` in it (``P@ssw0rd``) is masked whole, not up to its own ``@``.
 _URL_RE: Final = re.compile(
-    r"://(?<=[A-Za-z0-9]://)([^\s:/?#@\[\]\"'<>]{0,256}:)([^\s/?#@\"'<>]{1,512})(?=@)"
+    r"://(?<=[A-Za-z0-9]://)([^\s:/?#@\[\]\"'<>]{0,256}:)([^\s/?#\"'<>]{1,512})(?=@)"
 )
 _HF_RE: Final = re.compile(r"hf_[A-Za-z0-9]{34,}")
 _HF_ORG_RE: Final = re.compile(r"api_org_[A-Za-z0-9]{34,}")
