@@ -321,3 +321,25 @@ def test_a_database_password_with_an_at_sign_reaches_neither_the_post_nor_the_st
     assert any("postgres://vllm:[REDACTED:url-password]@db:5432/kv" in text for text in shown)
     assert not any("ssw0rd" in text for text in shown)
     assert b"ssw0rd" not in (data / "tickets.sqlite3").read_bytes()
+
+
+def test_every_key_of_vllms_printed_api_key_list_is_redacted(discord_standin, data):  # noqa: F811
+    """vLLM prints its non-default arguments at start-up, ``--api-key`` (which takes
+    several keys) as a list: ``'api_key': ['k1', 'k2']``. An uploaded log with that
+    line: no key of the list reaches the forum post, its attachments or the store."""
+    keys = ("team-alpha-7731", "team-beta-0420")
+    args = f"{{'model': 'glm', 'api_key': ['{keys[0]}', '{keys[1]}'], 'port': 8000}}"
+    log = LOG + f"\n(APIServer pid=1) INFO 05-15 03:31:02 [utils.py:1] non-default args: {args}"
+
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds, model="glm")
+        _, check = await through_step_2(ds, saved, log=log.encode())
+        await ds.press(check, button_id(check, "File the ticket"))
+        return await ds.wait_for_request(lambda r: r.route == "create_thread")
+
+    post = discord_standin.run(factory(data), scenario)
+    shown = [repr(post.json), *(f.data.decode("utf-8") for f in post.files)]
+    assert any("'api_key': [[REDACTED:env-secret]]" in text for text in shown)
+    stored = (data / "tickets.sqlite3").read_bytes()
+    for key in keys:
+        assert not any(key in text for text in shown) and key.encode() not in stored

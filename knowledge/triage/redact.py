@@ -575,7 +575,8 @@ def _value_span(text: str, pos: int, yaml_style: bool) -> tuple[int, int] | None
     """Start and end of the value that begins at ``pos``, without its quotes.
 
     A quoted value ends at its closing quote on the same line (``\\"`` is skipped in
-    double quotes); an unterminated one is read as an unquoted value. Unquoted values
+    double quotes); an unterminated one is read as an unquoted value. A list (``[``)
+    is the value up to its ``]`` on the same line, all its items. Unquoted values
     end at shell punctuation or white space, or for YAML-style ``name: value`` at the
     end of the line, a comma, a closing bracket or a `` #`` comment.
     """
@@ -597,6 +598,12 @@ def _value_span(text: str, pos: int, yaml_style: bool) -> tuple[int, int] | None
                 continue
             return pos + 1, end
         pos += 1
+    if text.startswith("[", pos) and not text.startswith(_PLACEHOLDER_PREFIX, pos):
+        # a list (``'api_key': ['k1', 'k2']``, as vLLM prints its arguments): all of it
+        newline = text.find("\n", pos + 1, limit)
+        close = text.find("]", pos + 1, limit if newline < 0 else newline)
+        if close > pos + 1:
+            return pos + 1, close
     scan_from = pos
     if text.startswith(("${", "$("), pos):  # a reference runs to its closing bracket
         close = text.find("}" if text[pos + 1] == "{" else ")", pos, limit)
