@@ -343,3 +343,36 @@ def test_every_key_of_vllms_printed_api_key_list_is_redacted(discord_standin, da
     stored = (data / "tickets.sqlite3").read_bytes()
     for key in keys:
         assert not any(key in text for text in shown) and key.encode() not in stored
+
+
+def test_a_kubernetes_env_list_pasted_as_the_compose_file_keeps_its_values_out(
+    discord_standin, data  # noqa: F811
+):
+    """The form asks for the launch command or compose file; a Kubernetes manifest's
+    ``env:`` list names each variable and gives its value on the next line (``- name:
+    VLLM_API_KEY`` / ``value: ...``): the secret one reaches neither the post, its
+    attachments nor the store; the others stay readable."""
+    manifest = (
+        "containers:\n"
+        "  - name: vllm\n"
+        "    image: demo-registry/vllm:lantern-v3-cu130-20260605\n"
+        "    args: [serve, glm, --tensor-parallel-size, '8']\n"
+        "    env:\n"
+        "      - name: VLLM_API_KEY\n"
+        "        value: team-alpha-7731\n"
+        "      - name: NCCL_P2P_LEVEL\n"
+        "        value: SYS\n"
+    )
+
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds, model="glm")
+        _, check = await through_step_2(ds, saved, command=manifest)
+        await ds.press(check, button_id(check, "File the ticket"))
+        return await ds.wait_for_request(lambda r: r.route == "create_thread")
+
+    post = discord_standin.run(factory(data), scenario)
+    shown = [repr(post.json), *(f.data.decode("utf-8") for f in post.files)]
+    assert any("value: [REDACTED:env-secret]" in text for text in shown)
+    assert any("value: SYS" in text for text in shown)
+    assert not any("team-alpha-7731" in text for text in shown)
+    assert b"team-alpha-7731" not in (data / "tickets.sqlite3").read_bytes()

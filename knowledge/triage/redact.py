@@ -30,7 +30,9 @@ Kinds (the ``KINDS`` constant):
 ``env-secret``      the value of an assignment whose name looks secret (see
                     ``is_secret_name``): ``NAME=v``, ``export NAME=v``, ``-e NAME=v``,
                     ``--env NAME=v``, YAML ``NAME: v``, JSON ``"NAME": "v"``,
-                    Python ``'name': 'v'``.
+                    Python ``'name': 'v'``; and an environment list's entry,
+                    ``- name: NAME`` then ``value: v`` (Kubernetes), or
+                    ``{"name": "NAME", "value": "v"}``.
 
 Disguises are undone before matching. Terminal colour codes are taken out. Text that
 is not plain ASCII is NFKC-normalised (fullwidth ``ｈｆ＿`` reads ``hf_``) and loses its
@@ -326,6 +328,12 @@ _PLACEHOLDER_PREFIX: Final = "[REDACTED:"
 # Where an unquoted value ends, by assignment style.
 _SHELL_VALUE_END: Final = re.compile(r"[\s\"'`;&|<>()\]}]|,(?=\s)")
 _YAML_VALUE_END: Final = re.compile(r"[\n\r,\]}]|\s#")
+# An environment list's entry: ``name:`` (YAML, JSON) right before the name, and its
+# ``value:`` right after it, on the same line or the next (``_listed_value``).
+_LIST_NAME_RE: Final = re.compile(r"""\bname["']?[ \t]{0,8}:[ \t]{0,8}["']?\Z""")
+_LIST_VALUE_RE: Final = re.compile(
+    r"""["']?[ \t]{0,8},?[ \t]{0,8}(?:\r?\n[ \t]{0,64})?["']?value["']?[ \t]{0,8}:[ \t]{0,8}"""
+)
 # A command-line flag and its value (``--api-key v``, ``--token=v``) starting the line
 # after a value: the flag is a name, never the value's next piece (taken as one, it hid
 # the flag from its own pass and left the value after it in clear).
@@ -671,7 +679,10 @@ def _keyword_pass(text: str) -> tuple[str, int, int, int]:
         name = text[start:end]
         if not name or (start and text[start - 1] in "{$"):
             continue  # ${NAME...} is a reference, not an assignment
-        span = _flag_value(text, name, end) if name[0] == "-" else _assign_value(text, name, end)
+        if name[0] == "-":
+            span = _flag_value(text, name, end)
+        else:
+            span = _assign_value(text, name, end) or _listed_value(text, name, start, end)
         if span is None or span[0] < last_span_end:
             continue
         spans.append(span)
@@ -740,6 +751,24 @@ def _assign_value(text: str, name: str, end: int) -> tuple[int, int, str] | None
         return None
     if "SECRET" in name.upper() and _AWS_SECRET_VALUE_RE.fullmatch(value):
         return span[0], span[1], AWS_SECRET_KEY
+    return span[0], span[1], ENV_SECRET
+
+
+def _listed_value(text: str, name: str, start: int, end: int) -> tuple[int, int, str] | None:
+    """The value of an environment list's entry named like a secret: Kubernetes'
+    ``- name: HF_TOKEN`` then ``value: v`` on the next line, or JSON's
+    ``{"name": "API_KEY", "value": "v"}`` (ECS task definitions, ``kubectl -o json``)."""
+    if not _LIST_NAME_RE.search(text, max(0, start - 32), start):
+        return None
+    m = _LIST_VALUE_RE.match(text, end)
+    if m is None or not is_secret_name(name.strip(".-")):
+        return None
+    span = _value_span(text, m.end(), yaml_style=True)
+    if span is None:
+        return None
+    value = text[span[0] : span[1]]
+    if _is_placeholder(value) or (_INT_RE.fullmatch(value) and not _is_strong_name(name)):
+        return None
     return span[0], span[1], ENV_SECRET
 
 
