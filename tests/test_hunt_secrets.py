@@ -26,7 +26,15 @@ from knowledge.intake.transcript import ThreadMessage, transcript_json, transcri
 from knowledge.llm.prompt import MAX_CONTEXT_CHARS, retrieve
 from knowledge.service import KnowledgeBase
 from knowledge.templates import load_templates
-from tests.bot.helpers import LINK_BASE, PATIENT, bot_factory, buttons, embed_of, make_config
+from tests.bot.helpers import (
+    EPHEMERAL,
+    LINK_BASE,
+    PATIENT,
+    bot_factory,
+    buttons,
+    embed_of,
+    make_config,
+)
 from tests.bot.test_ask import final, llm_config
 from tests.bot.test_support import (  # noqa: F401  (fixtures)
     LOG,
@@ -376,3 +384,25 @@ def test_a_kubernetes_env_list_pasted_as_the_compose_file_keeps_its_values_out(
     assert any("value: SYS" in text for text in shown)
     assert not any("team-alpha-7731" in text for text in shown)
     assert b"team-alpha-7731" not in (data / "tickets.sqlite3").read_bytes()
+
+
+def test_a_public_search_answer_never_shows_a_token_typed_in_the_query(discord_standin):
+    """/search "glm nccl hang HF_TOKEN=hf_..." (words and a pasted setting): the answer
+    is public, in the channel, and its title says what was searched; the token in the
+    query, and a key in no known format, are not shown there, on any page."""
+    query = f"glm nccl hang HF_TOKEN={HF} key {RANDOM_KEY}"
+
+    async def scenario(ds):
+        record = await ds.slash("search", query=query)
+        await record.answer()
+        first = copy.deepcopy(record.original)
+        next_id = next(b["custom_id"] for b in buttons(first) if b["label"] == "Next")
+        await (await ds.press(first, next_id)).answer()
+        return first, copy.deepcopy(record.original), record.response.json
+
+    first, second, response = discord_standin.run(bot_factory(), scenario)
+    assert not response["data"].get("flags", 0) & EPHEMERAL, "public"
+    for page in (first, second):
+        title = embed_of(page)["title"]
+        assert title.startswith("Search: glm nccl hang HF_TOKEN=[REDACTED:")
+        assert HF[3:15] not in repr(page) and RANDOM_KEY[:12] not in repr(page)

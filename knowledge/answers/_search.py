@@ -46,6 +46,15 @@ _FIX_LABELS = frozenset({"fix", "fixes", "workaround", "solution"})
 _ASCII_LOOKALIKES = re.compile("[\u0130\u0131\u017f\u212a]")
 
 
+def _shown(query: str) -> str:
+    """``query`` as a reply may show it (the title of a public answer): redacted and
+    masked as a public post is, since what users paste to search holds tokens too.
+    (A query shown whole is never cut: one of ``PASTED_CHARS`` is answered with pages.)"""
+    from knowledge.triage.redact import mask_credentials, redact
+
+    return mask_credentials(redact(query, "query").text, "query").text
+
+
 def is_pasted(query: str) -> bool:
     """True for a pasted question or log excerpt rather than a few search words."""
     text = query[: MAX_PASTED_CHARS * 2].strip()
@@ -75,7 +84,7 @@ def search(
         if category not in state.categories:
             return Reply(
                 "not_found",
-                t("search.nothing_title", query=escape_markdown(text)),
+                t("search.nothing_title", query=escape_markdown(_shown(text))),
                 t(
                     "search.unknown_category",
                     category=escape_markdown(category),
@@ -100,7 +109,7 @@ def search(
             return search(state, t, query, category=category, page=1, per_page=per_page)
         return Reply(
             "not_found",
-            t("search.nothing_title", query=escape_markdown(results.query or text)),
+            t("search.nothing_title", query=escape_markdown(_shown(results.query or text))),
             t("search.nothing"),
             ephemeral=True,
         )
@@ -114,7 +123,7 @@ def search(
         summary = t("search.hits_in", hits=summary, category=escape_markdown(category))
     return Reply(
         "search",
-        t("search.title", query=results.query or text),
+        t("search.title", query=_shown(results.query or text)),
         summary,
         fields=fields,
         pages=tuple(PageRef(h.path, h.anchor, h.section_title) for h in results.hits),
@@ -210,7 +219,7 @@ def _pasted(
     hits = [h for h in ranking.hits if not wanted or _category(state, h.path) == wanted][
         :_PASTED_HITS
     ]
-    shown_query = escape_markdown(" ".join(text.split())[:80])
+    shown_query = escape_markdown(" ".join(_shown(text).split())[:80])
     if not hits:
         return Reply(
             "not_found",
