@@ -406,3 +406,23 @@ def test_a_public_search_answer_never_shows_a_token_typed_in_the_query(discord_s
         title = embed_of(page)["title"]
         assert title.startswith("Search: glm nccl hang HF_TOKEN=[REDACTED:")
         assert HF[3:15] not in repr(page) and RANDOM_KEY[:12] not in repr(page)
+
+
+def test_an_unknown_model_named_with_a_secret_is_echoed_without_a_piece_of_it(tmp_path):
+    """/support model:<text> echoes an unknown model's name in its private answer, cut
+    to a few words: a name that opens with a pasted key block, a token after it across
+    the old 200-character cut, left the token's first part in the answer."""
+    body = "MIIEvQIBADAN" * 9 + "MIIEvQI"
+    block = f"-----BEGIN PRIVATE KEY----- {body} -----END PRIVATE KEY-----"
+    name = block + " " + HF  # the old cut fell after hf_ and 27 more characters
+    kb = KnowledgeBase.open(DEMO, tmp_path / "kb")
+    store = SqliteTicketStore.in_folder(tmp_path)
+    try:
+        desk = SupportDesk(kb.triage_context, store)
+        key, problem = desk.resolve_model(name)
+    finally:
+        store.close()
+        kb.close()
+    shown = problem.replace("\\", "")  # Markdown escapes
+    assert key is None and "[REDACTED:private-key]" in shown
+    assert HF[:8] not in shown

@@ -300,7 +300,8 @@ class SupportDesk:
         match = catalogue.match(text)
         if match.family is not None and not match.ambiguous:
             return match.family.key, None
-        safe = escape_markdown(truncate(redact(text).text, 60))
+        # redacted whole, then cut: a cut through a token would leave a piece no pattern knows
+        safe = escape_markdown(truncate(" ".join(redact(name).text.split()), 60))
         if match.others:
             names = ", ".join(f.name for f in match.others[:5])
             return None, self.t("problems.did_you_mean", name=safe, names=names)
