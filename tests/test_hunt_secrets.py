@@ -426,3 +426,32 @@ def test_an_unknown_model_named_with_a_secret_is_echoed_without_a_piece_of_it(tm
     shown = problem.replace("\\", "")  # Markdown escapes
     assert key is None and "[REDACTED:private-key]" in shown
     assert HF[:8] not in shown
+
+
+def test_a_curl_basic_auth_password_in_the_client_command_is_redacted(tmp_path):
+    """The form asks for the client command; a server behind basic auth is tested with
+    ``curl -u name:password`` (often broken over lines with ``\\``): the password, short
+    and no key to look at, reaches neither the ticket's public post nor the store. A
+    ``docker run -u 1000:1000`` (user and group) is left as it is."""
+    client = (
+        "curl -sS \\\n  -u admin:Winter24pw \\\n  http://gpu-box:8000/v1/models\n"
+        "docker run -u 1000:1000 demo-registry/vllm:lantern-v3-cu130-20260605"
+    )
+    kb = KnowledgeBase.open(DEMO, tmp_path / "kb")
+    store = SqliteTicketStore.in_folder(tmp_path)
+    try:
+        desk = SupportDesk(kb.triage_context, store, settings=IntakeSettings(rate=RateLimit(0, 1)))
+        assert desk.form.field("client") is not None
+        draft = desk.new_draft("discord:1").draft
+        values = {"text": "GLM-5 answers 401 behind the proxy", "actual": "x", "client": client}
+        desk.save(draft.id, "discord:1", values)
+        ticket = desk.file(draft.id, "discord:1", post=True).ticket
+        post = desk.ticket_post(ticket)
+    finally:
+        store.close()
+        kb.close()
+    shown = repr([post.title, post.content, post.reply.fields, post.attachments])
+    assert "Winter24pw" not in shown and "Winter24pw" not in ticket.values["client"]
+    assert b"Winter24pw" not in (tmp_path / "tickets.sqlite3").read_bytes()
+    assert "-u admin:[REDACTED:cli-secret]" in ticket.values["client"]
+    assert "docker run -u 1000:1000 demo" in ticket.values["client"]

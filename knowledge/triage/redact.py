@@ -26,7 +26,8 @@ Kinds (the ``KINDS`` constant):
                     that decodes to printable text in which one of the other kinds is
                     found (or another such run, to ``MAX_DECODE_DEPTH``).
 ``cli-secret``      the value of a command-line flag named like a secret:
-                    ``--api-key X``, ``--hf-token=X``, ``--password X`` ...
+                    ``--api-key X``, ``--hf-token=X``, ``--password X`` ...; and the
+                    password of curl's ``-u``/``--user name:password``.
 ``env-secret``      the value of an assignment whose name looks secret (see
                     ``is_secret_name``): ``NAME=v``, ``export NAME=v``, ``-e NAME=v``,
                     ``--env NAME=v``, YAML ``NAME: v``, JSON ``"NAME": "v"``,
@@ -293,7 +294,7 @@ _KEYWORD_RE: Final = re.compile(
 # Text (normalised) holding none of them is returned as it is, with one search instead
 # of a dozen passes: most fields and output strings are short.
 _SECRET_HINT_RE: Final = re.compile(
-    r"PRIVATE KEY|uthorization|UTHORIZATION|://|hf_|api_org_|gh[pousr]_|github_pat_|sk-"
+    r"PRIVATE KEY|uthorization|UTHORIZATION|://|hf_|api_org_|gh[pousr]_|github_pat_|sk-|curl"
     r"|A(?:KI|SI)A|\.[A-Za-z0-9_-]{6,7}\.|ey[A-Za-z0-9_-]{8}|\n|%[0-9A-Fa-f]{2}"
     rf"|{_KEYWORD_RE.pattern}"
 )
@@ -328,6 +329,11 @@ _PLACEHOLDER_PREFIX: Final = "[REDACTED:"
 # Where an unquoted value ends, by assignment style.
 _SHELL_VALUE_END: Final = re.compile(r"[\s\"'`;&|<>()\]}]|,(?=\s)")
 _YAML_VALUE_END: Final = re.compile(r"[\n\r,\]}]|\s#")
+# curl's ``-u``/``--user name:password`` (found on a line where ``curl`` came first: in
+# ``docker run -u 1000:1000`` the same flag is a user and a group).
+_CURL_USER_RE: Final = re.compile(
+    r"(?<![\w-])(?:-u|--user)(?:[ \t]{1,16}|=)([\"']?)[^\s:\"']{1,256}:([^\s\"']{1,512})\1"
+)
 # An environment list's entry: ``name:`` (YAML, JSON) right before the name, and its
 # ``value:`` right after it, on the same line or the next (``_listed_value``).
 _LIST_NAME_RE: Final = re.compile(r"""\bname["']?[ \t]{0,8}:[ \t]{0,8}["']?\Z""")
@@ -489,6 +495,30 @@ def _url_pass(text: str) -> tuple[str, int]:
         return "://" + m.group(1) + placeholder(URL_PASSWORD)
 
     return _URL_RE.sub(replace, text), count
+
+
+def _curl_user_pass(text: str) -> tuple[str, int]:
+    if "curl" not in text:
+        return text, 0
+    spans = []
+    line_end = -1
+    curl_at = -1  # where ``curl`` first comes in the line of the match (-1: nowhere)
+    for m in _CURL_USER_RE.finditer(text):
+        if m.start() > line_end:  # a new line: each is looked through once
+            line = text.rfind("\n", 0, m.start()) + 1
+            newline = text.find("\n", m.start())
+            line_end = len(text) if newline < 0 else newline
+            curl_at = text.find("curl", line, line_end)
+            for _ in range(MAX_VALUE_LINES):  # or on a line this one continues (``\``)
+                if curl_at >= 0 or not text.endswith(("\\\n", "\\\r\n"), 0, line):
+                    break
+                before = line
+                line = text.rfind("\n", 0, line - 1) + 1
+                curl_at = text.find("curl", line, before)
+        if not 0 <= curl_at < m.start() or _is_placeholder(m.group(2)):
+            continue
+        spans.append((m.start(2), m.end(2), CLI_SECRET))
+    return _apply(text, spans), len(spans)
 
 
 def _hf_pass(text: str) -> tuple[str, int]:
@@ -1240,6 +1270,7 @@ _SIMPLE_PASSES: Final[tuple[tuple[str, Callable[[str], tuple[str, int]]], ...]] 
     (PRIVATE_KEY, _pem_pass),
     (AUTHORIZATION, _auth_pass),
     (URL_PASSWORD, _url_pass),
+    (CLI_SECRET, _curl_user_pass),
     (HF_TOKEN, _hf_pass),
     (GITHUB_TOKEN, _github_pass),
     (OPENAI_KEY, _openai_pass),
