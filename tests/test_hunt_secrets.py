@@ -455,3 +455,27 @@ def test_a_curl_basic_auth_password_in_the_client_command_is_redacted(tmp_path):
     assert b"Winter24pw" not in (tmp_path / "tickets.sqlite3").read_bytes()
     assert "-u admin:[REDACTED:cli-secret]" in ticket.values["client"]
     assert "docker run -u 1000:1000 demo" in ticket.values["client"]
+
+
+def test_secrets_in_json_held_in_a_json_string_are_redacted(discord_standin, data):  # noqa: F811
+    """A JSON logger writes a request's body and headers as JSON strings inside its own
+    JSON line (``\\"api_key\\": \\"...\\"``), as ``kubectl -o json`` writes the
+    last-applied manifest: escaped quotes hid the names from redaction. An uploaded log
+    with such a line: no key of it reaches the post, its attachments or the store."""
+    body = json.dumps({"model": "glm", "api_key": "team-alpha-7731"})
+    headers = json.dumps({"Authorization": "Token team-beta-0420"})
+    line = json.dumps({"level": "debug", "msg": "upstream", "body": body, "headers": headers})
+    log = LOG + "\n" + line
+
+    async def scenario(ds):
+        _, _, saved = await through_step_1(ds, model="glm")
+        _, check = await through_step_2(ds, saved, log=log.encode())
+        await ds.press(check, button_id(check, "File the ticket"))
+        return await ds.wait_for_request(lambda r: r.route == "create_thread")
+
+    post = discord_standin.run(factory(data), scenario)
+    shown = [repr(post.json), *(f.data.decode("utf-8") for f in post.files)]
+    assert any('\\"api_key\\": \\"[REDACTED:env-secret]\\"' in text for text in shown)
+    stored = (data / "tickets.sqlite3").read_bytes()
+    for key in ("team-alpha-7731", "team-beta-0420"):
+        assert not any(key in text for text in shown) and key.encode() not in stored

@@ -31,7 +31,8 @@ Kinds (the ``KINDS`` constant):
 ``env-secret``      the value of an assignment whose name looks secret (see
                     ``is_secret_name``): ``NAME=v``, ``export NAME=v``, ``-e NAME=v``,
                     ``--env NAME=v``, YAML ``NAME: v``, JSON ``"NAME": "v"``,
-                    Python ``'name': 'v'``; and an environment list's entry,
+                    Python ``'name': 'v'``, JSON inside a JSON string
+                    (``\\"NAME\\": \\"v\\"``); and an environment list's entry,
                     ``- name: NAME`` then ``value: v`` (Kubernetes), or
                     ``{"name": "NAME", "value": "v"}``.
 
@@ -191,9 +192,10 @@ _PEM_RE: Final = re.compile(
     re.DOTALL,
 )
 _AUTH_RE: Final = re.compile(
-    r"((?:authorization|Authorization|AUTHORIZATION)[\"']?[ \t]{0,16}[:=][ \t]{0,16}[\"']?)"
+    r"((?:authorization|Authorization|AUTHORIZATION)(?:\\{0,8}[\"'])?[ \t]{0,16}[:=][ \t]{0,16}"
+    r"(?:\\{0,8}[\"'])?)"
     r"(?:((?i:bearer|basic|token|digest|negotiate))[ \t]{1,16})?"
-    r"([^\s\"',;]+)"
+    r"([^\s\"',;\\]+)"
 )
 # Token patterns start with their literal prefix so the regex engine can jump between
 # candidates; whether the candidate starts a word is checked afterwards (``_starts_word``).
@@ -336,10 +338,16 @@ _CURL_USER_RE: Final = re.compile(
 )
 # An environment list's entry: ``name:`` (YAML, JSON) right before the name, and its
 # ``value:`` right after it, on the same line or the next (``_listed_value``).
-_LIST_NAME_RE: Final = re.compile(r"""\bname["']?[ \t]{0,8}:[ \t]{0,8}["']?\Z""")
-_LIST_VALUE_RE: Final = re.compile(
-    r"""["']?[ \t]{0,8},?[ \t]{0,8}(?:\r?\n[ \t]{0,64})?["']?value["']?[ \t]{0,8}:[ \t]{0,8}"""
+_LIST_NAME_RE: Final = re.compile(
+    r"""\bname(?:\\{0,8}["'])?[ \t]{0,8}:[ \t]{0,8}(?:\\{0,8}["'])?\Z"""
 )
+_LIST_VALUE_RE: Final = re.compile(
+    r"""(?:\\{0,8}["'])?[ \t]{0,8},?[ \t]{0,8}(?:\r?\n[ \t]{0,64})?(?:\\{0,8}["'])?value"""
+    r"""(?:\\{0,8}["'])?[ \t]{0,8}:[ \t]{0,8}"""
+)
+# A quote, escaped or not: JSON inside a JSON string (a logged request body,
+# ``kubectl -o json``'s last-applied configuration) quotes its keys and values ``\"``.
+_QUOTE_RE: Final = re.compile(r"""\\{0,8}["']""")
 # A command-line flag and its value (``--api-key v``, ``--token=v``) starting the line
 # after a value: the flag is a name, never the value's next piece (taken as one, it hid
 # the flag from its own pass and left the value after it in clear).
@@ -622,6 +630,13 @@ def _value_span(text: str, pos: int, yaml_style: bool) -> tuple[int, int] | None
     if pos >= n:
         return None
     limit = min(n, pos + MAX_VALUE_CHARS)
+    if text.startswith("\\", pos):  # an escaped quote (JSON in JSON) to the same one
+        escaped = _QUOTE_RE.match(text, pos)
+        if escaped is not None:
+            newline = text.find("\n", pos, limit)
+            close = text.find(escaped.group(), escaped.end(), limit if newline < 0 else newline)
+            if close > escaped.end():
+                return escaped.end(), close
     quote = text[pos]
     if quote in "\"'":
         newline = text.find("\n", pos + 1, limit)
@@ -751,8 +766,10 @@ def _assign_value(text: str, name: str, end: int) -> tuple[int, int, str] | None
     if not name:
         return None
     pos = end
-    if pos < len(text) and text[pos] in "\"'":
-        pos += 1  # closing quote of a JSON or Python key
+    quote = _QUOTE_RE.match(text, pos)
+    if quote is not None:
+        pos = quote.end()  # closing quote of a JSON or Python key (``\"`` in JSON in JSON)
+    named = pos
     while pos < len(text) and pos - end < 16 and text[pos] in " \t":
         pos += 1
     if pos >= len(text) or text[pos] not in ":=":
@@ -762,7 +779,7 @@ def _assign_value(text: str, name: str, end: int) -> tuple[int, int, str] | None
     yaml_style = text[pos] == ":"
     if text.startswith(("://", ":-", ":=", "=="), pos):
         return None
-    spaced = pos > end + (text[end] in "\"'")
+    spaced = pos > named
     pos += 1
     if yaml_style or spaced:  # `NAME: v`, `name = v`; in `NAME= v` the value is empty
         stop = pos + 16
