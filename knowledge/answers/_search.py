@@ -50,6 +50,15 @@ _FIX_LABELS = frozenset({"fix", "fixes", "workaround", "solution"})
 _ASCII_LOOKALIKES = re.compile("[\u0130\u0131\u017f\u212a]")
 
 
+def _shown(query: str) -> str:
+    """``query`` as a reply may show it (the title of a public answer): redacted and
+    masked as a public post is, since what users paste to search holds tokens too.
+    (A query shown whole is never cut: one of ``PASTED_CHARS`` is answered with pages.)"""
+    from knowledge.triage.redact import mask_credentials, redact
+
+    return mask_credentials(redact(query, "query").text, "query").text
+
+
 def is_pasted(query: str) -> bool:
     """True for a pasted question or log excerpt rather than a few search words."""
     text = query[: MAX_PASTED_CHARS * 2].strip()
@@ -78,7 +87,7 @@ def search(
     if category and category not in state.categories:
         return Reply(
             "not_found",
-            t("search.nothing_title", query=inline_code(text)),
+            t("search.nothing_title", query=inline_code(_shown(text))),
             t(
                 "search.unknown_category",
                 category=inline_code(category),
@@ -105,7 +114,7 @@ def search(
             return search(state, t, query, category=category, page=1, per_page=per_page)
         return Reply(
             "not_found",
-            t("search.nothing_title", query=inline_code(results.query or text)),
+            t("search.nothing_title", query=inline_code(_shown(results.query or text))),
             t("search.nothing"),
             ephemeral=True,
         )
@@ -119,7 +128,7 @@ def search(
         summary = t("search.hits_in", hits=summary, category=escape_markdown(category))
     return Reply(
         "search",
-        t("search.title", query=escape_markdown(results.query or text)),
+        t("search.title", query=escape_markdown(_shown(results.query or text))),
         summary,
         fields=fields,
         pages=tuple(PageRef(h.path, h.anchor, h.section_title) for h in results.hits),
@@ -215,7 +224,7 @@ def _pasted(
     hits = [h for h in ranking.hits if not wanted or _category(state, h.path) == wanted][
         :_PASTED_HITS
     ]
-    shown_query = inline_code(" ".join(text.split())[:80])
+    shown_query = inline_code(" ".join(_shown(text).split())[:80])
     if not hits:
         return Reply(
             "not_found",

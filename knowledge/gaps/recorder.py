@@ -4,9 +4,13 @@
 ``/runbook`` and ``/support`` (the knowledge base's methods, so the console and the
 bot alike), on whatever thread answers, the event loop included: it decides from
 the reply whether the request was answered (a reply that is not ``ok``, or a
-confidence of ``low`` or ``none``, was not), cuts the query, and puts it on a queue.
-One writer thread redacts the queries (:func:`knowledge.triage.redact.redact`) and
-writes them in batches; nothing on the caller's thread touches SQLite or redaction.
+confidence of ``low`` or ``none``, was not) and puts the query on a queue.
+One writer thread redacts the queries (:func:`knowledge.triage.redact.redact`),
+masks them as public posts are (``mask_credentials``: ``wikibot gaps`` and
+``/wiki gaps`` show them), cuts them to ``MAX_QUERY_CHARS`` and writes them in
+batches; nothing on the caller's thread touches SQLite or redaction. Redacting comes
+first: a cut through a token would leave a piece that no pattern knows (``hf_`` and
+30 of its 34 characters).
 """
 
 from __future__ import annotations
@@ -36,6 +40,9 @@ MAX_WAITING: Final = 1000
 BATCH: Final = 200
 #: Closest pages kept per request.
 PAGES_KEPT: Final = 3
+#: Longest query queued (more than a Discord option holds): a longer one (the console)
+#: loses its last words, the word the bound falls in whole, so no piece of a token is left.
+MAX_QUEUED_CHARS: Final = 16 * MAX_QUERY_CHARS
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,9 +103,9 @@ class GapRecorder:
         self, command: str, query: str, confidence: str, pages: tuple[str, ...] = ()
     ) -> bool:
         """Record a request whose outcome the caller judged (the support check)."""
-        text = " ".join(query.split())[:MAX_QUERY_CHARS]
-        if not text:
+        if not query or query.isspace():
             return False
+        text = _bounded(query)  # redacted, then cut to MAX_QUERY_CHARS, by the writer
         record = GapRecord(command, text, confidence, self._today(), pages[:PAGES_KEPT])
         self._ensure_thread()
         try:
@@ -130,7 +137,8 @@ class GapRecorder:
                 self._thread.start()
 
     def _run(self) -> None:
-        from knowledge.triage.redact import redact  # the redaction patterns: in this thread
+        # the redaction patterns: in this thread
+        from knowledge.triage.redact import mask_credentials, redact
 
         store: GapStore | None = None
         stop = False
@@ -144,7 +152,13 @@ class GapRecorder:
             stop = None in batch
             records = [r for r in batch if r is not None]
             records = [
-                GapRecord(r.command, redact(r.query, "query").text, r.confidence, r.day, r.pages)
+                GapRecord(
+                    r.command,
+                    _kept(mask_credentials(redact(r.query, "query").text).text),
+                    r.confidence,
+                    r.day,
+                    r.pages,
+                )
                 for r in records
             ]
             try:
@@ -173,3 +187,19 @@ class GapRecorder:
             return
         self._queue.put(None)
         thread.join(timeout)
+
+
+def _kept(query: str) -> str:
+    """A redacted query as the store keeps it: one line, ``MAX_QUERY_CHARS`` at most."""
+    return " ".join(query.split())[:MAX_QUERY_CHARS]
+
+
+def _bounded(query: str) -> str:
+    """``query`` up to ``MAX_QUEUED_CHARS``, without the word that bound falls in."""
+    if len(query) <= MAX_QUEUED_CHARS:
+        return query
+    head = query[:MAX_QUEUED_CHARS]
+    if query[MAX_QUEUED_CHARS].isspace() or head[-1].isspace():
+        return head
+    parts = head.rsplit(None, 1)
+    return parts[0] if len(parts) == 2 else ""

@@ -27,7 +27,7 @@ __all__ = ["FILE_NAME", "MAX_QUERY_CHARS", "GapRecord", "GapStore"]
 log = logging.getLogger(__name__)
 
 FILE_NAME: Final = "gaps.sqlite3"
-#: Longest query kept, characters (a pasted question is cut here before redaction).
+#: Longest query kept, characters (a pasted question is cut here after redaction).
 MAX_QUERY_CHARS: Final = 600
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS gaps (

@@ -302,7 +302,8 @@ class SupportDesk:
         match = catalogue.match(text)
         if match.family is not None and not match.ambiguous:
             return match.family.key, None
-        safe = escape_markdown(truncate(redact(text).text, 60))
+        # redacted whole, then cut: a cut through a token would leave a piece no pattern knows
+        safe = escape_markdown(truncate(" ".join(redact(name).text.split()), 60))
         if match.others:
             names = ", ".join(f.name for f in match.others[:5])
             return None, self.t("problems.did_you_mean", name=safe, names=names)
@@ -644,6 +645,8 @@ class SupportDesk:
         text = answer.strip()
         if not text:
             raise IntakeError("empty", self.t("errors.empty_answer"))
+        # redacted whole, then cut: a cut through a token would leave a piece no pattern knows
+        text = self.scrubber.redact(text, "answer").text
         question = "\n".join(
             ticket.values.get(key, "")
             for key in ("text", "actual", "expected")
@@ -704,11 +707,17 @@ class SupportDesk:
         if not found:
             return None
         answer, _ = found[0]
+        # Shown to another user: masked as the ticket's public post is (the store keeps
+        # strings in no known format), and redacted again (stored by an older redaction).
+        title, text = (
+            mask_credentials(redact(value, field).text, field).text
+            for field, value in (("title", answer.title), ("answer", answer.answer))
+        )
         line = self.t(
             "similar.line",
             id=answer.ticket_id,
-            title=markdown_link(truncate(answer.title, 100), answer.url or None),
-            answer=escape_markdown(truncate(" ".join(answer.answer.split()), 300)),
+            title=markdown_link(truncate(title, 100), answer.url or None),
+            answer=escape_markdown(truncate(" ".join(text.split()), 300)),
         )
         return Field(self.t("similar.title"), line)
 

@@ -2,7 +2,10 @@
 
 The ticket comes from the store (redacted when it was filed); the messages come
 from Discord (the bot fetches them) and are redacted here, content and author
-alike, before anything is written. Two shapes: Markdown for people, JSON for tools.
+alike, before anything is written. A transcript is made to be passed on, so every
+string of it is also masked as the ticket's public post is
+(:func:`~knowledge.triage.redact.mask_credentials`: keys in no known format, which
+the store keeps). Two shapes: Markdown for people, JSON for tools.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import Any
 
 from knowledge.intake.records import Ticket, iso
 from knowledge.templates import Templates
-from knowledge.triage.redact import redact
+from knowledge.triage.redact import mask_credentials, redact
 
 __all__ = ["ThreadMessage", "transcript_json", "transcript_markdown"]
 
@@ -29,7 +32,18 @@ class ThreadMessage:
 
 
 def _clean(text: str) -> str:
-    return redact(text, "thread").text
+    return _masked(redact(text, "thread").text)
+
+
+def _masked(value: Any) -> Any:
+    """``value`` with each string in it (nested too) masked."""
+    if isinstance(value, str):
+        return mask_credentials(value).text
+    if isinstance(value, dict):
+        return {key: _masked(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_masked(item) for item in value]
+    return value
 
 
 def _messages(messages: Sequence[ThreadMessage]) -> list[dict[str, Any]]:
@@ -47,7 +61,10 @@ def _messages(messages: Sequence[ThreadMessage]) -> list[dict[str, Any]]:
 def transcript_json(ticket: Ticket, messages: Sequence[ThreadMessage] | None) -> dict[str, Any]:
     """The ticket's JSON (as ``wikibot tickets show --json``) with ``thread``: its
     messages oldest first, or None when they were not fetched."""
-    return {**ticket.to_json(), "thread": None if messages is None else _messages(messages)}
+    return {
+        **_masked(ticket.to_json()),
+        "thread": None if messages is None else _messages(messages),
+    }
 
 
 def transcript_markdown(
@@ -56,7 +73,7 @@ def transcript_markdown(
     """The ticket and its thread as a Markdown document (``templates/intake.yaml``,
     ``transcript.*``)."""
     out = [
-        t("transcript.title", id=ticket.id, title=ticket.title),
+        t("transcript.title", id=ticket.id, title=_masked(ticket.title)),
         "",
         t(
             "transcript.meta",
@@ -68,7 +85,8 @@ def transcript_markdown(
         ),
     ]
     for key, value in ticket.values.items():
-        out += ["", t("transcript.field", key=key), "", "```", value.replace("```", "'''"), "```"]
+        shown = _masked(value).replace("```", "'''")
+        out += ["", t("transcript.field", key=key), "", "```", shown, "```"]
     if ticket.events:
         out += ["", t("transcript.events"), ""]
         out += [

@@ -8,8 +8,10 @@ model may cite only those numbers. The wording of the system prompt and of the
 user message is data (``templates/llm.yaml``, ``llm.*``).
 
 The question, and the logs and launch command of a support request, go through the
-same redaction as tickets (:func:`knowledge.triage.redact.redact`) before anything
-is built from them: no secret reaches the model server.
+same redaction as tickets (:func:`knowledge.triage.redact.redact`), and then through
+the mask of public posts (:func:`~knowledge.triage.redact.mask_credentials`: keys in
+no known format) before anything is built from them: no secret reaches the model
+server, which may well be a third party's.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from knowledge.answers._state import WikiState
 from knowledge.search.pages import PageHit, error_lines
 from knowledge.templates import Templates
 from knowledge.text import clean_user_text, truncate
-from knowledge.triage.redact import redact
+from knowledge.triage.redact import Redacted, mask_credentials, redact
 from knowledge.wiki import Section
 
 __all__ = [
@@ -96,14 +98,14 @@ def retrieve(
     ``command``) and pick the sections a model will be given."""
     started = time.perf_counter()
     removed = 0
-    cleaned = redact(question[: MAX_QUESTION_CHARS * 2], "question")
+    cleaned = _cleaned(_head(question, MAX_QUESTION_CHARS * 2), "question")
     removed += cleaned.count
     text = _unframed(clean_user_text(cleaned.text, MAX_QUESTION_CHARS))
     extra: list[tuple[str, str]] = []
     for name, value in (context or {}).items():
         if not value or not value.strip():
             continue
-        done = redact(value[-MAX_CONTEXT_CHARS * 4 :], name)
+        done = _cleaned(_tail(value, MAX_CONTEXT_CHARS * 4), name)
         removed += done.count
         lines = [ln.rstrip() for ln in done.text.splitlines() if ln.strip()]
         kept = _unframed("\n".join(lines))[-MAX_CONTEXT_CHARS:]
@@ -129,6 +131,38 @@ def retrieve(
         removed,
         time.perf_counter() - started,
     )
+
+
+def _head(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters without the word the cut falls in: a key cut
+    short is too short for the mask to know it (the text was redacted when stored,
+    but not masked)."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    if text[limit].isspace() or head[-1].isspace():
+        return head
+    parts = head.rsplit(None, 1)
+    return parts[0] if len(parts) == 2 else ""
+
+
+def _tail(text: str, limit: int) -> str:
+    """``text``'s last ``limit`` characters from the first line that starts in them (see
+    :func:`_head`; a log's lines are its units)."""
+    if len(text) <= limit:
+        return text
+    tail = text[-limit:]
+    if text[-limit - 1] == "\n":
+        return tail
+    newline = tail.find("\n")
+    return tail[newline + 1 :] if newline >= 0 else ""
+
+
+def _cleaned(text: str, field: str) -> Redacted:
+    """``text`` redacted, then masked as a public post is."""
+    done = redact(text, field)
+    masked = mask_credentials(done.text, field)
+    return Redacted(masked.text, done.redactions + masked.redactions)
 
 
 def _source(state: WikiState, hit: PageHit, number: int, limit: int) -> Source | None:

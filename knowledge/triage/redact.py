@@ -9,9 +9,13 @@ Kinds (the ``KINDS`` constant):
 ``private-key``     a PEM ``-----BEGIN ... PRIVATE KEY-----`` block up to its END line,
                     or to the end of the input when the paste was cut off.
 ``authorization``   the credentials of an ``Authorization: Bearer|Basic|Token ...`` header.
-``url-password``    the password of ``scheme://user:password@host`` (user and host stay).
+``url-password``    the password of ``scheme://user:password@host`` (user and host stay),
+                    up to the last ``@`` before the host (``user:P@ss@host``).
 ``hf-token``        Hugging Face ``hf_`` + 34 or more letters/digits, and ``api_org_`` tokens.
 ``github-token``    ``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_`` + 36, ``github_pat_`` + 82.
+``openai-key``      an OpenAI-style API key: ``sk-`` + 32 or more letters, digits, ``_`` and
+                    ``-`` holding a digit (``sk-...``, ``sk-proj-...``, ``sk-ant-api03-...``,
+                    the keys of the servers that copy OpenAI's API).
 ``aws-access-key``  ``AKIA``/``ASIA`` + 16 upper-case letters or digits.
 ``aws-secret-key``  a 40-character AWS secret assigned to a name containing ``SECRET``.
 ``discord-token``   three dot-separated base64url parts whose first part decodes to a
@@ -22,11 +26,15 @@ Kinds (the ``KINDS`` constant):
                     that decodes to printable text in which one of the other kinds is
                     found (or another such run, to ``MAX_DECODE_DEPTH``).
 ``cli-secret``      the value of a command-line flag named like a secret:
-                    ``--api-key X``, ``--hf-token=X``, ``--password X`` ...
+                    ``--api-key X``, ``--hf-token=X``, ``--password X`` ...; and the
+                    password of curl's ``-u``/``--user name:password``.
 ``env-secret``      the value of an assignment whose name looks secret (see
                     ``is_secret_name``): ``NAME=v``, ``export NAME=v``, ``-e NAME=v``,
                     ``--env NAME=v``, YAML ``NAME: v``, JSON ``"NAME": "v"``,
-                    Python ``'name': 'v'``.
+                    Python ``'name': 'v'``, JSON inside a JSON string
+                    (``\\"NAME\\": \\"v\\"``); and an environment list's entry,
+                    ``- name: NAME`` then ``value: v`` (Kubernetes), or
+                    ``{"name": "NAME", "value": "v"}``.
 
 Disguises are undone before matching. Terminal colour codes are taken out. Text that
 is not plain ASCII is NFKC-normalised (fullwidth ``ｈｆ＿`` reads ``hf_``) and loses its
@@ -104,6 +112,7 @@ AUTHORIZATION: Final = "authorization"
 URL_PASSWORD: Final = "url-password"
 HF_TOKEN: Final = "hf-token"
 GITHUB_TOKEN: Final = "github-token"
+OPENAI_KEY: Final = "openai-key"
 AWS_ACCESS_KEY: Final = "aws-access-key"
 AWS_SECRET_KEY: Final = "aws-secret-key"
 DISCORD_TOKEN: Final = "discord-token"
@@ -121,6 +130,7 @@ KINDS: Final[tuple[str, ...]] = (
     URL_PASSWORD,
     HF_TOKEN,
     GITHUB_TOKEN,
+    OPENAI_KEY,
     AWS_ACCESS_KEY,
     DISCORD_TOKEN,
     JWT,
@@ -182,19 +192,24 @@ _PEM_RE: Final = re.compile(
     re.DOTALL,
 )
 _AUTH_RE: Final = re.compile(
-    r"((?:authorization|Authorization|AUTHORIZATION)[\"']?[ \t]{0,16}[:=][ \t]{0,16}[\"']?)"
+    r"((?:authorization|Authorization|AUTHORIZATION)(?:\\{0,8}[\"'])?[ \t]{0,16}[:=][ \t]{0,16}"
+    r"(?:\\{0,8}[\"'])?)"
     r"(?:((?i:bearer|basic|token|digest|negotiate))[ \t]{1,16})?"
-    r"([^\s\"',;]+)"
+    r"([^\s\"',;\\]+)"
 )
 # Token patterns start with their literal prefix so the regex engine can jump between
 # candidates; whether the candidate starts a word is checked afterwards (``_starts_word``).
+# The password runs to the authority's last ``@`` (as ``urllib`` splits it): one typed
+# with an ``@`` in it (``P@ssw0rd``) is masked whole, not up to its own ``@``.
 _URL_RE: Final = re.compile(
-    r"://(?<=[A-Za-z0-9]://)([^\s:/?#@\[\]\"'<>]{0,256}:)([^\s/?#@\"'<>]{1,512})(?=@)"
+    r"://(?<=[A-Za-z0-9]://)([^\s:/?#@\[\]\"'<>]{0,256}:)([^\s/?#\"'<>]{1,512})(?=@)"
 )
 _HF_RE: Final = re.compile(r"hf_[A-Za-z0-9]{34,}")
 _HF_ORG_RE: Final = re.compile(r"api_org_[A-Za-z0-9]{34,}")
 _GH_RE: Final = re.compile(r"gh[pousr]_[A-Za-z0-9]{36,}")
 _GH_PAT_RE: Final = re.compile(r"github_pat_\w{82,}")
+# OpenAI-style keys; a digit in it (``_openai_pass``) tells a key from a long slug.
+_OPENAI_RE: Final = re.compile(r"sk-[A-Za-z0-9_-]{32,}")
 _AWS_ACCESS_RE: Final = re.compile(r"A(?:KI|SI)A[A-Z0-9]{16}(?![A-Za-z0-9])")
 # The same without its end test, for the joined-lines view: there the next line's first
 # word follows with no break between, and the end is checked against the line ends.
@@ -281,7 +296,7 @@ _KEYWORD_RE: Final = re.compile(
 # Text (normalised) holding none of them is returned as it is, with one search instead
 # of a dozen passes: most fields and output strings are short.
 _SECRET_HINT_RE: Final = re.compile(
-    r"PRIVATE KEY|uthorization|UTHORIZATION|://|hf_|api_org_|gh[pousr]_|github_pat_"
+    r"PRIVATE KEY|uthorization|UTHORIZATION|://|hf_|api_org_|gh[pousr]_|github_pat_|sk-|curl"
     r"|A(?:KI|SI)A|\.[A-Za-z0-9_-]{6,7}\.|ey[A-Za-z0-9_-]{8}|\n|%[0-9A-Fa-f]{2}"
     rf"|{_KEYWORD_RE.pattern}"
 )
@@ -316,6 +331,23 @@ _PLACEHOLDER_PREFIX: Final = "[REDACTED:"
 # Where an unquoted value ends, by assignment style.
 _SHELL_VALUE_END: Final = re.compile(r"[\s\"'`;&|<>()\]}]|,(?=\s)")
 _YAML_VALUE_END: Final = re.compile(r"[\n\r,\]}]|\s#")
+# curl's ``-u``/``--user name:password`` (found on a line where ``curl`` came first: in
+# ``docker run -u 1000:1000`` the same flag is a user and a group).
+_CURL_USER_RE: Final = re.compile(
+    r"(?<![\w-])(?:-u|--user)(?:[ \t]{1,16}|=)([\"']?)[^\s:\"']{1,256}:([^\s\"']{1,512})\1"
+)
+# An environment list's entry: ``name:`` (YAML, JSON) right before the name, and its
+# ``value:`` right after it, on the same line or the next (``_listed_value``).
+_LIST_NAME_RE: Final = re.compile(
+    r"""\bname(?:\\{0,8}["'])?[ \t]{0,8}:[ \t]{0,8}(?:\\{0,8}["'])?\Z"""
+)
+_LIST_VALUE_RE: Final = re.compile(
+    r"""(?:\\{0,8}["'])?[ \t]{0,8},?[ \t]{0,8}(?:\r?\n[ \t]{0,64})?(?:\\{0,8}["'])?value"""
+    r"""(?:\\{0,8}["'])?[ \t]{0,8}:[ \t]{0,8}"""
+)
+# A quote, escaped or not: JSON inside a JSON string (a logged request body,
+# ``kubectl -o json``'s last-applied configuration) quotes its keys and values ``\"``.
+_QUOTE_RE: Final = re.compile(r"""\\{0,8}["']""")
 # A command-line flag and its value (``--api-key v``, ``--token=v``) starting the line
 # after a value: the flag is a name, never the value's next piece (taken as one, it hid
 # the flag from its own pass and left the value after it in clear).
@@ -473,12 +505,49 @@ def _url_pass(text: str) -> tuple[str, int]:
     return _URL_RE.sub(replace, text), count
 
 
+def _curl_user_pass(text: str) -> tuple[str, int]:
+    if "curl" not in text:
+        return text, 0
+    spans = []
+    line_end = -1
+    curl_at = -1  # where ``curl`` first comes in the line of the match (-1: nowhere)
+    for m in _CURL_USER_RE.finditer(text):
+        if m.start() > line_end:  # a new line: each is looked through once
+            line = text.rfind("\n", 0, m.start()) + 1
+            newline = text.find("\n", m.start())
+            line_end = len(text) if newline < 0 else newline
+            curl_at = text.find("curl", line, line_end)
+            for _ in range(MAX_VALUE_LINES):  # or on a line this one continues (``\``)
+                if curl_at >= 0 or not text.endswith(("\\\n", "\\\r\n"), 0, line):
+                    break
+                before = line
+                line = text.rfind("\n", 0, line - 1) + 1
+                curl_at = text.find("curl", line, before)
+        if not 0 <= curl_at < m.start() or _is_placeholder(m.group(2)):
+            continue
+        spans.append((m.start(2), m.end(2), CLI_SECRET))
+    return _apply(text, spans), len(spans)
+
+
 def _hf_pass(text: str) -> tuple[str, int]:
     return _token_pass((_HF_RE, _HF_ORG_RE), HF_TOKEN, text)
 
 
 def _github_pass(text: str) -> tuple[str, int]:
     return _token_pass((_GH_RE, _GH_PAT_RE), GITHUB_TOKEN, text)
+
+
+def _openai_pass(text: str) -> tuple[str, int]:
+    count = 0
+
+    def replace(m: re.Match[str]) -> str:
+        nonlocal count
+        if not _starts_word(m.string, m.start()) or not any(map(str.isdigit, m.group(0))):
+            return m.group(0)
+        count += 1
+        return placeholder(OPENAI_KEY)
+
+    return _OPENAI_RE.sub(replace, text), count
 
 
 def _aws_access_pass(text: str) -> tuple[str, int]:
@@ -552,7 +621,8 @@ def _value_span(text: str, pos: int, yaml_style: bool) -> tuple[int, int] | None
     """Start and end of the value that begins at ``pos``, without its quotes.
 
     A quoted value ends at its closing quote on the same line (``\\"`` is skipped in
-    double quotes); an unterminated one is read as an unquoted value. Unquoted values
+    double quotes); an unterminated one is read as an unquoted value. A list (``[``)
+    is the value up to its ``]`` on the same line, all its items. Unquoted values
     end at shell punctuation or white space, or for YAML-style ``name: value`` at the
     end of the line, a comma, a closing bracket or a `` #`` comment.
     """
@@ -560,6 +630,13 @@ def _value_span(text: str, pos: int, yaml_style: bool) -> tuple[int, int] | None
     if pos >= n:
         return None
     limit = min(n, pos + MAX_VALUE_CHARS)
+    if text.startswith("\\", pos):  # an escaped quote (JSON in JSON) to the same one
+        escaped = _QUOTE_RE.match(text, pos)
+        if escaped is not None:
+            newline = text.find("\n", pos, limit)
+            close = text.find(escaped.group(), escaped.end(), limit if newline < 0 else newline)
+            if close > escaped.end():
+                return escaped.end(), close
     quote = text[pos]
     if quote in "\"'":
         newline = text.find("\n", pos + 1, limit)
@@ -574,6 +651,12 @@ def _value_span(text: str, pos: int, yaml_style: bool) -> tuple[int, int] | None
                 continue
             return pos + 1, end
         pos += 1
+    if text.startswith("[", pos) and not text.startswith(_PLACEHOLDER_PREFIX, pos):
+        # a list (``'api_key': ['k1', 'k2']``, as vLLM prints its arguments): all of it
+        newline = text.find("\n", pos + 1, limit)
+        close = text.find("]", pos + 1, limit if newline < 0 else newline)
+        if close > pos + 1:
+            return pos + 1, close
     scan_from = pos
     if text.startswith(("${", "$("), pos):  # a reference runs to its closing bracket
         close = text.find("}" if text[pos + 1] == "{" else ")", pos, limit)
@@ -641,7 +724,10 @@ def _keyword_pass(text: str) -> tuple[str, int, int, int]:
         name = text[start:end]
         if not name or (start and text[start - 1] in "{$"):
             continue  # ${NAME...} is a reference, not an assignment
-        span = _flag_value(text, name, end) if name[0] == "-" else _assign_value(text, name, end)
+        if name[0] == "-":
+            span = _flag_value(text, name, end)
+        else:
+            span = _assign_value(text, name, end) or _listed_value(text, name, start, end)
         if span is None or span[0] < last_span_end:
             continue
         spans.append(span)
@@ -680,8 +766,10 @@ def _assign_value(text: str, name: str, end: int) -> tuple[int, int, str] | None
     if not name:
         return None
     pos = end
-    if pos < len(text) and text[pos] in "\"'":
-        pos += 1  # closing quote of a JSON or Python key
+    quote = _QUOTE_RE.match(text, pos)
+    if quote is not None:
+        pos = quote.end()  # closing quote of a JSON or Python key (``\"`` in JSON in JSON)
+    named = pos
     while pos < len(text) and pos - end < 16 and text[pos] in " \t":
         pos += 1
     if pos >= len(text) or text[pos] not in ":=":
@@ -691,7 +779,7 @@ def _assign_value(text: str, name: str, end: int) -> tuple[int, int, str] | None
     yaml_style = text[pos] == ":"
     if text.startswith(("://", ":-", ":=", "=="), pos):
         return None
-    spaced = pos > end + (text[end] in "\"'")
+    spaced = pos > named
     pos += 1
     if yaml_style or spaced:  # `NAME: v`, `name = v`; in `NAME= v` the value is empty
         stop = pos + 16
@@ -710,6 +798,24 @@ def _assign_value(text: str, name: str, end: int) -> tuple[int, int, str] | None
         return None
     if "SECRET" in name.upper() and _AWS_SECRET_VALUE_RE.fullmatch(value):
         return span[0], span[1], AWS_SECRET_KEY
+    return span[0], span[1], ENV_SECRET
+
+
+def _listed_value(text: str, name: str, start: int, end: int) -> tuple[int, int, str] | None:
+    """The value of an environment list's entry named like a secret: Kubernetes'
+    ``- name: HF_TOKEN`` then ``value: v`` on the next line, or JSON's
+    ``{"name": "API_KEY", "value": "v"}`` (ECS task definitions, ``kubectl -o json``)."""
+    if not _LIST_NAME_RE.search(text, max(0, start - 32), start):
+        return None
+    m = _LIST_VALUE_RE.match(text, end)
+    if m is None or not is_secret_name(name.strip(".-")):
+        return None
+    span = _value_span(text, m.end(), yaml_style=True)
+    if span is None:
+        return None
+    value = text[span[0] : span[1]]
+    if _is_placeholder(value) or (_INT_RE.fullmatch(value) and not _is_strong_name(name)):
+        return None
     return span[0], span[1], ENV_SECRET
 
 
@@ -933,6 +1039,7 @@ def _normalised(text: str) -> str:
 _BREAKABLE: Final = (
     (HF_TOKEN, (_HF_RE, _HF_ORG_RE)),
     (GITHUB_TOKEN, (_GH_RE, _GH_PAT_RE)),
+    (OPENAI_KEY, (_OPENAI_RE,)),
     (AWS_ACCESS_KEY, (_AWS_ACCESS_JOINED_RE,)),
 )
 
@@ -1180,8 +1287,10 @@ _SIMPLE_PASSES: Final[tuple[tuple[str, Callable[[str], tuple[str, int]]], ...]] 
     (PRIVATE_KEY, _pem_pass),
     (AUTHORIZATION, _auth_pass),
     (URL_PASSWORD, _url_pass),
+    (CLI_SECRET, _curl_user_pass),
     (HF_TOKEN, _hf_pass),
     (GITHUB_TOKEN, _github_pass),
+    (OPENAI_KEY, _openai_pass),
     (AWS_ACCESS_KEY, _aws_access_pass),
     (DISCORD_TOKEN, _discord_pass),
     (JWT, _jwt_pass),
@@ -1194,6 +1303,7 @@ _PASS_NEEDS: Final[Mapping[str, tuple[str, ...]]] = {
     URL_PASSWORD: ("@",),
     HF_TOKEN: ("hf_", "api_org_"),
     GITHUB_TOKEN: ("gh", "github_pat_"),
+    OPENAI_KEY: ("sk-",),
     AWS_ACCESS_KEY: ("AKIA", "ASIA"),
     DISCORD_TOKEN: (".",),
 }

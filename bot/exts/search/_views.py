@@ -42,7 +42,9 @@ log = logging.getLogger(__name__)
 KEYS_KEPT = 2000
 #: Result pages kept in memory.
 PAGES_KEPT = 256
-#: One line per search remembered (JSON: key, query, section), appended as searches come.
+#: One line per search remembered (JSON: key, query, section), appended as searches come;
+#: the query redacted (a pasted log may hold a token): a page turned after a restart
+#: searches for what the redacted query says.
 KEYS_FILE = "search-keys.jsonl"
 #: What earlier versions wrote (one JSON object, rewritten whole): read if the log is absent.
 _OLD_KEYS_FILE = "search-keys.json"
@@ -151,6 +153,7 @@ class SearchMemory:
 
     def _append(self, entry: Entry) -> None:
         key, (query, category) = entry
+        query = _on_disk(query)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as out:
@@ -160,7 +163,10 @@ class SearchMemory:
             log.warning("could not save the search key to %s: %s", self.path, exc)
 
     def _rewrite(self, entries: list[Entry]) -> None:
-        text = "".join(json.dumps([key, *search]) + "\n" for key, search in entries)
+        text = "".join(
+            json.dumps([key, _on_disk(query), category]) + "\n"
+            for key, (query, category) in entries
+        )
         try:
             write_atomic(self.path, text)
             self._torn = False
@@ -244,6 +250,13 @@ class PageButton(
             embed=render.embed(reply, url=render.page_url(reply, bot.kb)),
             view=view or discord.ui.View(),
         )
+
+
+def _on_disk(query: str) -> str:
+    """``query`` as the key file keeps it: redacted (in the writer's thread)."""
+    from knowledge.triage.redact import redact
+
+    return redact(query, "query").text
 
 
 def loaded_now(bot: WikiBot) -> Loaded:

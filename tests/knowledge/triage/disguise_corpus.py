@@ -126,6 +126,15 @@ def _discord(rng: random.Random) -> Token:
     return Token(f"{user}.{middle}.{tail}", (user, tail))
 
 
+def _openai(rng: random.Random) -> Token:
+    # an OpenAI-style key: the old ``sk-`` + 48 letters and digits, or a project key
+    if rng.random() < 0.5:
+        body = _random(rng, ALNUM, 48)
+        return Token("sk-" + body, (body,))
+    body = _random(rng, B64URL, 80)
+    return Token("sk-proj-" + body, (body,))
+
+
 def _authorization(rng: random.Random) -> Token:
     value = _random(rng, ALNUM, 40)
     return Token("Authorization: Bearer " + value, (value,), shaped=False)
@@ -162,6 +171,7 @@ KINDS: dict[str, Callable[[random.Random], Token]] = {
     "aws-key": _aws_key,
     "jwt": _jwt,
     "discord": _discord,
+    "openai": _openai,
     "authorization": _authorization,
     "env": _env,
     "cli": _cli,
