@@ -16,6 +16,7 @@ __all__ = [
     "cap_user_text",
     "clean_user_text",
     "code_block",
+    "cut_at_word",
     "escape_markdown",
     "fold_key",
     "inline_code",
@@ -147,6 +148,20 @@ def truncate(text: str, limit: int, marker: str = "…") -> str:
     if boundary >= len(cut) * 0.6:
         cut = cut[:boundary]
     return cut.rstrip() + marker
+
+
+def cut_at_word(text: str, limit: int) -> str:
+    """``text`` up to ``limit`` characters without the word the cut falls in (nothing of
+    it, rather than a piece): a token or key cut short is too short for redaction or the
+    public-post mask to know it, so a text that is redacted or masked after its cut must
+    not end in part of a word."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    if text[limit].isspace() or head[-1:].isspace():
+        return head
+    parts = head.rsplit(None, 1)
+    return parts[0] if len(parts) == 2 else ""
 
 
 def inline_code(text: str) -> str:

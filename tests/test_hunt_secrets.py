@@ -44,6 +44,7 @@ from tests.bot.test_support import (  # noqa: F401  (fixtures)
     button_id,
     data,
     factory,
+    filed_post,
     through_step_1,
     through_step_2,
 )
@@ -310,7 +311,8 @@ def test_a_search_query_with_a_key_in_no_known_format_is_kept_masked_for_the_gap
 
 
 def test_a_database_password_with_an_at_sign_reaches_neither_the_post_nor_the_store(
-    discord_standin, data  # noqa: F811
+    discord_standin,
+    data,  # noqa: F811
 ):
     """The launch command names a database URL whose password holds an ``@`` typed as
     it is (``P@ssw0rd``, as people write them): redacted up to the host's ``@``, in the
@@ -319,10 +321,7 @@ def test_a_database_password_with_an_at_sign_reaches_neither_the_post_nor_the_st
     command = f"{V3_LAUNCH.strip()} --kv-events-url postgres://vllm:{password}@db:5432/kv"
 
     async def scenario(ds):
-        _, _, saved = await through_step_1(ds, model="glm")
-        _, check = await through_step_2(ds, saved, command=command)
-        await ds.press(check, button_id(check, "File the ticket"))
-        return await ds.wait_for_request(lambda r: r.route == "create_thread")
+        return await filed_post(ds, command=command)
 
     post = discord_standin.run(factory(data), scenario)
     shown = [repr(post.json), *(f.data.decode("utf-8") for f in post.files)]
@@ -340,10 +339,7 @@ def test_every_key_of_vllms_printed_api_key_list_is_redacted(discord_standin, da
     log = LOG + f"\n(APIServer pid=1) INFO 05-15 03:31:02 [utils.py:1] non-default args: {args}"
 
     async def scenario(ds):
-        _, _, saved = await through_step_1(ds, model="glm")
-        _, check = await through_step_2(ds, saved, log=log.encode())
-        await ds.press(check, button_id(check, "File the ticket"))
-        return await ds.wait_for_request(lambda r: r.route == "create_thread")
+        return await filed_post(ds, log=log.encode())
 
     post = discord_standin.run(factory(data), scenario)
     shown = [repr(post.json), *(f.data.decode("utf-8") for f in post.files)]
@@ -354,7 +350,8 @@ def test_every_key_of_vllms_printed_api_key_list_is_redacted(discord_standin, da
 
 
 def test_a_kubernetes_env_list_pasted_as_the_compose_file_keeps_its_values_out(
-    discord_standin, data  # noqa: F811
+    discord_standin,
+    data,  # noqa: F811
 ):
     """The form asks for the launch command or compose file; a Kubernetes manifest's
     ``env:`` list names each variable and gives its value on the next line (``- name:
@@ -373,10 +370,7 @@ def test_a_kubernetes_env_list_pasted_as_the_compose_file_keeps_its_values_out(
     )
 
     async def scenario(ds):
-        _, _, saved = await through_step_1(ds, model="glm")
-        _, check = await through_step_2(ds, saved, command=manifest)
-        await ds.press(check, button_id(check, "File the ticket"))
-        return await ds.wait_for_request(lambda r: r.route == "create_thread")
+        return await filed_post(ds, command=manifest)
 
     post = discord_standin.run(factory(data), scenario)
     shown = [repr(post.json), *(f.data.decode("utf-8") for f in post.files)]
@@ -469,10 +463,7 @@ def test_secrets_in_json_held_in_a_json_string_are_redacted(discord_standin, dat
     log = LOG + "\n" + line
 
     async def scenario(ds):
-        _, _, saved = await through_step_1(ds, model="glm")
-        _, check = await through_step_2(ds, saved, log=log.encode())
-        await ds.press(check, button_id(check, "File the ticket"))
-        return await ds.wait_for_request(lambda r: r.route == "create_thread")
+        return await filed_post(ds, log=log.encode())
 
     post = discord_standin.run(factory(data), scenario)
     shown = [repr(post.json), *(f.data.decode("utf-8") for f in post.files)]

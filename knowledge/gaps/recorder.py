@@ -27,6 +27,7 @@ from typing import Final
 
 from knowledge.gaps.store import MAX_QUERY_CHARS, GapRecord, GapStore
 from knowledge.reply import Reply
+from knowledge.text import cut_at_word
 
 __all__ = ["UNSURE", "GapRecorder", "GapSettings", "unanswered"]
 
@@ -196,10 +197,4 @@ def _kept(query: str) -> str:
 
 def _bounded(query: str) -> str:
     """``query`` up to ``MAX_QUEUED_CHARS``, without the word that bound falls in."""
-    if len(query) <= MAX_QUEUED_CHARS:
-        return query
-    head = query[:MAX_QUEUED_CHARS]
-    if query[MAX_QUEUED_CHARS].isspace() or head[-1].isspace():
-        return head
-    parts = head.rsplit(None, 1)
-    return parts[0] if len(parts) == 2 else ""
+    return cut_at_word(query, MAX_QUEUED_CHARS)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from knowledge.answers._state import WikiState
 from knowledge.search.pages import PageHit, error_lines
 from knowledge.templates import Templates
-from knowledge.text import clean_user_text, truncate
+from knowledge.text import clean_user_text, cut_at_word, truncate
 from knowledge.triage.redact import Redacted, mask_credentials, redact
 from knowledge.wiki import Section
 
@@ -98,7 +98,7 @@ def retrieve(
     ``command``) and pick the sections a model will be given."""
     started = time.perf_counter()
     removed = 0
-    cleaned = _cleaned(_head(question, MAX_QUESTION_CHARS * 2), "question")
+    cleaned = _cleaned(cut_at_word(question, MAX_QUESTION_CHARS * 2), "question")
     removed += cleaned.count
     text = _unframed(clean_user_text(cleaned.text, MAX_QUESTION_CHARS))
     extra: list[tuple[str, str]] = []
@@ -133,22 +133,11 @@ def retrieve(
     )
 
 
-def _head(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters without the word the cut falls in: a key cut
-    short is too short for the mask to know it (the text was redacted when stored,
-    but not masked)."""
-    if len(text) <= limit:
-        return text
-    head = text[:limit]
-    if text[limit].isspace() or head[-1].isspace():
-        return head
-    parts = head.rsplit(None, 1)
-    return parts[0] if len(parts) == 2 else ""
 
 
 def _tail(text: str, limit: int) -> str:
     """``text``'s last ``limit`` characters from the first line that starts in them (see
-    :func:`_head`; a log's lines are its units)."""
+    :func:`~knowledge.text.cut_at_word`; a log's lines are its units)."""
     if len(text) <= limit:
         return text
     tail = text[-limit:]

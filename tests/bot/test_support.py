@@ -120,6 +120,15 @@ async def through_step_2(ds, saved_message, *, log: bytes | None = LOG.encode(),
     return step2, check.shown
 
 
+async def filed_post(ds, **step2: Any):
+    """The forum post's request, for a draft of the GLM family whose step 2 has
+    ``step2`` (``log``, ``command``, ...) filed with "File the ticket"."""
+    _, _, saved = await through_step_1(ds, model="glm")
+    _, check = await through_step_2(ds, saved, **step2)
+    await ds.press(check, button_id(check, "File the ticket"))
+    return await ds.wait_for_request(lambda r: r.route == "create_thread")
+
+
 def no_secret_sent(ds) -> None:
     for request in ds.requests:
         blob = repr(request.json) + "".join(

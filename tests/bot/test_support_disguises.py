@@ -12,11 +12,9 @@ import pytest
 
 from tests.bot.test_support import (  # noqa: F401  (fixtures)
     base_data,
-    button_id,
     data,
     factory,
-    through_step_1,
-    through_step_2,
+    filed_post,
 )
 from tests.knowledge.triage.disguise_corpus import CONTEXTS, DISGUISES, KINDS, NEWLINES, case, leaks
 from tests.knowledge.triage.test_disguise_corpus import strings
@@ -31,10 +29,7 @@ def test_no_disguised_secret_reaches_discord_through_support(discord_standin, da
     log = NEWLINES[newline].join(c.log for c in cases)
 
     async def scenario(ds):
-        _, _, saved = await through_step_1(ds, model="glm")
-        _, check = await through_step_2(ds, saved, log=log.encode())
-        await ds.press(check, button_id(check, "File the ticket"))
-        return await ds.wait_for_request(lambda r: r.route == "create_thread")
+        return await filed_post(ds, log=log.encode())
 
     thread = discord_standin.run(factory(data), scenario)
     assert thread.files, "the post carries the log's tail"

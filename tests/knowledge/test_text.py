@@ -10,10 +10,11 @@ from __future__ import annotations
 import re
 import unicodedata
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from knowledge.text import cap_user_text, escape_markdown, fold_key
+from knowledge.text import cap_user_text, cut_at_word, escape_markdown, fold_key
 
 _BLANKED = frozenset({"Cc", "Cs", "Co", "Cn", "Zl", "Zp"})
 
@@ -86,3 +87,18 @@ def test_folding_examples():
     assert fold_key("GLM-5.1") == fold_key("glm 5.1") == fold_key("glm5.1") == "glm 5.1"
     assert fold_key("Qwen3.5-397B-A17B") == "qwen 3.5 397 b a 17 b"
     assert fold_key("ＧＬＭ５ ..x.. +1") == "glm 5 x +1"
+
+
+@pytest.mark.parametrize(
+    ("text", "limit", "cut"),
+    [
+        ("short", 10, "short"),
+        ("two words", 5, "two"),  # the cut falls in "words": none of it
+        ("two words", 3, "two"),  # the cut falls on the space: the word is whole
+        ("two words", 4, "two "),
+        ("hf_" + "a" * 30, 20, ""),  # one token longer than the limit: nothing of it
+        ("key hf_" + "a" * 30, 20, "key"),
+    ],
+)
+def test_cut_at_word_never_keeps_a_piece_of_a_word(text, limit, cut):
+    assert cut_at_word(text, limit) == cut
