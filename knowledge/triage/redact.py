@@ -1035,11 +1035,25 @@ def _normalised(text: str) -> str:
     return text
 
 
+#: Longest run after its prefix that a token of a known kind is read to in the
+#: joined-lines view (real tokens take under 200 characters). There a refused candidate
+#: is searched for again from its next character, and a pattern whose characters can
+#: spell its own prefix (``sk-`` inside ``sk-...``, ``github_pat_`` inside ``\w``) reads
+#: the rest of a run again for each one: 400 kB of ``ask-`` broken over lines took most
+#: of a minute, each read bounded it takes a fraction of a second.
+MAX_JOINED_TOKEN_CHARS: Final = 512
+
+
+def _joined(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """``pattern`` (a prefix and one open run ``{n,}``) with its run bounded."""
+    return re.compile(pattern.pattern.replace(",}", f",{MAX_JOINED_TOKEN_CHARS}}}"))
+
+
 #: Patterns of tokens that may be broken over two lines, by kind.
 _BREAKABLE: Final = (
-    (HF_TOKEN, (_HF_RE, _HF_ORG_RE)),
-    (GITHUB_TOKEN, (_GH_RE, _GH_PAT_RE)),
-    (OPENAI_KEY, (_OPENAI_RE,)),
+    (HF_TOKEN, (_joined(_HF_RE), _joined(_HF_ORG_RE))),
+    (GITHUB_TOKEN, (_joined(_GH_RE), _joined(_GH_PAT_RE))),
+    (OPENAI_KEY, (_joined(_OPENAI_RE),)),
     (AWS_ACCESS_KEY, (_AWS_ACCESS_JOINED_RE,)),
 )
 

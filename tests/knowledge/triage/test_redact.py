@@ -365,6 +365,24 @@ def test_no_pattern_nests_an_unbounded_repeat() -> None:
         assert not found, f"{pattern.pattern!r} nests an unbounded repeat"
 
 
+def test_every_pattern_of_the_joined_lines_view_reads_a_bounded_run() -> None:
+    # There a refused candidate is searched for again from its next character: an open
+    # run whose characters can spell its prefix again (``ask-ask-...`` broken over lines)
+    # was read to its end once per candidate, quadratic in the run.
+    for _kind, patterns in redact_module._BREAKABLE:
+        for pattern in patterns:
+            _low, high = sre_parse.parse(pattern.pattern, pattern.flags).getwidth()
+            assert high < sre_constants.MAXREPEAT, f"{pattern.pattern!r} reads an open run"
+
+
+@pytest.mark.parametrize("key", ["sk-proj-" + "Xq4Lm9Zt2Bv7Nc3Kp8Rw1Hy6Df5Gj0SaE_t-Q" * 4])
+def test_a_long_openai_key_broken_over_lines_is_still_redacted_whole(key: str) -> None:
+    text = f"client key {key[:70]}\n{key[70:]}\nrejected"
+    result = redact(text)
+    assert "Xq4" not in result.text and "rejected" in result.text
+    assert result.text.count("[REDACTED:openai-key]") == 2
+
+
 # ---------------------------------------------------------------- properties
 
 ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
