@@ -537,12 +537,19 @@ def _github_pass(text: str) -> tuple[str, int]:
     return _token_pass((_GH_RE, _GH_PAT_RE), GITHUB_TOKEN, text)
 
 
+def _keylike(kind: str, token: str) -> bool:
+    """Whether ``token``, found by ``kind``'s pattern, is taken for one (on one line and
+    broken over lines alike): an ``sk-`` run needs a digit (``sk-video-frame-sampling``
+    is a package's name)."""
+    return kind != OPENAI_KEY or any(map(str.isdigit, token))
+
+
 def _openai_pass(text: str) -> tuple[str, int]:
     count = 0
 
     def replace(m: re.Match[str]) -> str:
         nonlocal count
-        if not _starts_word(m.string, m.start()) or not any(map(str.isdigit, m.group(0))):
+        if not _starts_word(m.string, m.start()) or not _keylike(OPENAI_KEY, m.group(0)):
             return m.group(0)
         count += 1
         return placeholder(OPENAI_KEY)
@@ -1079,6 +1086,7 @@ def _broken_spans(
                 if not (
                     (m.start() in line_starts or _starts_word(joined, m.start()))
                     and (m.end() in line_starts or not joined[m.end() : m.end() + 1].isalnum())
+                    and _keylike(kind, m.group(0))
                 ):
                     pos = m.start() + 1
                     continue

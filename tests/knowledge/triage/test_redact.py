@@ -141,6 +141,7 @@ FALSE_POSITIVES = [
     ("short-prefix", "ghp_short hf_tooShort AKIA123"),
     ("word-glued-hf", "xhf_" + "a" * 40),
     ("sk-slug-and-word", "pip install sk-video-frame-sampling-utilities; task-" + "b1" * 20),
+    ("sk-slug-wrapped", "pip install sk-video-frame-sampling-\nutilities-and-plugins now"),
     ("ey-words", "they.eyeballed.every key eyJustAWord.eyNotJson.x"),
     ("base64-of-prose", base64.b64encode(b"a healthy log line with nothing in it").decode()),
     ("lines-ending-in-words", "loading model\nweights from disk\n  done in 3 s\n"),
