@@ -336,14 +336,15 @@ _YAML_VALUE_END: Final = re.compile(r"[\n\r,\]}]|\s#")
 _CURL_USER_RE: Final = re.compile(
     r"(?<![\w-])(?:-u|--user)(?:[ \t]{1,16}|=)([\"']?)[^\s:\"']{1,256}:([^\s\"']{1,512})\1"
 )
-# An environment list's entry: ``name:`` (YAML, JSON) right before the name, and its
-# ``value:`` right after it, on the same line or the next (``_listed_value``).
+# An environment list's entry: ``name:`` (YAML, JSON; ``Name:`` in CloudFormation,
+# ``name =`` in Terraform) right before the name, and its ``value:`` right after it, on
+# the same line or the next (``_listed_value``).
 _LIST_NAME_RE: Final = re.compile(
-    r"""\bname(?:\\{0,8}["'])?[ \t]{0,8}:[ \t]{0,8}(?:\\{0,8}["'])?\Z"""
+    r"""\b[Nn]ame(?:\\{0,8}["'])?[ \t]{0,8}[:=][ \t]{0,8}(?:\\{0,8}["'])?\Z"""
 )
 _LIST_VALUE_RE: Final = re.compile(
-    r"""(?:\\{0,8}["'])?[ \t]{0,8},?[ \t]{0,8}(?:\r?\n[ \t]{0,64})?(?:\\{0,8}["'])?value"""
-    r"""(?:\\{0,8}["'])?[ \t]{0,8}:[ \t]{0,8}"""
+    r"""(?:\\{0,8}["'])?[ \t]{0,8},?[ \t]{0,8}(?:\r?\n[ \t]{0,64})?(?:\\{0,8}["'])?[Vv]alue"""
+    r"""(?:\\{0,8}["'])?[ \t]{0,8}[:=][ \t]{0,8}"""
 )
 # A quote, escaped or not: JSON inside a JSON string (a logged request body,
 # ``kubectl -o json``'s last-applied configuration) quotes its keys and values ``\"``.

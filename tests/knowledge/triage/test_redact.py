@@ -42,6 +42,19 @@ TRUE_POSITIVES = [
     ("hf-token", f"token is {HF} ok", "hf-token", HF),
     ("hf-token-long", f"{HF}abcdef", "hf-token", HF),
     ("hf-token-in-json-escape", f'"x\\n{HF}"', "hf-token", HF),
+    # an environment list's entry as CloudFormation and Terraform write it
+    (
+        "env-list-cloudformation",
+        "Environment:\n  - Name: VLLM_API_KEY\n    Value: team-alpha-7731",
+        "env-secret",
+        "team-alpha-7731",
+    ),
+    (
+        "env-list-terraform",
+        'environment = [{ name = "VLLM_API_KEY", value = "team-alpha-7731" }]',
+        "env-secret",
+        "team-alpha-7731",
+    ),
     ("hf-org", "api_org_" + "a1B2" * 9, "hf-token", "api_org_" + "a1B2" * 9),
     ("github-ghp", "ghp_" + "Ab1" * 12, "github-token", "ghp_" + "Ab1" * 12),
     ("github-ghs", "x ghs_" + "z9" * 18 + " y", "github-token", "ghs_" + "z9" * 18),
