@@ -331,10 +331,12 @@ _PLACEHOLDER_PREFIX: Final = "[REDACTED:"
 # Where an unquoted value ends, by assignment style.
 _SHELL_VALUE_END: Final = re.compile(r"[\s\"'`;&|<>()\]}]|,(?=\s)")
 _YAML_VALUE_END: Final = re.compile(r"[\n\r,\]}]|\s#")
-# curl's ``-u``/``--user name:password`` (found on a line where ``curl`` came first: in
+# curl's ``-u``/``--user name:password``, also written ``-uname:password`` or after other
+# short flags, ``-sSu name:password`` (found on a line where ``curl`` came first: in
 # ``docker run -u 1000:1000`` the same flag is a user and a group).
 _CURL_USER_RE: Final = re.compile(
-    r"(?<![\w-])(?:-u|--user)(?:[ \t]{1,16}|=)([\"']?)[^\s:\"']{1,256}:([^\s\"']{1,512})\1"
+    r"(?<![\w-])(?:-[A-Za-z]{0,8}u|--user)(?:[ \t]{1,16}|=)?"
+    r"([\"']?)[^\s:\"']{1,256}:([^\s\"']{1,512})\1"
 )
 # An environment list's entry: ``name:`` (YAML, JSON; ``Name:`` in CloudFormation,
 # ``name =`` in Terraform) right before the name, and its ``value:`` right after it, on

@@ -42,6 +42,9 @@ TRUE_POSITIVES = [
     ("hf-token", f"token is {HF} ok", "hf-token", HF),
     ("hf-token-long", f"{HF}abcdef", "hf-token", HF),
     ("hf-token-in-json-escape", f'"x\\n{HF}"', "hf-token", HF),
+    # curl's -u with its value attached, or after other short flags
+    ("curl-u-attached", "curl -uadmin:Winter24pw http://gpu-box:8000", "cli-secret", "Winter24pw"),
+    ("curl-u-combined", "curl -sSu admin:Winter24pw http://gpu-box", "cli-secret", "Winter24pw"),
     # an environment list's entry as CloudFormation and Terraform write it
     (
         "env-list-cloudformation",
