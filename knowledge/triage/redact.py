@@ -331,19 +331,22 @@ _PLACEHOLDER_PREFIX: Final = "[REDACTED:"
 # Where an unquoted value ends, by assignment style.
 _SHELL_VALUE_END: Final = re.compile(r"[\s\"'`;&|<>()\]}]|,(?=\s)")
 _YAML_VALUE_END: Final = re.compile(r"[\n\r,\]}]|\s#")
-# curl's ``-u``/``--user name:password`` (found on a line where ``curl`` came first: in
+# curl's ``-u``/``--user name:password``, also written ``-uname:password`` or after other
+# short flags, ``-sSu name:password`` (found on a line where ``curl`` came first: in
 # ``docker run -u 1000:1000`` the same flag is a user and a group).
 _CURL_USER_RE: Final = re.compile(
-    r"(?<![\w-])(?:-u|--user)(?:[ \t]{1,16}|=)([\"']?)[^\s:\"']{1,256}:([^\s\"']{1,512})\1"
+    r"(?<![\w-])(?:-[A-Za-z]{0,8}u|--user)(?:[ \t]{1,16}|=)?"
+    r"([\"']?)[^\s:\"']{1,256}:([^\s\"']{1,512})\1"
 )
-# An environment list's entry: ``name:`` (YAML, JSON) right before the name, and its
-# ``value:`` right after it, on the same line or the next (``_listed_value``).
+# An environment list's entry: ``name:`` (YAML, JSON; ``Name:`` in CloudFormation,
+# ``name =`` in Terraform) right before the name, and its ``value:`` right after it, on
+# the same line or the next (``_listed_value``).
 _LIST_NAME_RE: Final = re.compile(
-    r"""\bname(?:\\{0,8}["'])?[ \t]{0,8}:[ \t]{0,8}(?:\\{0,8}["'])?\Z"""
+    r"""\b[Nn]ame(?:\\{0,8}["'])?[ \t]{0,8}[:=][ \t]{0,8}(?:\\{0,8}["'])?\Z"""
 )
 _LIST_VALUE_RE: Final = re.compile(
-    r"""(?:\\{0,8}["'])?[ \t]{0,8},?[ \t]{0,8}(?:\r?\n[ \t]{0,64})?(?:\\{0,8}["'])?value"""
-    r"""(?:\\{0,8}["'])?[ \t]{0,8}:[ \t]{0,8}"""
+    r"""(?:\\{0,8}["'])?[ \t]{0,8},?[ \t]{0,8}(?:\r?\n[ \t]{0,64})?(?:\\{0,8}["'])?[Vv]alue"""
+    r"""(?:\\{0,8}["'])?[ \t]{0,8}[:=][ \t]{0,8}"""
 )
 # A quote, escaped or not: JSON inside a JSON string (a logged request body,
 # ``kubectl -o json``'s last-applied configuration) quotes its keys and values ``\"``.
@@ -537,12 +540,19 @@ def _github_pass(text: str) -> tuple[str, int]:
     return _token_pass((_GH_RE, _GH_PAT_RE), GITHUB_TOKEN, text)
 
 
+def _keylike(kind: str, token: str) -> bool:
+    """Whether ``token``, found by ``kind``'s pattern, is taken for one (on one line and
+    broken over lines alike): an ``sk-`` run needs a digit (``sk-video-frame-sampling``
+    is a package's name)."""
+    return kind != OPENAI_KEY or any(map(str.isdigit, token))
+
+
 def _openai_pass(text: str) -> tuple[str, int]:
     count = 0
 
     def replace(m: re.Match[str]) -> str:
         nonlocal count
-        if not _starts_word(m.string, m.start()) or not any(map(str.isdigit, m.group(0))):
+        if not _starts_word(m.string, m.start()) or not _keylike(OPENAI_KEY, m.group(0)):
             return m.group(0)
         count += 1
         return placeholder(OPENAI_KEY)
@@ -1035,11 +1045,25 @@ def _normalised(text: str) -> str:
     return text
 
 
+#: Longest run after its prefix that a token of a known kind is read to in the
+#: joined-lines view (real tokens take under 200 characters). There a refused candidate
+#: is searched for again from its next character, and a pattern whose characters can
+#: spell its own prefix (``sk-`` inside ``sk-...``, ``github_pat_`` inside ``\w``) reads
+#: the rest of a run again for each one: 400 kB of ``ask-`` broken over lines took most
+#: of a minute, each read bounded it takes a fraction of a second.
+MAX_JOINED_TOKEN_CHARS: Final = 512
+
+
+def _joined(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """``pattern`` (a prefix and one open run ``{n,}``) with its run bounded."""
+    return re.compile(pattern.pattern.replace(",}", f",{MAX_JOINED_TOKEN_CHARS}}}"))
+
+
 #: Patterns of tokens that may be broken over two lines, by kind.
 _BREAKABLE: Final = (
-    (HF_TOKEN, (_HF_RE, _HF_ORG_RE)),
-    (GITHUB_TOKEN, (_GH_RE, _GH_PAT_RE)),
-    (OPENAI_KEY, (_OPENAI_RE,)),
+    (HF_TOKEN, (_joined(_HF_RE), _joined(_HF_ORG_RE))),
+    (GITHUB_TOKEN, (_joined(_GH_RE), _joined(_GH_PAT_RE))),
+    (OPENAI_KEY, (_joined(_OPENAI_RE),)),
     (AWS_ACCESS_KEY, (_AWS_ACCESS_JOINED_RE,)),
 )
 
@@ -1065,6 +1089,7 @@ def _broken_spans(
                 if not (
                     (m.start() in line_starts or _starts_word(joined, m.start()))
                     and (m.end() in line_starts or not joined[m.end() : m.end() + 1].isalnum())
+                    and _keylike(kind, m.group(0))
                 ):
                     pos = m.start() + 1
                     continue

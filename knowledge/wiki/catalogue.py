@@ -317,12 +317,18 @@ class Catalogue:
         from rapidfuzz import fuzz  # only a name not matched exactly pays for loading it
 
         words = [w for w in key.split() if len(w) >= 3 or any(c.isdigit() for c in w)]
-        named = [w for w in words if w.isalpha()]
+        # every typed name word, two letters too: ``gm`` (GLM with a letter dropped) is
+        # the name in ``gm-5.1 awq``; against the family's words of two letters or more
+        # (a single letter, ``v`` or ``a``, would come close to any two-letter word)
+        named = [w for w in key.split() if w.isalpha()]
         scored: list[tuple[float, Family]] = []
         for family in self.families:
             tokens, keys = self._keys[family.key]
             if named and not any(
-                fuzz.ratio(w, t) >= _NAME_WORD_CLOSE for w in named for t in tokens
+                fuzz.ratio(w, t) >= _NAME_WORD_CLOSE
+                for w in named
+                for t in tokens
+                if len(t) >= 2
             ):
                 continue  # only a number in common ("llama 4" is not "DeepSeek V4")
             score = max((fuzz.WRatio(key, k) for k in keys if k), default=0)

@@ -42,6 +42,22 @@ TRUE_POSITIVES = [
     ("hf-token", f"token is {HF} ok", "hf-token", HF),
     ("hf-token-long", f"{HF}abcdef", "hf-token", HF),
     ("hf-token-in-json-escape", f'"x\\n{HF}"', "hf-token", HF),
+    # curl's -u with its value attached, or after other short flags
+    ("curl-u-attached", "curl -uadmin:Winter24pw http://gpu-box:8000", "cli-secret", "Winter24pw"),
+    ("curl-u-combined", "curl -sSu admin:Winter24pw http://gpu-box", "cli-secret", "Winter24pw"),
+    # an environment list's entry as CloudFormation and Terraform write it
+    (
+        "env-list-cloudformation",
+        "Environment:\n  - Name: VLLM_API_KEY\n    Value: team-alpha-7731",
+        "env-secret",
+        "team-alpha-7731",
+    ),
+    (
+        "env-list-terraform",
+        'environment = [{ name = "VLLM_API_KEY", value = "team-alpha-7731" }]',
+        "env-secret",
+        "team-alpha-7731",
+    ),
     ("hf-org", "api_org_" + "a1B2" * 9, "hf-token", "api_org_" + "a1B2" * 9),
     ("github-ghp", "ghp_" + "Ab1" * 12, "github-token", "ghp_" + "Ab1" * 12),
     ("github-ghs", "x ghs_" + "z9" * 18 + " y", "github-token", "ghs_" + "z9" * 18),
@@ -141,6 +157,7 @@ FALSE_POSITIVES = [
     ("short-prefix", "ghp_short hf_tooShort AKIA123"),
     ("word-glued-hf", "xhf_" + "a" * 40),
     ("sk-slug-and-word", "pip install sk-video-frame-sampling-utilities; task-" + "b1" * 20),
+    ("sk-slug-wrapped", "pip install sk-video-frame-sampling-\nutilities-and-plugins now"),
     ("ey-words", "they.eyeballed.every key eyJustAWord.eyNotJson.x"),
     ("base64-of-prose", base64.b64encode(b"a healthy log line with nothing in it").decode()),
     ("lines-ending-in-words", "loading model\nweights from disk\n  done in 3 s\n"),
@@ -363,6 +380,24 @@ def test_no_pattern_nests_an_unbounded_repeat() -> None:
         found: list[str] = []
         _repeats(sre_parse.parse(pattern.pattern, pattern.flags), False, found)
         assert not found, f"{pattern.pattern!r} nests an unbounded repeat"
+
+
+def test_every_pattern_of_the_joined_lines_view_reads_a_bounded_run() -> None:
+    # There a refused candidate is searched for again from its next character: an open
+    # run whose characters can spell its prefix again (``ask-ask-...`` broken over lines)
+    # was read to its end once per candidate, quadratic in the run.
+    for _kind, patterns in redact_module._BREAKABLE:
+        for pattern in patterns:
+            _low, high = sre_parse.parse(pattern.pattern, pattern.flags).getwidth()
+            assert high < sre_constants.MAXREPEAT, f"{pattern.pattern!r} reads an open run"
+
+
+@pytest.mark.parametrize("key", ["sk-proj-" + "Xq4Lm9Zt2Bv7Nc3Kp8Rw1Hy6Df5Gj0SaE_t-Q" * 4])
+def test_a_long_openai_key_broken_over_lines_is_still_redacted_whole(key: str) -> None:
+    text = f"client key {key[:70]}\n{key[70:]}\nrejected"
+    result = redact(text)
+    assert "Xq4" not in result.text and "rejected" in result.text
+    assert result.text.count("[REDACTED:openai-key]") == 2
 
 
 # ---------------------------------------------------------------- properties

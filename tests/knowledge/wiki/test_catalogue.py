@@ -60,6 +60,9 @@ def test_current_page_image_digest_and_launch(demo):
         ("ds4", "DeepSeek-V4-Flash / DSpark"),  # via the glossary
         ("minimax", "MiniMax M2"),
         ("minimx", "MiniMax M2"),  # typo
+        # a three-letter name with a letter dropped, and a variant word beside it
+        ("gm-5 awq", "GLM-5"),
+        ("lm-5 instruct", "GLM-5"),
         ("kimi k2", "Kimi-K2"),
         ("qwen3-v2", "Qwen3"),
     ],
