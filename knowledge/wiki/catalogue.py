@@ -50,8 +50,9 @@ FRONT_PAGE_NAMES = ("README.md", "readme.md", "index.md", "Home.md", "home.md")
 #: Only ``v`` numbers count: ``qwen35-27b`` and ``glm47`` name models, not versions.
 _SERIES = re.compile(r"^(.*?(?:^|[_\-.])v)(\d+)([^\d]*)$", re.IGNORECASE)
 _OLD_KINDS = frozenset({PageStatus.HISTORICAL, PageStatus.ARCHIVE})
-#: How close (rapidfuzz ratio) a typed word must come to a word of a family's names for
-#: a typo-tolerant match: a family sharing only a number with the query is no match.
+#: How close (rapidfuzz ratio) a typed word must come to a word of a family's own name
+#: (or its hub's file name) for a typo-tolerant match: a family sharing only a number
+#: or a title's word with the query is no match.
 _NAME_WORD_CLOSE = 60
 _VERSION_NUMBER = re.compile(r"\d+(?:\.\d+)*(?![\d.]|\s*[BbMmKkTt]\b)")
 
@@ -182,6 +183,7 @@ class Catalogue:
     _runbooks: dict[str, Runbook] = field(default_factory=dict, repr=False)
     _newer: dict[str, tuple[Version, ...]] = field(default_factory=dict, repr=False)
     _keys: dict[str, tuple[set[str], list[str]]] = field(default_factory=dict, repr=False)
+    _name_words: dict[str, set[str]] = field(default_factory=dict, repr=False)
     _successors: _Successors | None = field(default=None, repr=False)
 
     # --- building --------------------------------------------------------------
@@ -230,6 +232,13 @@ class Catalogue:
             keys = [fold_key(n) for n in names if n]
             tokens = {t for k in keys for t in k.split()}
             self._keys[family.key] = (tokens, keys)
+            # Its own name's words (the name, the hub's file name): what a typed word must
+            # come close to for a typo-tolerant match. Titles add words that name no
+            # model and that many families share ("setup", "hub", "on", "rtx").
+            own = [family.name]
+            if family.hub:
+                own.append(family.hub.rsplit("/", 1)[-1].removesuffix(".md"))
+            self._name_words[family.key] = {t for n in own for t in fold_key(n).split()}
 
     # --- queries ---------------------------------------------------------------
 
@@ -327,10 +336,12 @@ class Catalogue:
             if named and not any(
                 fuzz.ratio(w, t) >= _NAME_WORD_CLOSE
                 for w in named
-                for t in tokens
+                for t in self._name_words[family.key]
                 if len(t) >= 2
             ):
-                continue  # only a number in common ("llama 4" is not "DeepSeek V4")
+                # only a number or a title's word in common: "llama 4" is not
+                # "DeepSeek V4", "phi-4 setup" not the family whose page is a "setup"
+                continue
             score = max((fuzz.WRatio(key, k) for k in keys if k), default=0)
             if words:
                 per_word = [max((fuzz.ratio(w, t) for t in tokens), default=0) for w in words]

@@ -78,6 +78,14 @@ def test_unknown_model_gives_no_family(demo):
     assert match.family is None and not match.ambiguous
 
 
+@pytest.mark.parametrize("query", ["llama hub", "phi-4 hub", "gemma hub page"])
+def test_a_word_of_the_pages_titles_alone_matches_no_family(demo, query):
+    """A typo-tolerant match needs a typed word close to a family's own name: a word that
+    its hub's or pages' titles hold ("hub", "page") names no model."""
+    match = demo.match(query)
+    assert match.family is None and not match.ambiguous
+
+
 def test_statuses_rank_hubs_and_current(demo):
     statuses = demo.statuses()
     assert statuses["models/qwen.md"] == "hub"
