@@ -54,9 +54,9 @@ def _shown(query: str) -> str:
     """``query`` as a reply may show it (the title of a public answer): redacted and
     masked as a public post is, since what users paste to search holds tokens too.
     (A query shown whole is never cut: one of ``PASTED_CHARS`` is answered with pages.)"""
-    from knowledge.triage.redact import mask_credentials, redact
+    from knowledge.triage.redact import redact_public
 
-    return mask_credentials(redact(query, "query").text, "query").text
+    return redact_public(query, "query").text
 
 
 def is_pasted(query: str) -> bool:

@@ -139,7 +139,7 @@ class GapRecorder:
 
     def _run(self) -> None:
         # the redaction patterns: in this thread
-        from knowledge.triage.redact import mask_credentials, redact
+        from knowledge.triage.redact import redact_public
 
         store: GapStore | None = None
         stop = False
@@ -155,7 +155,7 @@ class GapRecorder:
             records = [
                 GapRecord(
                     r.command,
-                    _kept(mask_credentials(redact(r.query, "query").text).text),
+                    _kept(redact_public(r.query, "query").text),
                     r.confidence,
                     r.day,
                     r.pages,

@@ -40,7 +40,7 @@ from knowledge.reply import Field, Reply
 from knowledge.templates import Templates, load_templates
 from knowledge.text import code_block, escape_markdown, markdown_link, truncate
 from knowledge.triage.engine import TriageContext, TriageResult
-from knowledge.triage.redact import mask_credentials, redact
+from knowledge.triage.redact import mask_credentials, redact, redact_public
 from knowledge.triage.request import LogPart
 
 if TYPE_CHECKING:
@@ -710,7 +710,7 @@ class SupportDesk:
         # Shown to another user: masked as the ticket's public post is (the store keeps
         # strings in no known format), and redacted again (stored by an older redaction).
         title, text = (
-            mask_credentials(redact(value, field).text, field).text
+            redact_public(value, field).text
             for field, value in (("title", answer.title), ("answer", answer.answer))
         )
         line = self.t(

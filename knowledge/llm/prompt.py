@@ -25,7 +25,7 @@ from knowledge.answers._state import WikiState
 from knowledge.search.pages import PageHit, error_lines
 from knowledge.templates import Templates
 from knowledge.text import clean_user_text, cut_at_word, truncate
-from knowledge.triage.redact import Redacted, mask_credentials, redact
+from knowledge.triage.redact import redact_public
 from knowledge.wiki import Section
 
 __all__ = [
@@ -98,14 +98,14 @@ def retrieve(
     ``command``) and pick the sections a model will be given."""
     started = time.perf_counter()
     removed = 0
-    cleaned = _cleaned(cut_at_word(question, MAX_QUESTION_CHARS * 2), "question")
+    cleaned = redact_public(cut_at_word(question, MAX_QUESTION_CHARS * 2), "question")
     removed += cleaned.count
     text = _unframed(clean_user_text(cleaned.text, MAX_QUESTION_CHARS))
     extra: list[tuple[str, str]] = []
     for name, value in (context or {}).items():
         if not value or not value.strip():
             continue
-        done = _cleaned(_tail(value, MAX_CONTEXT_CHARS * 4), name)
+        done = redact_public(_tail(value, MAX_CONTEXT_CHARS * 4), name)
         removed += done.count
         lines = [ln.rstrip() for ln in done.text.splitlines() if ln.strip()]
         kept = _unframed("\n".join(lines))[-MAX_CONTEXT_CHARS:]
@@ -133,8 +133,6 @@ def retrieve(
     )
 
 
-
-
 def _tail(text: str, limit: int) -> str:
     """``text``'s last ``limit`` characters from the first line that starts in them (see
     :func:`~knowledge.text.cut_at_word`; a log's lines are its units)."""
@@ -145,13 +143,6 @@ def _tail(text: str, limit: int) -> str:
         return tail
     newline = tail.find("\n")
     return tail[newline + 1 :] if newline >= 0 else ""
-
-
-def _cleaned(text: str, field: str) -> Redacted:
-    """``text`` redacted, then masked as a public post is."""
-    done = redact(text, field)
-    masked = mask_credentials(done.text, field)
-    return Redacted(masked.text, done.redactions + masked.redactions)
 
 
 def _source(state: WikiState, hit: PageHit, number: int, limit: int) -> Source | None:

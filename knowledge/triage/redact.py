@@ -103,6 +103,7 @@ __all__ = [
     "placeholder",
     "redact",
     "redact_fields",
+    "redact_public",
 ]
 
 log = logging.getLogger(__name__)
@@ -1604,3 +1605,12 @@ def mask_credentials(text: str, field: str = "text") -> Redacted:
 
     new = _CREDENTIAL_RUN_RE.sub(replace, text)
     return Redacted(new, (Redaction(CREDENTIAL_LIKE, field, count),) if count else ())
+
+
+def redact_public(text: str, field: str = "text") -> Redacted:
+    """``text`` as what is public or leaves the bot shows it: :func:`redact`, then
+    :func:`mask_credentials` (search titles, similar solved tickets, the gaps kept, what
+    goes to a model server), with the redactions of both."""
+    done = redact(text, field)
+    masked = mask_credentials(done.text, field)
+    return Redacted(masked.text, done.redactions + masked.redactions)
