@@ -617,6 +617,24 @@ def _load_line(when: str) -> str:
     return f"{when}: load average {one:.2f}, {five:.2f}, {fifteen:.2f} (1, 5, 15 min)"
 
 
+def _reference_ms(rounds: int = 60) -> float:
+    """How fast this machine runs Python now: the median CPU time, in ms, of a fixed
+    piece of the bot's own work (the redaction and the summary of the bench's 300-line
+    log), warm, in this process. The same code measures slower in a machine's slow
+    hours (here by a fifth to a third within one day, with nothing else running): runs
+    made at different times are compared by their figures beside this one."""
+    from knowledge.triage.logs import summarise_log
+    from knowledge.triage.redact import redact
+
+    text = _log(0).decode()
+    times = []
+    for _ in range(rounds):
+        start = time.thread_time()
+        summarise_log(redact(text, "log").text)
+        times.append(time.thread_time() - start)
+    return round(percentile(times, 0.5) * 1000, 2)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--wiki", type=Path, default=DEFAULT_WIKI)
@@ -647,6 +665,7 @@ def main(argv: list[str] | None = None) -> int:
     layouts = tuple(LAYOUTS) if args.layout == "both" else (args.layout,)
     shapes = tuple(SHAPES) if args.shape == "both" else (args.shape,)
     print(f"machine: {os.cpu_count()} CPUs; " + _load_line("before"), flush=True)
+    reference = _reference_ms()
     results = run(
         args.wiki,
         count=args.count,
@@ -657,6 +676,10 @@ def main(argv: list[str] | None = None) -> int:
         delay=args.delay,
     )
     print(f"machine: {os.cpu_count()} CPUs; " + _load_line("after"))
+    print(
+        f"machine speed: a fixed piece of the bot's work (the bench log's redaction and"
+        f" summary) took {reference} ms before, {_reference_ms()} ms after (compare runs by it)"
+    )
     print(f"network delay: {round(args.delay * 1000)} ms each way; spec checked: {args.spec}")
     print(f"interpreter: {_interpreter()}")
     for layout, by_shape in results.items():

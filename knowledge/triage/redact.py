@@ -1539,7 +1539,17 @@ CREDENTIAL_MIN_PART: Final = 16
 #: Share of a run at most in word-like runs of letters for it to look random (random
 #: letters and digits: about 0.1-0.2; ``Eagle3DeepseekV2ForCausalLM``: 0.7).
 CREDENTIAL_MAX_WORDS: Final = 0.4
+_CREDENTIAL_CHARS: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_=-"
 _CREDENTIAL_RUN_RE: Final = re.compile(rf"[A-Za-z0-9+/_=-]{{{CREDENTIAL_MIN_CHARS},65536}}")
+# Where the runs are, found fast: the text as bytes, one per character (``?`` for any
+# that is not ASCII), each byte a run is made of read as ``a`` (no other is ``a``): a
+# run long enough is that many ``a`` in a row, which ``find`` locates at memory speed,
+# at the run's place in the text. The run pattern alone, tried at every position, reads
+# each short run again from each of its characters: a 300-line server log took 0.9 ms
+# to scan, 0.04 ms this way.
+_CREDENTIAL_AS_A: Final = bytes.maketrans(_CREDENTIAL_CHARS.encode(), b"a" * len(_CREDENTIAL_CHARS))
+_CREDENTIAL_LONG_RUN: Final = b"a" * CREDENTIAL_MIN_CHARS
+_NOT_A_RE: Final = re.compile(b"[^a]")
 _DIGEST_BEFORE_RE: Final = re.compile(r"(?:sha(?:1|224|256|384|512)|md5|blake2b?)[:=-]$", re.I)
 _CREDENTIAL_SEPARATOR_RE: Final = re.compile(r"[/=_.-]")
 _WORD_RUN_RE: Final = re.compile(r"[A-Z]?[a-z]{3,}")
@@ -1587,24 +1597,40 @@ def looks_like_credential(run: str) -> bool:
     return words <= CREDENTIAL_MAX_WORDS * len(body)
 
 
+def _masked_run(m: re.Match[str]) -> str | None:
+    """The placeholder for a run of ``_CREDENTIAL_RUN_RE`` that looks like a credential
+    (and does not follow ``sha256:`` or the like); None to keep it."""
+    before = m.string[max(0, m.start() - 8) : m.start()]
+    if _DIGEST_BEFORE_RE.search(before) or not looks_like_credential(m.group(0)):
+        return None
+    return placeholder(CREDENTIAL_LIKE)
+
+
 def mask_credentials(text: str, field: str = "text") -> Redacted:
     """``text`` with every run that :func:`looks_like_credential` replaced by
     ``[REDACTED:credential-like]``: the last line of defence for what is posted publicly,
     after :func:`redact` (whose placeholders it leaves alone). A run right after
     ``sha256:`` (an image digest) is kept."""
     count = 0
-
-    def replace(m: re.Match[str]) -> str:
-        nonlocal count
-        run = m.group(0)
-        before = m.string[max(0, m.start() - 8) : m.start()]
-        if _DIGEST_BEFORE_RE.search(before) or not looks_like_credential(run):
-            return run
-        count += 1
-        return placeholder(CREDENTIAL_LIKE)
-
-    new = _CREDENTIAL_RUN_RE.sub(replace, text)
-    return Redacted(new, (Redaction(CREDENTIAL_LIKE, field, count),) if count else ())
+    pieces: list[str] = []
+    done = 0
+    flat = text.encode("ascii", "replace").translate(_CREDENTIAL_AS_A)
+    start = flat.find(_CREDENTIAL_LONG_RUN)
+    while start >= 0:  # the first ``a`` of a run long enough (the leftmost find is its start)
+        after = _NOT_A_RE.search(flat, start + CREDENTIAL_MIN_CHARS)
+        end = after.start() if after else len(text)
+        for m in _CREDENTIAL_RUN_RE.finditer(text, start, end):  # as the pattern reads it
+            masked = _masked_run(m)
+            if masked is not None:
+                pieces.append(text[done : m.start()])
+                pieces.append(masked)
+                done = m.end()
+                count += 1
+        start = flat.find(_CREDENTIAL_LONG_RUN, end)
+    if not count:
+        return Redacted(text, ())
+    pieces.append(text[done:])
+    return Redacted("".join(pieces), (Redaction(CREDENTIAL_LIKE, field, count),))
 
 
 def redact_public(text: str, field: str = "text") -> Redacted:

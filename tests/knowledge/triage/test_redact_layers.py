@@ -14,11 +14,14 @@ import string
 import urllib.parse
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from knowledge.intake.desk import IntakeSettings, SupportDesk
 from knowledge.intake.sqlite import SqliteTicketStore
 from knowledge.intake.store import RateLimit
 from knowledge.service import KnowledgeBase
+from knowledge.triage import redact as redact_module
 from knowledge.triage.redact import (
     looks_like_credential,
     mask_credentials,
@@ -351,6 +354,95 @@ def test_the_forum_post_masks_a_credential_that_redaction_did_not_know(tmp_path)
     shown += [text for _, text in post.attachments]
     assert all(key not in text for text in shown)
     assert any("[REDACTED:credential-like]" in text for text in shown)
+
+
+def masked_by_the_pattern_alone(text: str) -> tuple[str, int]:
+    """What the mask makes of ``text`` with its run pattern tried at every position (no
+    fast search for the runs): the reference its fast path must agree with."""
+    found = 0
+
+    def replace(m):
+        nonlocal found
+        masked = redact_module._masked_run(m)
+        found += masked is not None
+        return m.group(0) if masked is None else masked
+
+    return redact_module._CREDENTIAL_RUN_RE.sub(replace, text), found
+
+
+def assert_masked_as_the_pattern_alone_masks(text: str) -> None:
+    expected, found = masked_by_the_pattern_alone(text)
+    result = mask_credentials(text, "log")
+    assert result.text == expected
+    assert sum(r.count for r in result.redactions) == found
+
+
+# Pieces a text is made of: keys, digests, names, runs just under and over the
+# length looked at, separators in and out of the runs' alphabet, other scripts.
+MASK_PIECES = st.sampled_from(
+    [
+        " ",
+        "\n",
+        ".",
+        ":",
+        "/",
+        "-",
+        "=",
+        "sha256:",
+        "é",
+        "日本",
+        "█",
+        "Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8",
+        "45c1582e9b80ba83e71c3a6458e71da4736fbdc4",
+        "[REDACTED:hf-token]",
+        rand(23),
+        rand(24),
+        rand(40),
+        rand(64, ALNUM + "+/_=-"),
+        "a" * 30,
+        "snapshots/" + rand(30),
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(MASK_PIECES, max_size=24).map("".join))
+def test_the_masks_fast_search_masks_as_the_run_pattern_alone(text):
+    assert_masked_as_the_pattern_alone_masks(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        rand(24),
+        "x " + rand(23),
+        rand(70000, ALNUM + "+/"),  # one run longer than the pattern reads at once
+        "é" + rand(70000, ALNUM + "+/"),
+        "sha256:" + rand(64),
+        rand(30) + "é" + rand(30),
+    ],
+    ids=[
+        "empty",
+        "exactly-long-enough",
+        "one-short",
+        "run-over-65536",
+        "run-over-65536-non-ascii",
+        "digest",
+        "runs-around-non-ascii",
+    ],
+)
+def test_the_masks_fast_search_masks_edge_cases_as_the_run_pattern_alone(text):
+    assert_masked_as_the_pattern_alone_masks(text)
+
+
+@pytest.mark.skipif(not SAMPLE_LOGS.is_dir(), reason="../shared/sample-logs is not present")
+def test_the_masks_fast_search_reads_the_sample_logs_as_the_run_pattern_alone():
+    for path in sorted(p for p in SAMPLE_LOGS.iterdir() if p.is_file()):
+        text = path.read_text("utf-8", "replace")
+        planted = text.replace("\n", f" {rand(40)}\n", 3)  # keys among real lines
+        assert_masked_as_the_pattern_alone_masks(text)
+        assert_masked_as_the_pattern_alone_masks(planted)
 
 
 @pytest.mark.skipif(not SAMPLE_LOGS.is_dir(), reason="../shared/sample-logs is not present")
