@@ -310,6 +310,18 @@ def test_a_search_query_with_a_key_in_no_known_format_is_kept_masked_for_the_gap
     assert row.query == "zorblax frobnicator melts [REDACTED:credential-like]"
 
 
+def public_and_stored(discord_standin, folder, **step2) -> tuple[list[str], bytes]:
+    """A whole /support flow whose step 2 is ``step2``, filed: what it made public (the
+    forum post's request and each attachment's text) and the ticket store's bytes."""
+
+    async def scenario(ds):
+        return await filed_post(ds, **step2)
+
+    post = discord_standin.run(factory(folder), scenario)
+    shown = [repr(post.json), *(f.data.decode("utf-8") for f in post.files)]
+    return shown, (folder / "tickets.sqlite3").read_bytes()
+
+
 def test_a_database_password_with_an_at_sign_reaches_neither_the_post_nor_the_store(
     discord_standin,
     data,  # noqa: F811
@@ -320,14 +332,10 @@ def test_a_database_password_with_an_at_sign_reaches_neither_the_post_nor_the_st
     password = "P@ssw0rd-Winter24"
     command = f"{V3_LAUNCH.strip()} --kv-events-url postgres://vllm:{password}@db:5432/kv"
 
-    async def scenario(ds):
-        return await filed_post(ds, command=command)
-
-    post = discord_standin.run(factory(data), scenario)
-    shown = [repr(post.json), *(f.data.decode("utf-8") for f in post.files)]
+    shown, stored = public_and_stored(discord_standin, data, command=command)
     assert any("postgres://vllm:[REDACTED:url-password]@db:5432/kv" in text for text in shown)
     assert not any("ssw0rd" in text for text in shown)
-    assert b"ssw0rd" not in (data / "tickets.sqlite3").read_bytes()
+    assert b"ssw0rd" not in stored
 
 
 def test_every_key_of_vllms_printed_api_key_list_is_redacted(discord_standin, data):  # noqa: F811
@@ -338,13 +346,8 @@ def test_every_key_of_vllms_printed_api_key_list_is_redacted(discord_standin, da
     args = f"{{'model': 'glm', 'api_key': ['{keys[0]}', '{keys[1]}'], 'port': 8000}}"
     log = LOG + f"\n(APIServer pid=1) INFO 05-15 03:31:02 [utils.py:1] non-default args: {args}"
 
-    async def scenario(ds):
-        return await filed_post(ds, log=log.encode())
-
-    post = discord_standin.run(factory(data), scenario)
-    shown = [repr(post.json), *(f.data.decode("utf-8") for f in post.files)]
+    shown, stored = public_and_stored(discord_standin, data, log=log.encode())
     assert any("'api_key': [[REDACTED:env-secret]]" in text for text in shown)
-    stored = (data / "tickets.sqlite3").read_bytes()
     for key in keys:
         assert not any(key in text for text in shown) and key.encode() not in stored
 
@@ -369,15 +372,11 @@ def test_a_kubernetes_env_list_pasted_as_the_compose_file_keeps_its_values_out(
         "        value: SYS\n"
     )
 
-    async def scenario(ds):
-        return await filed_post(ds, command=manifest)
-
-    post = discord_standin.run(factory(data), scenario)
-    shown = [repr(post.json), *(f.data.decode("utf-8") for f in post.files)]
+    shown, stored = public_and_stored(discord_standin, data, command=manifest)
     assert any("value: [REDACTED:env-secret]" in text for text in shown)
     assert any("value: SYS" in text for text in shown)
     assert not any("team-alpha-7731" in text for text in shown)
-    assert b"team-alpha-7731" not in (data / "tickets.sqlite3").read_bytes()
+    assert b"team-alpha-7731" not in stored
 
 
 def test_a_public_search_answer_never_shows_a_token_typed_in_the_query(discord_standin):
@@ -462,12 +461,7 @@ def test_secrets_in_json_held_in_a_json_string_are_redacted(discord_standin, dat
     line = json.dumps({"level": "debug", "msg": "upstream", "body": body, "headers": headers})
     log = LOG + "\n" + line
 
-    async def scenario(ds):
-        return await filed_post(ds, log=log.encode())
-
-    post = discord_standin.run(factory(data), scenario)
-    shown = [repr(post.json), *(f.data.decode("utf-8") for f in post.files)]
+    shown, stored = public_and_stored(discord_standin, data, log=log.encode())
     assert any('\\"api_key\\": \\"[REDACTED:env-secret]\\"' in text for text in shown)
-    stored = (data / "tickets.sqlite3").read_bytes()
     for key in ("team-alpha-7731", "team-beta-0420"):
         assert not any(key in text for text in shown) and key.encode() not in stored
