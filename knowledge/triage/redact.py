@@ -1540,7 +1540,9 @@ CREDENTIAL_MIN_PART: Final = 16
 #: letters and digits: about 0.1-0.2; ``Eagle3DeepseekV2ForCausalLM``: 0.7).
 CREDENTIAL_MAX_WORDS: Final = 0.4
 _CREDENTIAL_CHARS: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_=-"
-_CREDENTIAL_RUN_RE: Final = re.compile(rf"[A-Za-z0-9+/_=-]{{{CREDENTIAL_MIN_CHARS},65536}}")
+_CREDENTIAL_RUN_RE: Final = re.compile(
+    rf"[{re.escape(_CREDENTIAL_CHARS)}]{{{CREDENTIAL_MIN_CHARS},65536}}"
+)
 # Where the runs are, found fast: the text as bytes, one per character (``?`` for any
 # that is not ASCII), each byte a run is made of read as ``a`` (no other is ``a``): a
 # run long enough is that many ``a`` in a row, which ``find`` locates at memory speed,
