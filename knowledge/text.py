@@ -17,6 +17,7 @@ __all__ = [
     "clean_user_text",
     "code_block",
     "cut_at_word",
+    "cut_tail",
     "escape_markdown",
     "fold_key",
     "inline_code",
@@ -162,6 +163,29 @@ def cut_at_word(text: str, limit: int) -> str:
         return head
     parts = head.rsplit(None, 1)
     return parts[0] if len(parts) == 2 else ""
+
+
+def cut_tail(text: str, limit: int) -> str:
+    """``text``'s last ``limit`` characters from the first line that starts in them: a
+    log's lines are its units. Where no line starts in them (one line longer than the
+    limit, or a break only at their very end), from the first word that does; nothing
+    where no word does. Never a piece of a word, as :func:`cut_at_word`: what is cut is
+    often redacted or masked after."""
+    if len(text) <= limit:
+        return text
+    if limit <= 0:
+        return ""
+    tail = text[-limit:]
+    before = text[-limit - 1]
+    if before == "\n":
+        return tail
+    newline = tail.find("\n")
+    if 0 <= newline < len(tail) - 1:
+        return tail[newline + 1 :]
+    if before.isspace() or tail[0].isspace():
+        return tail
+    parts = tail.split(None, 1)
+    return parts[1] if len(parts) == 2 else ""
 
 
 def inline_code(text: str) -> str:

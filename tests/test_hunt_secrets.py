@@ -268,6 +268,26 @@ def test_the_log_window_sent_as_context_starts_at_a_line_so_no_key_is_cut(tmp_pa
     assert "INFO step 3 ok" in sent and RANDOM_KEY[-12:] not in sent
 
 
+def test_a_log_window_inside_one_long_line_starts_at_a_word_and_is_not_lost(tmp_path):
+    """A log pasted as one line (a JSON log, a terminal that lost its line breaks) has
+    no line start in the window sent to the model. The window then starts at a word:
+    the key it cuts is not sent in part, and the rest of the line still is (it was
+    dropped whole)."""
+    words = " ".join(f"step{n}=ok" for n in range(3000))
+    head = f"INFO start client key {RANDOM_KEY} "
+    start = len(head) - 21  # the window keeps the key's last 20 characters and the blank
+    log = (head + words)[: start + MAX_CONTEXT_CHARS * 4]
+    assert "\n" not in log and log[-MAX_CONTEXT_CHARS * 4 :].startswith(RANDOM_KEY[-20:])
+    kb = KnowledgeBase.open(DEMO, tmp_path / "kb")
+    try:
+        found = retrieve(kb.state, "nccl calloc error at start", {"log": log})
+    finally:
+        kb.close()
+    ((_, sent),) = found.context
+    assert sent.endswith(log.split()[-2]) or log.split()[-2] in sent
+    assert RANDOM_KEY[-12:] not in sent
+
+
 def test_a_ticket_transcript_masks_what_the_public_post_masked(tmp_path):
     """``wikibot tickets export``: a transcript is made to be passed on. A key in no
     known format in the request's story and log, and in a message of its thread, is

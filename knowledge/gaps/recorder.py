@@ -104,9 +104,11 @@ class GapRecorder:
         self, command: str, query: str, confidence: str, pages: tuple[str, ...] = ()
     ) -> bool:
         """Record a request whose outcome the caller judged (the support check)."""
-        if not query or query.isspace():
+        # redacted, then cut to MAX_QUERY_CHARS, by the writer; a query with no break in
+        # its first MAX_QUEUED_CHARS leaves nothing
+        text = cut_at_word(query, MAX_QUEUED_CHARS)
+        if not text or text.isspace():
             return False
-        text = _bounded(query)  # redacted, then cut to MAX_QUERY_CHARS, by the writer
         record = GapRecord(command, text, confidence, self._today(), pages[:PAGES_KEPT])
         self._ensure_thread()
         try:
@@ -193,8 +195,3 @@ class GapRecorder:
 def _kept(query: str) -> str:
     """A redacted query as the store keeps it: one line, ``MAX_QUERY_CHARS`` at most."""
     return " ".join(query.split())[:MAX_QUERY_CHARS]
-
-
-def _bounded(query: str) -> str:
-    """``query`` up to ``MAX_QUEUED_CHARS``, without the word that bound falls in."""
-    return cut_at_word(query, MAX_QUEUED_CHARS)

@@ -35,10 +35,10 @@ from knowledge.intake.fields import Form, build_form
 from knowledge.intake.records import Draft, Ticket
 from knowledge.intake.similar import Corpus, SimilarTickets, SolvedAnswer
 from knowledge.intake.store import NotFound, RateLimit, RateLimited, TicketStore
-from knowledge.intake.validate import Cleaned, Problem, clean_value, cut_tail, read_upload
+from knowledge.intake.validate import Cleaned, Problem, clean_value, read_upload
 from knowledge.reply import Field, Reply
 from knowledge.templates import Templates, load_templates
-from knowledge.text import code_block, escape_markdown, markdown_link, truncate
+from knowledge.text import code_block, cut_tail, escape_markdown, markdown_link, truncate
 from knowledge.triage.engine import TriageContext, TriageResult
 from knowledge.triage.redact import mask_credentials, redact, redact_public
 from knowledge.triage.request import LogPart

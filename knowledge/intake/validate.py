@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from knowledge.intake.fields import FormField
+from knowledge.text import cut_tail
 from knowledge.triage.redact import Redacted, Redaction, redact
 
 #: ``redact(text, field)`` or a stand-in that gives the same (``Scrubber.redact``).
@@ -31,7 +32,6 @@ __all__ = [
     "Redactor",
     "clean_value",
     "cut_head",
-    "cut_tail",
     "human_size",
     "looks_binary",
     "read_upload",
@@ -90,15 +90,6 @@ def cut_head(text: str, limit: int) -> str:
     cut = text[:limit]
     newline = cut.rfind("\n")
     return cut[:newline] if newline >= limit // 2 else cut
-
-
-def cut_tail(text: str, limit: int) -> str:
-    """The last ``limit`` characters, starting after a line break (never mid-line)."""
-    if len(text) <= limit:
-        return text
-    cut = text[-limit:]
-    newline = cut.find("\n")
-    return cut[newline + 1 :] if 0 <= newline < len(cut) - 1 else ""
 
 
 def _normalise(raw: str) -> tuple[str, bool]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from knowledge.answers._state import WikiState
 from knowledge.search.pages import PageHit, error_lines
 from knowledge.templates import Templates
-from knowledge.text import clean_user_text, cut_at_word, truncate
+from knowledge.text import clean_user_text, cut_at_word, cut_tail, truncate
 from knowledge.triage.redact import redact_public
 from knowledge.wiki import Section
 
@@ -105,7 +105,7 @@ def retrieve(
     for name, value in (context or {}).items():
         if not value or not value.strip():
             continue
-        done = redact_public(_tail(value, MAX_CONTEXT_CHARS * 4), name)
+        done = redact_public(cut_tail(value, MAX_CONTEXT_CHARS * 4), name)
         removed += done.count
         lines = [ln.rstrip() for ln in done.text.splitlines() if ln.strip()]
         kept = _unframed("\n".join(lines))[-MAX_CONTEXT_CHARS:]
@@ -131,18 +131,6 @@ def retrieve(
         removed,
         time.perf_counter() - started,
     )
-
-
-def _tail(text: str, limit: int) -> str:
-    """``text``'s last ``limit`` characters from the first line that starts in them (see
-    :func:`~knowledge.text.cut_at_word`; a log's lines are its units)."""
-    if len(text) <= limit:
-        return text
-    tail = text[-limit:]
-    if text[-limit - 1] == "\n":
-        return tail
-    newline = tail.find("\n")
-    return tail[newline + 1 :] if newline >= 0 else ""
 
 
 def _source(state: WikiState, hit: PageHit, number: int, limit: int) -> Source | None:

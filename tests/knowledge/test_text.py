@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from knowledge.text import cap_user_text, cut_at_word, escape_markdown, fold_key
+from knowledge.text import cap_user_text, cut_at_word, cut_tail, escape_markdown, fold_key
 
 _BLANKED = frozenset({"Cc", "Cs", "Co", "Cn", "Zl", "Zp"})
 
@@ -102,3 +102,31 @@ def test_folding_examples():
 )
 def test_cut_at_word_never_keeps_a_piece_of_a_word(text, limit, cut):
     assert cut_at_word(text, limit) == cut
+
+
+@pytest.mark.parametrize(
+    ("text", "limit", "tail"),
+    [
+        ("one\ntwo\nthree", 20, "one\ntwo\nthree"),  # short enough: whole
+        ("one\ntwo\nthree", 8, "three"),  # from the first line that starts inside
+        ("one\ntwo\nthree", 9, "two\nthree"),  # the window starts a line: all of it
+        ("x\n" + "word " * 10 + "end", 12, "word end"),  # one long line: from a word
+        ("x\n" + "word " * 10 + "end\n", 12, "word end\n"),  # its break only at the end
+        ("key hf_" + "a" * 30, 20, ""),  # no word starts inside: nothing of the key
+        ("abc", 0, ""),
+    ],
+)
+def test_cut_tail_keeps_whole_lines_else_whole_words(text, limit, tail):
+    assert cut_tail(text, limit) == tail
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab \n", max_size=60), st.integers(min_value=0, max_value=70))
+def test_cut_tail_is_a_suffix_that_starts_at_a_line_or_a_word(text, limit):
+    tail = cut_tail(text, limit)
+    assert tail == text or (text.endswith(tail) and len(tail) <= max(limit, 0))
+    if tail and tail != text:
+        before = text[len(text) - len(tail) - 1]
+        assert before.isspace() or tail[0].isspace()
+        if "\n" in text[-limit:][:-1]:  # a line starts inside the window: from a line
+            assert before == "\n"

@@ -21,6 +21,7 @@ from knowledge.gaps import (
     named_terms,
     unanswered,
 )
+from knowledge.gaps.recorder import MAX_QUEUED_CHARS
 from knowledge.reply import PageRef, Reply
 from knowledge.service import KnowledgeBase
 from knowledge.wiki import load_wiki
@@ -63,6 +64,18 @@ def test_the_store_keeps_query_command_confidence_and_day_and_nothing_about_the_
     columns = {r[1] for r in db.execute("PRAGMA table_info(gaps)")}
     assert columns == {"id", "day", "command", "confidence", "query", "pages"}
     assert (tmp_path / "gaps.sqlite3").stat().st_mode & 0o077 == 0  # private to the bot
+
+
+def test_a_query_that_its_cut_empties_is_not_recorded(tmp_path):
+    """A query with no break in its first MAX_QUEUED_CHARS characters is cut to
+    nothing (never a piece of a word, which redaction may not know): no empty row."""
+    recorder = GapRecorder.in_folder(tmp_path, GapSettings())
+    assert recorder is not None
+    assert not recorder.note_outcome("/support", "x" * (MAX_QUEUED_CHARS + 1), "none")
+    assert recorder.note_outcome("/support", "zorblax " + "x" * MAX_QUEUED_CHARS, "none")
+    assert recorder.flush()
+    recorder.close()
+    assert [row.query for row in GapStore.read(tmp_path)] == ["zorblax"]
 
 
 def test_off_records_nothing(tmp_path):

@@ -164,6 +164,18 @@ def test_a_long_answer_is_cut_and_said_and_a_long_log_keeps_its_end(desk):
     assert len(saved.problems) == 2
 
 
+def test_a_long_log_in_one_line_keeps_its_end_from_a_word(desk):
+    """A log with no line break in the part kept (one JSON line, a paste that lost its
+    breaks) keeps its end from the first whole word in it, not nothing."""
+    draft = desk.new_draft("discord:1").draft
+    words = [f"step{n}=ok" for n in range(MAX_LOG_CHARS // 5)]
+    saved = desk.save(draft.id, "discord:1", {"log": " ".join(words)})
+    kept = saved.draft.values["log"]
+    assert 0 < len(kept) <= MAX_LOG_CHARS and kept.endswith(words[-1])
+    assert kept.split()[0] in words  # a whole word first
+    assert [p.code for p in saved.codes] == ["log_cut"]
+
+
 def test_a_binary_upload_is_refused_and_the_rest_is_kept(desk):
     draft = fill(desk)
     binary = b"\x1f\x8b\x08\x00" + bytes(range(256)) * 40
