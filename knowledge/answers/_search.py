@@ -7,10 +7,16 @@ import re
 from knowledge.answers._format import link, names
 from knowledge.answers._state import WikiState
 from knowledge.reply import Field, PageRef, Reply
-from knowledge.search import MAX_QUERY_CHARS, PROBLEM_EMPTY, PROBLEM_NO_WORDS, Hit
+from knowledge.search import (
+    MAX_QUERY_CHARS,
+    PROBLEM_EMPTY,
+    PROBLEM_NO_INDEX,
+    PROBLEM_NO_WORDS,
+    Hit,
+)
 from knowledge.search.pages import PageHit, PageRanking, error_lines, label_word
 from knowledge.templates import Templates
-from knowledge.text import clean_user_text, escape_markdown, inline_code, truncate
+from knowledge.text import clean_user_text, cut_at_word, escape_markdown, inline_code, truncate
 from knowledge.wiki import status_of
 from knowledge.wiki.cache import sections_in_memory
 
@@ -33,6 +39,8 @@ _FIX_CODE_LINES = 3
 #: Fewest characters of a Fix command worth showing in a snippet.
 _MIN_FIX_CHARS = 40
 _WINDOW = 260
+#: Characters of a query a title shows (a title holds 256, with its words and escapes).
+_TITLE_QUERY_CHARS = 80
 #: Kinds of page worth naming beside a hit, and their wording.
 _KIND_KEYS = {
     "troubleshooting": "search.kind.troubleshooting",
@@ -51,12 +59,15 @@ _ASCII_LOOKALIKES = re.compile("[\u0130\u0131\u017f\u212a]")
 
 
 def _shown(query: str) -> str:
-    """``query`` as a reply may show it (the title of a public answer): redacted and
-    masked as a public post is, since what users paste to search holds tokens too.
-    (A query shown whole is never cut: one of ``PASTED_CHARS`` is answered with pages.)"""
+    """``query`` as a title shows it: one line of at most ``_TITLE_QUERY_CHARS``,
+    redacted and masked as a public post is, since what users paste to search holds
+    tokens too. Only the part a title can show is redacted, cut first at a word (never
+    a piece of a key, too short to be known); cut again after, so that no title is cut
+    by Discord's 256-character limit inside the code span or an escape that holds it."""
     from knowledge.triage.redact import redact_public
 
-    return redact_public(query, "query").text
+    head = cut_at_word(query, _TITLE_QUERY_CHARS * 4)
+    return truncate(" ".join(redact_public(head, "query").text.split()), _TITLE_QUERY_CHARS)
 
 
 def is_pasted(query: str) -> bool:
@@ -100,13 +111,18 @@ def search(
     results = state.search(
         text, limit=per_page, offset=(page - 1) * per_page, category=category or None
     )
-    if results.problem:
+    if results.problem in _PROBLEM_KEYS:  # the query's own
         return Reply(
             "not_found",
             t("search.problem_title"),
-            t(_PROBLEM_KEYS[results.problem])
-            if results.problem in _PROBLEM_KEYS
-            else escape_markdown(results.problem),
+            t(_PROBLEM_KEYS[results.problem]),
+            ephemeral=True,
+        )
+    if results.problem:  # the bot's side: not the asker's words, nor a gap in the wiki
+        return Reply(
+            "error",
+            t("search.unavailable_title"),
+            t("search.no_index" if results.problem == PROBLEM_NO_INDEX else "search.failed"),
             ephemeral=True,
         )
     if not results.hits:
@@ -224,7 +240,7 @@ def _pasted(
     hits = [h for h in ranking.hits if not wanted or _category(state, h.path) == wanted][
         :_PASTED_HITS
     ]
-    shown_query = inline_code(" ".join(_shown(text).split())[:80])
+    shown_query = inline_code(_shown(text))
     if not hits:
         return Reply(
             "not_found",

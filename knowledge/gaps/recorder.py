@@ -55,7 +55,10 @@ class GapSettings:
 
 
 def unanswered(reply: Reply) -> str | None:
-    """The confidence to record ``reply`` with, or None when it answered the request."""
+    """The confidence to record ``reply`` with, or None when it answered the request or
+    failed on the bot's side (an error: no gap in the wiki)."""
+    if reply.kind == "error":
+        return None
     if not reply.ok:
         return "none"
     confidence = reply.meta.get("confidence")

@@ -936,7 +936,7 @@ class SupportDesk:
         )
         reply = Reply(
             "ticket",
-            mask_credentials(ticket.title, "title").text,
+            escape_markdown(mask_credentials(ticket.title, "title").text),  # an embed's title
             "",
             fields=public,
             footer=t("ticket.footer", id=ticket.id, key=ticket.draft_id),

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from knowledge.search.query import (
         MAX_QUERY_CHARS,
         PROBLEM_EMPTY,
+        PROBLEM_FAILED,
+        PROBLEM_NO_INDEX,
         PROBLEM_NO_WORDS,
         PreparedQuery,
     )
@@ -40,6 +42,8 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_QUERY_CHARS",
     "PROBLEM_EMPTY",
+    "PROBLEM_FAILED",
+    "PROBLEM_NO_INDEX",
     "PROBLEM_NO_WORDS",
     "STOP",
     "BuildMode",
@@ -60,6 +64,8 @@ __all__ = [
 _WHERE = {
     "MAX_QUERY_CHARS": "knowledge.search.query",
     "PROBLEM_EMPTY": "knowledge.search.query",
+    "PROBLEM_FAILED": "knowledge.search.query",
+    "PROBLEM_NO_INDEX": "knowledge.search.query",
     "PROBLEM_NO_WORDS": "knowledge.search.query",
     "STOP": "knowledge.search._whoosh",
     "BuildMode": "knowledge.search.engine",

@@ -46,7 +46,7 @@ from knowledge.search.engine import (
     SearchResults,
     WouldRewrite,
 )
-from knowledge.search.query import PreparedQuery, prepare_query
+from knowledge.search.query import PROBLEM_FAILED, PROBLEM_NO_INDEX, PreparedQuery, prepare_query
 from knowledge.search.snippets import Marker, snippet_for
 from knowledge.search.store import Manifest, PageEntry, Store, changed_pages
 from knowledge.wiki import Wiki
@@ -376,7 +376,7 @@ class SearchIndex:
                 entry = self._rank_once(key, prepared, category, depth)
                 if entry is None:
                     return SearchResults(
-                        query=prepared.text, total=0, hits=(), problem="no index yet"
+                        query=prepared.text, total=0, hits=(), problem=PROBLEM_NO_INDEX
                     )
             hits = self._hits(entry, prepared, offset, limit)
             if hits is None:  # the generation was swapped meanwhile: rank again
@@ -385,9 +385,7 @@ class SearchIndex:
             return SearchResults(query=prepared.text, total=entry.total, hits=hits)
         except Exception:
             log.exception("search failed (%d query terms)", len(prepared.terms))
-            return SearchResults(
-                query=prepared.text, total=0, hits=(), problem="search failed, please retry"
-            )
+            return SearchResults(query=prepared.text, total=0, hits=(), problem=PROBLEM_FAILED)
 
     def clear_cache(self) -> None:
         """Forget every cached result (they are also dropped whenever the index changes)."""

@@ -33,6 +33,10 @@ MAX_QUERY_TERMS = 16
 
 PROBLEM_EMPTY = "empty query"
 PROBLEM_NO_WORDS = "no searchable words in the query"
+#: Problems of the bot's side, not of the query: no index to search yet, or the search
+#: raised (logged where it happened).
+PROBLEM_NO_INDEX = "no index yet"
+PROBLEM_FAILED = "search failed, please retry"
 
 
 @dataclass(frozen=True, slots=True)

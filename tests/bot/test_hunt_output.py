@@ -12,6 +12,7 @@ import re
 
 import pytest
 
+from knowledge.text import escape_markdown
 from tests.bot import test_support
 from tests.bot.helpers import bot_factory, embed_of
 from tests.bot.test_support import STEP1, button_id, factory, through_step_2
@@ -255,8 +256,8 @@ def test_a_posts_title_is_the_first_line_of_visible_text(discord_standin, data, 
         return await ds.wait_for_request(lambda r: r.route == "create_thread")
 
     post = discord_standin.run(factory(data), scenario)
-    assert post.json["name"] == title
-    assert embed_of(post.json["message"])["title"] == title
+    assert post.json["name"] == title  # plain text
+    assert embed_of(post.json["message"])["title"] == escape_markdown(title)  # shown as typed
 
 
 # --- regression guards: hostile stories in what the bot posts publicly ----------------------

@@ -24,6 +24,7 @@ from bot.client import WikiBot
 from knowledge.intake.desk import SupportDesk
 from knowledge.intake.sqlite import SqliteTicketStore
 from knowledge.service import KnowledgeBase, demo_wiki_dir
+from knowledge.text import escape_markdown
 from tests.bot.helpers import (
     EPHEMERAL,
     IMPATIENT,
@@ -641,7 +642,7 @@ def test_staff_list_and_show_tickets_and_others_are_refused(discord_standin, dat
     # unknown one is said so, with the families known, rather than "no tickets match".
     assert "#1 · open · glm-5" in embed_of(typed)["description"]
     assert embed_of(unknown)["description"].startswith("I do not know the model zzqx\\-9.")
-    assert embed_of(shown)["title"] == STEP1["text"]
+    assert embed_of(shown)["title"] == escape_markdown(STEP1["text"])  # shown as typed
     assert "support staff" in embed_of(refused)["description"]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from knowledge import answers
+from knowledge.gaps import unanswered
 from knowledge.reply import LIMITS
 
 
@@ -53,3 +54,38 @@ def test_section_choices_are_the_wiki_folders(state):
     assert ("troubleshooting", "troubleshooting") in answers.category_choices(state, "")
     assert answers.category_choices(state, "TROUB") == [("troubleshooting", "troubleshooting")]
     assert answers.category_choices(state, "nothing-like-it") == []
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        " ".join(f"zorblax{n}" for n in range(40)),  # a long query that finds nothing
+        "zorblax `` frobnicator " * 20,  # backticks: the code span grows its escapes
+        "nccl p2p " + "x" * 150,  # under the words of a paste, as long as a query gets
+    ],
+)
+def test_a_title_shows_a_long_query_cut_whole_never_cut_by_discords_limit(state, t, query):
+    """A title shows at most a short head of the query, cut at a word with "…": cut by
+    Discord's 256-character limit instead, "Nothing found for `...`" lost its closing
+    backtick and the title showed its Markdown raw."""
+    reply = answers.search(state, t, query[:200])
+    assert len(reply.title) < 256 and reply.fitted().title == reply.title
+    if reply.kind == "not_found":
+        assert reply.title.endswith("`") and "…" in reply.title
+
+
+@pytest.mark.parametrize(
+    ("ranked", "text_key"),
+    [(lambda *a, **k: None, "search.no_index"), (lambda *a, **k: 1 / 0, "search.failed")],
+)
+def test_a_search_failing_on_the_bots_side_says_so_and_blames_no_words(
+    state, t, monkeypatch, ranked, text_key
+):
+    """No index yet, or the search raising: the answer said "Search needs words" above
+    the index's own internal words; it now says the search is not available."""
+    monkeypatch.setattr(type(state.index), "_rank_once", ranked)
+    state.index.clear_cache()
+    reply = answers.search(state, t, "nccl timeout after update")
+    assert reply.kind == "error" and not reply.ok
+    assert unanswered(reply) is None  # not recorded as a gap in the wiki
+    assert (reply.title, reply.text) == (t("search.unavailable_title"), t(text_key))

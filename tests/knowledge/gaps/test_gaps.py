@@ -46,6 +46,7 @@ def test_only_what_found_nothing_or_was_not_confident_is_unanswered():
     assert unanswered(Reply("search", "t", meta={"confidence": "high"})) is None
     assert unanswered(Reply("search", "t")) is None  # hits, no confidence: answered
     assert unanswered(Reply("acronym", "t")) is None
+    assert unanswered(Reply("error", "t")) is None  # the bot's side, not a gap in the wiki
 
 
 def test_the_store_keeps_query_command_confidence_and_day_and_nothing_about_the_user(tmp_path):

@@ -20,6 +20,7 @@ from knowledge.intake.store import RateLimit, StoreTooNew
 from knowledge.intake.validate import MAX_LOG_CHARS, MAX_UPLOAD_BYTES
 from knowledge.service import KnowledgeBase
 from knowledge.templates import load_templates
+from knowledge.text import escape_markdown
 from knowledge.triage.engine import TriageContext
 from knowledge.triage.onboarding import load_checklist
 from knowledge.wiki import find_front_page, load_wiki
@@ -468,6 +469,16 @@ def test_the_post_fits_discord_and_attaches_the_command_and_log_tail(desk):
     assert len(tail) == 300 and tail[-1] == LOG_LINE.format(899)
     assert post.tags == ("glm-5", "open")
     assert "<@" not in post.content and "@everyone" not in post.content
+
+
+def test_the_posts_embed_title_shows_the_askers_title_as_typed_not_as_markdown(desk):
+    """The embed's title renders Markdown; the thread's name does not. A title typed
+    with ``*``, ``_`` or backticks shows them in both, not bold or a code span."""
+    title = "GLM-5 **dies** at _step 2_ with `--tp 8`"
+    ticket = desk.file(fill(desk, text=title).id, "discord:1", post=True).ticket
+    post = desk.ticket_post(ticket)
+    assert post.title == title  # a thread name is plain text
+    assert post.reply.title == escape_markdown(title) != title
 
 
 # --- the store ------------------------------------------------------------------------------
