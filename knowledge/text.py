@@ -21,6 +21,7 @@ __all__ = [
     "escape_markdown",
     "fold_key",
     "inline_code",
+    "inline_code_head",
     "link_url",
     "markdown_link",
     "neutralise_mentions",
@@ -195,6 +196,13 @@ def inline_code(text: str) -> str:
         return f"`{text}`"
     # Two backticks in a row would close the span: a zero-width space between each pair.
     return "`` " + _BACKTICK_PAIR.sub("`\u200b", text) + " ``"
+
+
+def inline_code_head(text: str, limit: int = 80) -> str:
+    """``text`` as :func:`inline_code` in a title: one line, cut at a word to ``limit``
+    characters (with "…"), so that with its escapes the span closes well inside
+    Discord's 256 characters instead of being cut open by them."""
+    return inline_code(truncate(" ".join(text.split()), limit) or "…")
 
 
 def code_block(text: str, lang: str = "", limit: int = 1000) -> str:

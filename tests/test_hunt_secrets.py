@@ -268,24 +268,30 @@ def test_the_log_window_sent_as_context_starts_at_a_line_so_no_key_is_cut(tmp_pa
     assert "INFO step 3 ok" in sent and RANDOM_KEY[-12:] not in sent
 
 
-def test_a_log_window_inside_one_long_line_starts_at_a_word_and_is_not_lost(tmp_path):
-    """A log pasted as one line (a JSON log, a terminal that lost its line breaks) has
-    no line start in the window sent to the model. The window then starts at a word:
-    the key it cuts is not sent in part, and the rest of the line still is (it was
-    dropped whole)."""
-    words = " ".join(f"step{n}=ok" for n in range(3000))
-    head = f"INFO start client key {RANDOM_KEY} "
-    start = len(head) - 21  # the window keeps the key's last 20 characters and the blank
-    log = (head + words)[: start + MAX_CONTEXT_CHARS * 4]
-    assert "\n" not in log and log[-MAX_CONTEXT_CHARS * 4 :].startswith(RANDOM_KEY[-20:])
+@pytest.mark.parametrize("label", ["--password", "--hf-token", "Authorization: Bearer"])
+def test_a_log_in_one_long_line_sends_no_secret_whose_label_a_window_would_cut_off(tmp_path, label):
+    """A log pasted as one line (a JSON log, a terminal that lost its breaks): its end
+    sent to the model starts at a word, not nothing. Had the window been cut before
+    redaction, a cut between a secret's label and its value would leave the value bare;
+    and a key block the redaction then shrinks to a marker brings that value into the
+    part sent. The log is redacted whole, then cut."""
+    secret = "Tr0ub4dor3xyzQ"
+    body = "MIIEvQIBADAN" * 700  # a one-line key block of 8,400 characters
+    block = f"-----BEGIN PRIVATE KEY----- {body} -----END PRIVATE KEY-----"
+    words = " ".join(f"step{n}=ok" for n in range(149))
+    tail = f"{secret} {block} {words}"
+    head = " ".join(f"init{n}" for n in range(2000)) + f" {label} "
+    log = head + tail
+    # the old window of MAX_CONTEXT_CHARS * 4 started inside the label
+    assert "\n" not in log and 0 < MAX_CONTEXT_CHARS * 4 - len(tail) - 1 < len(label)
     kb = KnowledgeBase.open(DEMO, tmp_path / "kb")
     try:
         found = retrieve(kb.state, "nccl calloc error at start", {"log": log})
     finally:
         kb.close()
     ((_, sent),) = found.context
-    assert sent.endswith(log.split()[-2]) or log.split()[-2] in sent
-    assert RANDOM_KEY[-12:] not in sent
+    assert sent.endswith("step148=ok")  # the end of the line is sent
+    assert secret not in sent and "MIIEvQIBADAN" not in sent
 
 
 def test_a_ticket_transcript_masks_what_the_public_post_masked(tmp_path):

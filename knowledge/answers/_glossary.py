@@ -6,7 +6,7 @@ from knowledge.answers._format import link, names
 from knowledge.answers._state import WikiState
 from knowledge.reply import Field, PageRef, Reply
 from knowledge.templates import Templates
-from knowledge.text import escape_markdown, inline_code
+from knowledge.text import escape_markdown, inline_code, inline_code_head
 from knowledge.wiki import GlossaryEntry, Lookup
 
 __all__ = ["MAX_EXPLAIN_CHARS", "acronym", "explain"]
@@ -102,7 +102,7 @@ def _missing(state: WikiState, t: Templates, found: Lookup) -> Reply:
         pages = [PageRef(h.path, h.anchor, h.section_title) for h in hits]
     return Reply(
         "not_found",
-        t("acronym.not_found_title", query=inline_code(found.query)),
+        t("acronym.not_found_title", query=inline_code_head(found.query)),
         text,
         fields=tuple(fields),
         pages=tuple(pages),

@@ -9,7 +9,13 @@ from knowledge.answers._state import WikiState
 from knowledge.reply import LIMITS, Attachment, Field, PageRef, Reply
 from knowledge.search import MAX_QUERY_CHARS
 from knowledge.templates import Templates
-from knowledge.text import clean_user_text, code_block, escape_markdown, inline_code
+from knowledge.text import (
+    clean_user_text,
+    code_block,
+    escape_markdown,
+    inline_code,
+    inline_code_head,
+)
 from knowledge.wiki import Family, Runbook
 
 __all__ = ["launch", "runbook", "versions"]
@@ -34,7 +40,7 @@ def runbook(state: WikiState, t: Templates, query: str) -> Reply:
             ephemeral=True,
         )
     match = catalogue.match(text)
-    safe_query = inline_code(text)  # shown in a code span, where escapes would show
+    safe_query = inline_code_head(text)  # in a code span (where escapes would show)
     others = [f.name for f in match.others]
     if match.ambiguous:
         listed = [f for f in match.others if f.current_page]

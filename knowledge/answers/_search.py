@@ -67,7 +67,8 @@ def _shown(query: str) -> str:
     from knowledge.triage.redact import redact_public
 
     head = cut_at_word(query, _TITLE_QUERY_CHARS * 4)
-    return truncate(" ".join(redact_public(head, "query").text.split()), _TITLE_QUERY_CHARS)
+    shown = truncate(" ".join(redact_public(head, "query").text.split()), _TITLE_QUERY_CHARS)
+    return shown or "…"  # a paste whose first word is longer than that head
 
 
 def is_pasted(query: str) -> bool:

@@ -44,6 +44,9 @@ CONFIDENT = frozenset({"high", "medium"})
 MAX_QUESTION_CHARS = 2000
 #: A support request's log and launch command, each, as sent.
 MAX_CONTEXT_CHARS = 2500
+#: Of a log or command, what is redacted before the part sent is cut from it: as much
+#: as the intake stores of a log (a longer text, from elsewhere, loses its start).
+_REDACTED_CHARS = 200_000
 _MAX_SOURCES = 4
 _SOURCE_CHARS = 1800
 _SOURCES_BUDGET = 6000
@@ -105,7 +108,10 @@ def retrieve(
     for name, value in (context or {}).items():
         if not value or not value.strip():
             continue
-        done = redact_public(cut_tail(value, MAX_CONTEXT_CHARS * 4), name)
+        # Redacted before it is cut to what is sent: a cut first could part a secret
+        # from its label (``--password``, a one-line log cut at a word), and a key block
+        # redacted to a marker would then bring the bare value into the part sent.
+        done = redact_public(cut_tail(value, _REDACTED_CHARS), name)
         removed += done.count
         lines = [ln.rstrip() for ln in done.text.splitlines() if ln.strip()]
         kept = _unframed("\n".join(lines))[-MAX_CONTEXT_CHARS:]

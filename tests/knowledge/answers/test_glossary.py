@@ -57,3 +57,9 @@ def test_term_choices_are_capped(state, t):
     assert len(answers.term_choices(state, t, "")) == answers.AUTOCOMPLETE_LIMIT
     assert all(len(name) <= 100 for name, _ in answers.term_choices(state, t, "c"))
     assert answers.term_choices(state, t, "dcp")[0][1] == "DCP"
+
+
+def test_a_missing_term_full_of_backticks_keeps_the_titles_code_span_closed(state, t):
+    reply = answers.acronym(state, t, "z" + "`" * 117 + "z")  # the span grows it to 266
+    assert reply.kind == "not_found"
+    assert len(reply.title) < 256 and reply.title.startswith("`"), reply.title

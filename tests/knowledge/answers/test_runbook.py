@@ -71,3 +71,12 @@ def test_a_hub_without_a_runbook_of_its_own_lists_its_models(state, t):
     assert intro.endswith("ask for one of them by name:")
     assert len(lines) == len(children)
     assert all(line.startswith("- **") and LINK_BASE in line for line in lines)
+
+
+def test_a_query_full_of_backticks_keeps_the_titles_code_span_closed(state, t):
+    """The query is shown in a code span, whose escapes grow with its backticks: 200 of
+    them made a title of over 400 characters, cut open by Discord's 256."""
+    for query in ("`" * 200, "zorblax " * 25):
+        reply = answers.runbook(state, t, query)
+        assert reply.kind == "not_found"
+        assert len(reply.title) < 256 and reply.title.endswith("`"), reply.title

@@ -62,13 +62,16 @@ def test_section_choices_are_the_wiki_folders(state):
         " ".join(f"zorblax{n}" for n in range(40)),  # a long query that finds nothing
         "zorblax `` frobnicator " * 20,  # backticks: the code span grows its escapes
         "nccl p2p " + "x" * 150,  # under the words of a paste, as long as a query gets
+        "zorblax " + "`" * 150,  # a search query, not a paste: backticks grow its span
+        "nccl " + "*_" * 75,  # a search query with hits, its escapes doubling it
+        "x" * 2000,  # a paste of one word: no word to show, yet a closed span
     ],
 )
 def test_a_title_shows_a_long_query_cut_whole_never_cut_by_discords_limit(state, t, query):
     """A title shows at most a short head of the query, cut at a word with "…": cut by
     Discord's 256-character limit instead, "Nothing found for `...`" lost its closing
     backtick and the title showed its Markdown raw."""
-    reply = answers.search(state, t, query[:200])
+    reply = answers.search(state, t, query)
     assert len(reply.title) < 256 and reply.fitted().title == reply.title
     if reply.kind == "not_found":
         assert reply.title.endswith("`") and "…" in reply.title
