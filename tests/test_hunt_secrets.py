@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+from pathlib import Path
 
 import pytest
 
@@ -248,6 +249,17 @@ def test_a_key_in_no_known_format_reaches_no_model_server_from_ask_or_support(
         assert "[REDACTED:credential-like]" in sent
 
 
+def log_sent_to_a_model(tmp_path: Path, log: str) -> str:
+    """The part of a request's ``log`` that goes to a model server with its question."""
+    kb = KnowledgeBase.open(DEMO, tmp_path / "kb")
+    try:
+        found = retrieve(kb.state, "nccl calloc error at start", {"log": log})
+    finally:
+        kb.close()
+    ((_, sent),) = found.context
+    return sent
+
+
 def test_the_log_window_sent_as_context_starts_at_a_line_so_no_key_is_cut(tmp_path):
     """The log sent to the model is the stored log's last MAX_CONTEXT_CHARS * 4
     characters: with lines a terminal padded with blanks (what a copy out of tmux
@@ -259,12 +271,7 @@ def test_the_log_window_sent_as_context_starts_at_a_line_so_no_key_is_cut(tmp_pa
     start = len(head) - 20  # the window keeps the key's last 20 characters
     log = (head + tail)[: start + MAX_CONTEXT_CHARS * 4]
     assert log[-MAX_CONTEXT_CHARS * 4 :].startswith(RANDOM_KEY[-20:])
-    kb = KnowledgeBase.open(DEMO, tmp_path / "kb")
-    try:
-        found = retrieve(kb.state, "nccl calloc error at start", {"log": log})
-    finally:
-        kb.close()
-    ((_, sent),) = found.context
+    sent = log_sent_to_a_model(tmp_path, log)
     assert "INFO step 3 ok" in sent and RANDOM_KEY[-12:] not in sent
 
 
@@ -284,12 +291,7 @@ def test_a_log_in_one_long_line_sends_no_secret_whose_label_a_window_would_cut_o
     log = head + tail
     # the old window of MAX_CONTEXT_CHARS * 4 started inside the label
     assert "\n" not in log and 0 < MAX_CONTEXT_CHARS * 4 - len(tail) - 1 < len(label)
-    kb = KnowledgeBase.open(DEMO, tmp_path / "kb")
-    try:
-        found = retrieve(kb.state, "nccl calloc error at start", {"log": log})
-    finally:
-        kb.close()
-    ((_, sent),) = found.context
+    sent = log_sent_to_a_model(tmp_path, log)
     assert sent.endswith("step148=ok")  # the end of the line is sent
     assert secret not in sent and "MIIEvQIBADAN" not in sent
 
