@@ -243,3 +243,29 @@ def test_a_pasted_question_at_hand_is_answered_on_the_event_loop(discord_standin
         assert shown["title"] == expected.title
         assert [f["name"] for f in shown["fields"]] == [f.name for f in expected.fields]
     assert embed_of(words.response.message)["title"] == kb.search("nccl calloc").title
+
+
+def test_a_page_turn_failing_on_the_bots_side_keeps_the_results_and_their_pager(
+    discord_standin, monkeypatch
+):
+    """The index failing as a page is turned: the failure is said to the presser alone,
+    and the public results stay with their buttons to try again (they were replaced by
+    the failure, and the pager lost)."""
+    from knowledge.search.index import SearchIndex
+
+    async def scenario(standin):
+        record = await standin.slash("search", query="nccl")
+        page_one = copy.deepcopy(record.original)
+        ids = {label: b["custom_id"] for label, b in by_label(page_one).items()}
+        standin.client.kb.state.index.clear_cache()
+        monkeypatch.setattr(SearchIndex, "_rank_once", lambda *a, **k: 1 / 0)
+        turn = await standin.press(page_one, ids["Next"])
+        after = copy.deepcopy(standin.messages[int(page_one["id"])])
+        return page_one, turn, after
+
+    factory = bot_factory(make_config(discord=PATIENT))
+    page_one, turn, after = discord_standin.run(factory, scenario)
+    said = turn.response.message
+    assert turn.response.callback_type == 4 and said["flags"] & EPHEMERAL
+    assert "not because of your words" in embed_of(said)["description"]
+    assert embed_of(after) == embed_of(page_one) and by_label(after) == by_label(page_one)
