@@ -27,7 +27,7 @@ import discord
 
 from bot import render
 from bot.errors import report_failure
-from bot.respond import in_time, send, update
+from bot.respond import in_time, send_reply, update
 from knowledge.files import write_atomic
 
 if TYPE_CHECKING:
@@ -244,7 +244,7 @@ class PageButton(
 
         reply = await in_time(interaction, turned(), update=True)
         if reply.kind == "error":  # the bot's side: the results and their pager stay
-            await send(interaction, embed=render.embed(reply), ephemeral=True)
+            await send_reply(interaction, reply, bot.kb, private=True)
             return
         deletable = _has_delete(interaction.message)
         view = search_view(bot, reply, self.owner_id, self.key, deletable=deletable)
