@@ -25,9 +25,13 @@ __all__ = [
     "link_url",
     "markdown_link",
     "neutralise_mentions",
+    "one_line_head",
     "truncate",
 ]
 
+#: Characters of a user's text a title shows (a title holds 256, with its own words and
+#: the escapes or code span around that text).
+TITLE_HEAD_CHARS = 80
 #: Unicode categories replaced by a space in user input (controls, surrogates, ...).
 _BLANKED = frozenset({"Cc", "Cs", "Co", "Cn", "Zl", "Zp"})
 _MARKDOWN_SPECIALS = frozenset("\\*_`~|>#[]()-+!<:")
@@ -198,11 +202,16 @@ def inline_code(text: str) -> str:
     return "`` " + _BACKTICK_PAIR.sub("`\u200b", text) + " ``"
 
 
-def inline_code_head(text: str, limit: int = 80) -> str:
-    """``text`` as :func:`inline_code` in a title: one line, cut at a word to ``limit``
-    characters (with "…"), so that with its escapes the span closes well inside
-    Discord's 256 characters instead of being cut open by them."""
-    return inline_code(truncate(" ".join(text.split()), limit) or "…")
+def one_line_head(text: str, limit: int = TITLE_HEAD_CHARS) -> str:
+    """``text`` on one line, cut at a word to ``limit`` characters (with "…"); "…"
+    where nothing is left. What a title shows of a user's text."""
+    return truncate(" ".join(text.split()), limit) or "…"
+
+
+def inline_code_head(text: str, limit: int = TITLE_HEAD_CHARS) -> str:
+    """:func:`one_line_head` as :func:`inline_code`: with its escapes the span closes
+    well inside Discord's 256 characters instead of being cut open by them."""
+    return inline_code(one_line_head(text, limit))
 
 
 def code_block(text: str, lang: str = "", limit: int = 1000) -> str:

@@ -16,7 +16,15 @@ from knowledge.search import (
 )
 from knowledge.search.pages import PageHit, PageRanking, error_lines, label_word
 from knowledge.templates import Templates
-from knowledge.text import clean_user_text, cut_at_word, escape_markdown, inline_code, truncate
+from knowledge.text import (
+    TITLE_HEAD_CHARS,
+    clean_user_text,
+    cut_at_word,
+    escape_markdown,
+    inline_code,
+    one_line_head,
+    truncate,
+)
 from knowledge.wiki import status_of
 from knowledge.wiki.cache import sections_in_memory
 
@@ -39,8 +47,6 @@ _FIX_CODE_LINES = 3
 #: Fewest characters of a Fix command worth showing in a snippet.
 _MIN_FIX_CHARS = 40
 _WINDOW = 260
-#: Characters of a query a title shows (a title holds 256, with its words and escapes).
-_TITLE_QUERY_CHARS = 80
 #: Kinds of page worth naming beside a hit, and their wording.
 _KIND_KEYS = {
     "troubleshooting": "search.kind.troubleshooting",
@@ -59,16 +65,15 @@ _ASCII_LOOKALIKES = re.compile("[\u0130\u0131\u017f\u212a]")
 
 
 def _shown(query: str) -> str:
-    """``query`` as a title shows it: one line of at most ``_TITLE_QUERY_CHARS``,
+    """``query`` as a title shows it: :func:`~knowledge.text.one_line_head`,
     redacted and masked as a public post is, since what users paste to search holds
     tokens too. Only the part a title can show is redacted, cut first at a word (never
     a piece of a key, too short to be known); cut again after, so that no title is cut
     by Discord's 256-character limit inside the code span or an escape that holds it."""
     from knowledge.triage.redact import redact_public
 
-    head = cut_at_word(query, _TITLE_QUERY_CHARS * 4)
-    shown = truncate(" ".join(redact_public(head, "query").text.split()), _TITLE_QUERY_CHARS)
-    return shown or "…"  # a paste whose first word is longer than that head
+    head = cut_at_word(query, TITLE_HEAD_CHARS * 4)  # "" for a paste of one long word
+    return one_line_head(redact_public(head, "query").text)
 
 
 def is_pasted(query: str) -> bool:
