@@ -435,11 +435,13 @@ def _starts_word(text: str, pos: int) -> bool:
 
 
 def _token_pass(patterns: Sequence[re.Pattern[str]], kind: str, text: str) -> tuple[str, int]:
+    """Each match of ``patterns`` that starts a word and is taken for a ``kind``
+    (``_keylike``) replaced by its placeholder; with how many were."""
     count = 0
 
     def replace(m: re.Match[str]) -> str:
         nonlocal count
-        if not _starts_word(m.string, m.start()):
+        if not _starts_word(m.string, m.start()) or not _keylike(kind, m.group(0)):
             return m.group(0)
         count += 1
         return placeholder(kind)
@@ -549,16 +551,7 @@ def _keylike(kind: str, token: str) -> bool:
 
 
 def _openai_pass(text: str) -> tuple[str, int]:
-    count = 0
-
-    def replace(m: re.Match[str]) -> str:
-        nonlocal count
-        if not _starts_word(m.string, m.start()) or not _keylike(OPENAI_KEY, m.group(0)):
-            return m.group(0)
-        count += 1
-        return placeholder(OPENAI_KEY)
-
-    return _OPENAI_RE.sub(replace, text), count
+    return _token_pass((_OPENAI_RE,), OPENAI_KEY, text)
 
 
 def _aws_access_pass(text: str) -> tuple[str, int]:
