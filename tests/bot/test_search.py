@@ -269,3 +269,41 @@ def test_a_page_turn_failing_on_the_bots_side_keeps_the_results_and_their_pager(
     assert turn.response.callback_type == 4 and said["flags"] & EPHEMERAL
     assert "not because of your words" in embed_of(said)["description"]
     assert embed_of(after) == embed_of(page_one) and by_label(after) == by_label(page_one)
+
+
+def test_a_slow_page_turn_failing_on_the_bots_side_keeps_the_results_and_their_pager(
+    discord_standin, monkeypatch
+):
+    """The same failure after the press was acknowledged without a word (a deferred
+    update, the work outlasting the patience): said to the presser alone in a follow-up
+    message, never by editing the public results, which keep their pager."""
+    from knowledge.search.index import SearchIndex
+
+    gate = Gate()
+
+    def failing(*args, **kwargs):
+        raise ZeroDivisionError
+
+    async def scenario(standin):
+        try:
+            record = await standin.slash("search", query="nccl")
+            await record.answer(timeout=30)
+            page_one = copy.deepcopy(record.original)
+            ids = {label: b["custom_id"] for label, b in by_label(page_one).items()}
+            standin.client.kb.state.index.clear_cache()
+            monkeypatch.setattr(SearchIndex, "_rank_once", gate.hold(failing))
+            turn = await standin.press(page_one, ids["Next"])  # returns at the deferral
+            gate.open()
+            said = await turn.followup(timeout=30)
+            after = copy.deepcopy(standin.messages[int(page_one["id"])])
+            return page_one, turn, said, after
+        finally:
+            gate.open()
+
+    factory = bot_factory(make_config(discord=IMPATIENT))
+    page_one, turn, said, after = discord_standin.run(factory, scenario)
+    assert turn.response.callback_type == 6, "the press acknowledged while the work went on"
+    assert said.method == "POST" and said.json["flags"] & EPHEMERAL
+    assert "not because of your words" in embed_of(said.json)["description"]
+    assert [r.method for r in turn.requests if r.route != "interaction_callback"] == ["POST"]
+    assert embed_of(after) == embed_of(page_one) and by_label(after) == by_label(page_one)
