@@ -366,6 +366,26 @@ def test_a_database_password_with_an_at_sign_reaches_neither_the_post_nor_the_st
     assert b"ssw0rd" not in stored
 
 
+def test_keys_of_other_services_reach_neither_the_post_nor_the_store(
+    discord_standin,
+    data,  # noqa: F811
+):
+    """An NGC key echoed bare in the uploaded log, and a Google key in a comment of the
+    launch command, under no name that says secret: found by their prefixes (NVIDIA's
+    ``nvapi-``, Google's ``AIza``) and kept out of the forum post, its attachments and
+    the ticket store. A Google key without a digit looked like no credential at all."""
+    ngc = "nvapi-" + "Tq8vKz2Lw5Rx9Nb4Hc7Jd3Fm6Gp1Sy0Ae" * 2
+    google = "AIza" + "SyQwErTyUiOpAsDfGhJkLzXcVbNmQwErTyU"  # 39 characters, as they are
+    log = LOG + f"\n(APIServer pid=1) INFO 05-15 03:31:02 [login.py:1] using {ngc} for nvcr.io"
+    command = f"{V3_LAUNCH.strip()}  # judge model: {google}"
+
+    shown, stored = public_and_stored(discord_standin, data, log=log.encode(), command=command)
+    assert any("[REDACTED:service-key] for nvcr.io" in text for text in shown)
+    assert any("judge model: [REDACTED:service-key]" in text for text in shown)
+    for key in (ngc, google):
+        assert not any(key[6:20] in text for text in shown) and key[6:20].encode() not in stored
+
+
 def test_every_key_of_vllms_printed_api_key_list_is_redacted(discord_standin, data):  # noqa: F811
     """vLLM prints its non-default arguments at start-up, ``--api-key`` (which takes
     several keys) as a list: ``'api_key': ['k1', 'k2']``. An uploaded log with that

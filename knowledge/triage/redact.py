@@ -17,6 +17,9 @@ Kinds (the ``KINDS`` constant):
                     ``-`` holding a digit (``sk-...``, ``sk-proj-...``, ``sk-ant-api03-...``,
                     the keys of the servers that copy OpenAI's API).
 ``aws-access-key``  ``AKIA``/``ASIA`` + 16 upper-case letters or digits.
+``service-key``     a key or token of another service known by its prefix
+                    (``SERVICE_KEY_FORMATS``: NVIDIA's ``nvapi-``, Google's ``AIza``,
+                    Groq, xAI, GitLab, Docker Hub, PyPI, Slack ...).
 ``aws-secret-key``  a 40-character AWS secret assigned to a name containing ``SECRET``.
 ``discord-token``   three dot-separated base64url parts whose first part decodes to a
                     Discord user id (17-20 digits).
@@ -115,6 +118,7 @@ HF_TOKEN: Final = "hf-token"
 GITHUB_TOKEN: Final = "github-token"
 OPENAI_KEY: Final = "openai-key"
 AWS_ACCESS_KEY: Final = "aws-access-key"
+SERVICE_KEY: Final = "service-key"
 AWS_SECRET_KEY: Final = "aws-secret-key"
 DISCORD_TOKEN: Final = "discord-token"
 JWT: Final = "jwt"
@@ -133,6 +137,7 @@ KINDS: Final[tuple[str, ...]] = (
     GITHUB_TOKEN,
     OPENAI_KEY,
     AWS_ACCESS_KEY,
+    SERVICE_KEY,
     DISCORD_TOKEN,
     JWT,
     ENCODED_SECRET,
@@ -215,6 +220,72 @@ _AWS_ACCESS_RE: Final = re.compile(r"A(?:KI|SI)A[A-Z0-9]{16}(?![A-Za-z0-9])")
 # The same without its end test, for the joined-lines view: there the next line's first
 # word follows with no break between, and the end is checked against the line ends.
 _AWS_ACCESS_JOINED_RE: Final = re.compile(r"A(?:KI|SI)A[A-Z0-9]{16}")
+#: Longest run after its prefix that a token of a known kind is read to in the
+#: joined-lines view (real tokens take under 200 characters). There a refused candidate
+#: is searched for again from its next character, and a pattern whose characters can
+#: spell its own prefix (``sk-`` inside ``sk-...``, ``github_pat_`` inside ``\w``) reads
+#: the rest of a run again for each one: 400 kB of ``ask-`` broken over lines took most
+#: of a minute, each read bounded it takes a fraction of a second.
+MAX_JOINED_TOKEN_CHARS: Final = 512
+#: Keys and tokens of other services, each known by its literal prefix and then one run
+#: of the characters its body is made of, as long as its shortest (as the services and
+#: secret scanners such as gitleaks describe them): those a member of this community
+#: may paste, the model providers and hosts they compare with, and the platforms they
+#: publish to. Each must start a word. Random ones were mostly caught by the public
+#: posts' ``credential-like`` mask already, but not all (hex and lower-case bodies never,
+#: nor one without a digit), nor anything stored.
+SERVICE_KEY_FORMATS: Final[tuple[tuple[str, str], ...]] = (
+    ("nvapi-", "[A-Za-z0-9_-]{40,}"),  # NVIDIA NGC and build.nvidia.com
+    ("AIza", "[A-Za-z0-9_-]{35,}"),  # Google (Gemini, Cloud)
+    ("gsk_", "[A-Za-z0-9]{40,}"),  # Groq
+    ("xai-", "[A-Za-z0-9]{60,}"),  # xAI
+    ("pplx-", "[A-Za-z0-9]{40,}"),  # Perplexity
+    ("tgp_v1_", "[A-Za-z0-9_-]{30,}"),  # Together AI
+    ("fw_", "[A-Za-z0-9]{20,}"),  # Fireworks AI
+    ("r8_", "[A-Za-z0-9]{30,}"),  # Replicate
+    ("csk-", "[a-z0-9]{40,}"),  # Cerebras
+    ("rpa_", "[A-Z0-9]{40,}"),  # RunPod
+    ("lsv2_pt_", "[0-9a-f_]{43,}"),  # LangSmith, personal
+    ("lsv2_sk_", "[0-9a-f_]{43,}"),  # LangSmith, service
+    ("dapi", "[0-9a-f]{32,}"),  # Databricks
+    ("glpat-", "[A-Za-z0-9_-]{20,}"),  # GitLab
+    ("dckr_pat_", "[A-Za-z0-9_-]{20,}"),  # Docker Hub
+    ("npm_", "[A-Za-z0-9]{36,}"),  # npm
+    ("pypi-AgEIcHlwaS5vcmc", "[A-Za-z0-9_-]{50,}"),  # PyPI
+    ("xoxb-", "[A-Za-z0-9-]{20,}"),  # Slack, bot
+    ("xoxp-", "[A-Za-z0-9-]{20,}"),  # Slack, user
+    ("xoxa-", "[A-Za-z0-9-]{20,}"),  # Slack, app
+    ("xoxe-", "[A-Za-z0-9-]{20,}"),  # Slack, refresh
+    ("tskey-", "[A-Za-z0-9-]{30,}"),  # Tailscale
+    ("sk_live_", "[A-Za-z0-9]{20,}"),  # Stripe
+    ("rk_live_", "[A-Za-z0-9]{20,}"),  # Stripe, restricted
+    ("dop_v1_", "[0-9a-f]{64,}"),  # DigitalOcean
+    ("doo_v1_", "[0-9a-f]{64,}"),  # DigitalOcean, OAuth
+)
+#: Prefixes short enough to begin a name (``fw_ForwardAttentionBackend``): a key of
+#: theirs must hold a digit after its prefix (``_keylike``), as an ``sk-`` key must.
+_SERVICE_DIGIT_PREFIXES: Final = ("fw_", "r8_")
+#: The characters of every format above, and the fewest a key of any holds (``fw_`` and
+#: 20): a key lies in a run of that many of them at least.
+_SERVICE_CHARS: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+SERVICE_KEY_MIN_CHARS: Final = 23
+# Where such runs are, found as ``mask_credentials`` finds its runs: the text as bytes,
+# each key character read as ``a``, a run long enough that many ``a`` in a row.
+_SERVICE_AS_A: Final = bytes.maketrans(_SERVICE_CHARS.encode(), b"a" * len(_SERVICE_CHARS))
+_SERVICE_LONG_RUN: Final = b"a" * SERVICE_KEY_MIN_CHARS
+#: Each format's pattern, and the same with its run bounded for the joined-lines view,
+#: by the first three letters of its prefix.
+_SERVICE_BY_HEAD: Final[Mapping[str, tuple[tuple[re.Pattern[str], re.Pattern[str]], ...]]] = {
+    head: tuple(
+        (
+            re.compile(re.escape(prefix) + body),
+            re.compile(re.escape(prefix) + body.replace(",}", f",{MAX_JOINED_TOKEN_CHARS}}}")),
+        )
+        for prefix, body in SERVICE_KEY_FORMATS
+        if prefix[:3] == head
+    )
+    for head in dict.fromkeys(prefix[:3] for prefix, _ in SERVICE_KEY_FORMATS)
+}
 # Discord: the middle part (timestamp) is found first, the user-id part is walked back.
 _DISCORD_TAIL_RE: Final = re.compile(r"\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,45}(?![A-Za-z0-9_-])")
 # The same in the joined-lines view, where the last part may end at a line end with the
@@ -298,6 +369,7 @@ _KEYWORD_RE: Final = re.compile(
 # of a dozen passes: most fields and output strings are short.
 _SECRET_HINT_RE: Final = re.compile(
     r"PRIVATE KEY|uthorization|UTHORIZATION|://|hf_|api_org_|gh[pousr]_|github_pat_|sk-|curl"
+    rf"|{'|'.join(re.escape(prefix) for prefix, _ in SERVICE_KEY_FORMATS)}"
     r"|A(?:KI|SI)A|\.[A-Za-z0-9_-]{6,7}\.|ey[A-Za-z0-9_-]{8}|\n|%[0-9A-Fa-f]{2}"
     rf"|{_KEYWORD_RE.pattern}"
 )
@@ -546,8 +618,13 @@ def _github_pass(text: str) -> tuple[str, int]:
 def _keylike(kind: str, token: str) -> bool:
     """Whether ``token``, found by ``kind``'s pattern, is taken for one (on one line and
     broken over lines alike): an ``sk-`` run needs a digit (``sk-video-frame-sampling``
-    is a package's name)."""
-    return kind != OPENAI_KEY or any(map(str.isdigit, token))
+    is a package's name), and so does the body of a key whose prefix could begin a name
+    (``_SERVICE_DIGIT_PREFIXES``)."""
+    if kind == SERVICE_KEY and token.startswith(_SERVICE_DIGIT_PREFIXES):
+        token = token[3:]  # the body: each of those prefixes is three characters
+    elif kind != OPENAI_KEY:
+        return True
+    return any(map(str.isdigit, token))
 
 
 def _openai_pass(text: str) -> tuple[str, int]:
@@ -556,6 +633,54 @@ def _openai_pass(text: str) -> tuple[str, int]:
 
 def _aws_access_pass(text: str) -> tuple[str, int]:
     return _token_pass((_AWS_ACCESS_RE,), AWS_ACCESS_KEY, text)
+
+
+def _service_starts(text: str, line_starts: Sequence[int] = ()) -> list[tuple[int, int]]:
+    """Where a key of ``SERVICE_KEY_FORMATS`` may start in ``text``, in order, with the
+    index of its format among those of the same first three letters: in each run of
+    ``SERVICE_KEY_MIN_CHARS`` key characters or more, at its start, after each ``-`` in it,
+    after a ``\\n`` escape just before it, and (the joined-lines view) at each of
+    ``line_starts`` (in order) inside it; only where the three letters there begin a
+    prefix. A server log holds few such runs: it is read at C speed, not by a pattern
+    at every position."""
+    found: list[tuple[int, int]] = []
+    flat = text.encode("ascii", "replace").translate(_SERVICE_AS_A)
+    start = flat.find(_SERVICE_LONG_RUN)
+    while start >= 0:
+        after = _NOT_A_RE.search(flat, start + SERVICE_KEY_MIN_CHARS)
+        end = after.start() if after else len(text)
+        places = {start}
+        if start >= 1 and text[start - 1] == "\\" and text[start] in "nrt":
+            places.add(start + 1)
+        dash = text.find("-", start, end)
+        while dash >= 0:
+            places.add(dash + 1)
+            dash = text.find("-", dash + 1, end)
+        places.update(line_starts[bisect_right(line_starts, start) : bisect_left(line_starts, end)])
+        for place in sorted(places):
+            formats = _SERVICE_BY_HEAD.get(text[place : place + 3], ())
+            found.extend((place, index) for index in range(len(formats)))
+        start = flat.find(_SERVICE_LONG_RUN, end)
+    return found
+
+
+def _service_pass(text: str) -> tuple[str, int]:
+    spans: list[tuple[int, int, str]] = []
+    # Where each pattern's last match ended: a start inside it is a suffix of the same
+    # run, refused for the same reason or inside the key found (``nvapi-nvapi-...``
+    # would otherwise read the rest of the run again from each dash).
+    reach: dict[re.Pattern[str], int] = {}
+    for place, index in _service_starts(text):
+        pattern = _SERVICE_BY_HEAD[text[place : place + 3]][index][0]
+        if place < reach.get(pattern, 0) or (spans and place < spans[-1][1]):
+            continue
+        m = pattern.match(text, place)
+        if m is None:
+            continue
+        reach[pattern] = m.end()
+        if _starts_word(text, place) and _keylike(SERVICE_KEY, m.group(0)):
+            spans.append((place, m.end(), SERVICE_KEY))
+    return _apply(text, spans), len(spans)
 
 
 def _is_discord_user_id(part: str) -> bool:
@@ -1039,15 +1164,6 @@ def _normalised(text: str) -> str:
     return text
 
 
-#: Longest run after its prefix that a token of a known kind is read to in the
-#: joined-lines view (real tokens take under 200 characters). There a refused candidate
-#: is searched for again from its next character, and a pattern whose characters can
-#: spell its own prefix (``sk-`` inside ``sk-...``, ``github_pat_`` inside ``\w``) reads
-#: the rest of a run again for each one: 400 kB of ``ask-`` broken over lines took most
-#: of a minute, each read bounded it takes a fraction of a second.
-MAX_JOINED_TOKEN_CHARS: Final = 512
-
-
 def _joined(pattern: re.Pattern[str]) -> re.Pattern[str]:
     """``pattern`` (a prefix and one open run ``{n,}``) with its run bounded."""
     return re.compile(pattern.pattern.replace(",}", f",{MAX_JOINED_TOKEN_CHARS}}}"))
@@ -1090,6 +1206,22 @@ def _broken_spans(
                 spans.append((m.start(), m.end(), kind, pattern))
                 # the next token may start where this one is whole, inside its match
                 pos = max(m.start() + 1, _whole_end(joined, m.start(), m.end(), pattern, starts))
+    reach: dict[re.Pattern[str], int] = {}  # as in ``_service_pass``
+    for place, index in _service_starts(joined, starts):
+        pattern = _SERVICE_BY_HEAD[joined[place : place + 3]][index][1]
+        if place < reach.get(pattern, 0) or (m := pattern.match(joined, place)) is None:
+            continue
+        reach[pattern] = m.end()
+        # Judged where it is whole: the next line's first word, joined on, may begin with
+        # characters of its body (``...f0d`` then ``done``) and end the match inside it.
+        whole = _whole_end(joined, place, m.end(), pattern, starts)
+        if (
+            (place in line_starts or _starts_word(joined, place))
+            and (whole in line_starts or not joined[whole : whole + 1].isalnum())
+            and _keylike(SERVICE_KEY, joined[place:whole])
+        ):
+            spans.append((place, m.end(), SERVICE_KEY, pattern))
+            reach[pattern] = whole  # the next key may start where this one is whole
     if "ey" in joined:
         spans.extend(
             (m.start(), m.end(), JWT, _JWT_RE)
@@ -1311,6 +1443,7 @@ _SIMPLE_PASSES: Final[tuple[tuple[str, Callable[[str], tuple[str, int]]], ...]] 
     (GITHUB_TOKEN, _github_pass),
     (OPENAI_KEY, _openai_pass),
     (AWS_ACCESS_KEY, _aws_access_pass),
+    (SERVICE_KEY, _service_pass),
     (DISCORD_TOKEN, _discord_pass),
     (JWT, _jwt_pass),
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import random
 import re
 import re._constants as sre_constants
 import re._parser as sre_parse
@@ -127,6 +128,9 @@ TRUE_POSITIVES = [
     ("env-comma-in-value", "DB_PASSWORD=pa,ss,word rest", "env-secret", "pa,ss,word"),
     ("env-numeric-password", "PASSWORD=123456", "env-secret", "123456"),
     ("env-compose-default", "HF_TOKEN: ${HF_TOKEN:-dfltsecret7}", "env-secret", "dfltsecret7"),
+    ("ngc-bare", "pulled with nvapi-" + "Qm7_xR2-kP9w" * 6 + " ok", "service-key", "Qm7_xR2-kP9w"),
+    ("google-query", "GET /v1beta?x=AIzaSyB" + "c4Df8Gh2Jk6" * 3 + "Lm", "service-key", "c4Df8Gh2"),
+    ("gitlab-bare", "token glpat-" + "Zx3cVb7nM1" * 2 + " expired", "service-key", "Zx3cVb7nM1"),
 ]
 
 # Text that must come back unchanged.
@@ -161,6 +165,9 @@ FALSE_POSITIVES = [
     ("ey-words", "they.eyeballed.every key eyJustAWord.eyNotJson.x"),
     ("base64-of-prose", base64.b64encode(b"a healthy log line with nothing in it").decode()),
     ("lines-ending-in-words", "loading model\nweights from disk\n  done in 3 s\n"),
+    ("service-prefixes-in-names", "xai-org/grok-2-1212 npm_config_cache dapi endpoint AIzaShort"),
+    ("fireworks-like-name", "fw_ForwardAttentionBackendImpl r8_ReplicateModelVersionHandler"),
+    ("service-prefix-glued", "xnvapi-" + "Qm7xR2kP9w" * 5 + " rapidapi" + "0a" * 20),
 ]
 
 
@@ -373,9 +380,15 @@ def _repeats(tree: sre_parse.SubPattern, inside_repeat: bool, found: list[str]) 
                 _repeats(branch, inside_repeat, found)
 
 
+def _service_patterns(which: int) -> list[re.Pattern[str]]:
+    """The service keys' patterns: 0 for one line, 1 for the joined-lines view."""
+    return [pair[which] for pairs in redact_module._SERVICE_BY_HEAD.values() for pair in pairs]
+
+
 def test_no_pattern_nests_an_unbounded_repeat() -> None:
     patterns = [v for v in vars(redact_module).values() if isinstance(v, re.Pattern)]
     assert len(patterns) >= 10
+    patterns += _service_patterns(0) + _service_patterns(1)
     for pattern in patterns:
         found: list[str] = []
         _repeats(sre_parse.parse(pattern.pattern, pattern.flags), False, found)
@@ -386,10 +399,10 @@ def test_every_pattern_of_the_joined_lines_view_reads_a_bounded_run() -> None:
     # There a refused candidate is searched for again from its next character: an open
     # run whose characters can spell its prefix again (``ask-ask-...`` broken over lines)
     # was read to its end once per candidate, quadratic in the run.
-    for _kind, patterns in redact_module._BREAKABLE:
-        for pattern in patterns:
-            _low, high = sre_parse.parse(pattern.pattern, pattern.flags).getwidth()
-            assert high < sre_constants.MAXREPEAT, f"{pattern.pattern!r} reads an open run"
+    joined = [p for _kind, patterns in redact_module._BREAKABLE for p in patterns]
+    for pattern in joined + _service_patterns(1):
+        _low, high = sre_parse.parse(pattern.pattern, pattern.flags).getwidth()
+        assert high < sre_constants.MAXREPEAT, f"{pattern.pattern!r} reads an open run"
 
 
 @pytest.mark.parametrize("key", ["sk-proj-" + "Xq4Lm9Zt2Bv7Nc3Kp8Rw1Hy6Df5Gj0SaE_t-Q" * 4])
@@ -751,3 +764,90 @@ def test_the_memo_keeps_the_newest_texts_up_to_its_bound(
     redact("plain text 0")  # forgotten: scanned again
     redact("plain text 4")
     assert counted == ["plain text 0"]
+
+
+def _service_key(prefix: str, body: str, rng: random.Random) -> str:
+    """A key of the format ``prefix`` + ``body`` (``[class]{n,}``), random, a few characters
+    longer than its shortest, with a digit."""
+    m = re.fullmatch(r"\[(.+)\]\{(\d+),\}", body)
+    assert m, f"{body!r} is not one class and an open run"
+    spec, chars = m.group(1), []
+    while spec:
+        if len(spec) >= 3 and spec[1] == "-":
+            chars += [chr(c) for c in range(ord(spec[0]), ord(spec[2]) + 1)]
+            spec = spec[3:]
+        else:
+            chars.append(spec[0])
+            spec = spec[1:]
+    run = [rng.choice(chars) for _ in range(int(m.group(2)) + 6)]
+    run[len(run) // 2] = rng.choice([c for c in chars if c.isdigit()])
+    return prefix + "".join(run)
+
+
+SERVICE_KEYS = [
+    _service_key(prefix, body, random.Random(prefix))
+    for prefix, body in redact_module.SERVICE_KEY_FORMATS
+]
+#: Where a key is pasted: prose, a query string, JSON with ``\n`` escapes, a line of its own.
+SERVICE_CONTEXTS = [
+    "the request failed; I used {} as the credential",
+    "GET /v1/chat?api={}&stream=1",
+    '{{"log": "line one\\n{}\\nline three"}}',
+    "{}",
+]
+
+
+@pytest.mark.parametrize("key", SERVICE_KEYS, ids=[p for p, _ in redact_module.SERVICE_KEY_FORMATS])
+def test_every_service_key_format_is_redacted_wherever_it_is_pasted(key: str) -> None:
+    for context in SERVICE_CONTEXTS:
+        result = redact(context.format(key), field="pasted")
+        assert key[3:] not in result.text and key[-12:] not in result.text, result.text
+        assert Redaction("service-key", "pasted", 1) in result.redactions
+        assert redact(result.text).text == result.text
+
+
+@pytest.mark.parametrize("key", SERVICE_KEYS, ids=[p for p, _ in redact_module.SERVICE_KEY_FORMATS])
+def test_a_service_key_broken_over_log_lines_is_redacted_piece_by_piece(key: str) -> None:
+    prefix = "INFO 12-01 10:00:00 [api_server.py:123] "
+    cut = len(key) // 2
+    log = f"{prefix}login with\n{prefix}{key[:cut]}\n{prefix}{key[cut:]}\n{prefix}done"
+    result = redact(log, "log")
+    assert key[:cut] not in result.text and key[cut:] not in result.text, result.text
+    assert result.text.count("[REDACTED:service-key]") == 2 and result.text.count("\n") == 3
+
+
+def test_a_fireworks_or_replicate_key_needs_a_digit_after_its_prefix() -> None:
+    assert redact("fw_" + "Ab" * 12).text == "fw_" + "Ab" * 12
+    assert redact("fw_" + "Ab" * 11 + "7b").text == "[REDACTED:service-key]"
+    assert redact("r8_" + "Ab" * 16).text == "r8_" + "Ab" * 16  # the 8 of r8_ is no digit of it
+
+
+@pytest.mark.parametrize("unit", ["nvapi-", "xoxb-", "tskey-", "AIza-", "nvapi-\n", "fw_ab-"])
+def test_a_run_of_service_prefixes_is_read_once(unit: str) -> None:
+    # Each dash starts a candidate: one refused read the rest of the run again from each
+    # (200 kB of them took minutes). A run of prefixes is a key's shape (a prefix, then
+    # its characters); it is masked, once, or refused once, and never read again.
+    text = unit * (200_000 // len(unit))
+    with hang_guard(HANG_GUARD_SECONDS):
+        result = redact(text)
+        assert redact(result.text).text == result.text
+    assert unit.strip("\n-") not in result.text or unit == "fw_ab-"
+
+
+@pytest.mark.skipif(not SAMPLE_LOGS.is_dir(), reason="../shared/sample-logs is not present")
+def test_no_service_key_is_found_in_the_wikis_and_the_sample_logs() -> None:
+    shared = SAMPLE_LOGS.parent
+    texts = [
+        p
+        for folder in (shared / "wiki-snapshot", shared / "wiki-snapshot-2026-08-04", SAMPLE_LOGS)
+        if folder.is_dir()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.suffix in (".md", ".log", ".txt")
+    ]
+    assert len(texts) > 100
+    found = [
+        p.name
+        for p in texts
+        if any(r.kind == "service-key" for r in redact(p.read_text("utf-8", "replace")).redactions)
+    ]
+    assert not found
