@@ -238,11 +238,11 @@ SERVICE_KEY_FORMATS: Final[tuple[tuple[str, str], ...]] = (
     ("nvapi-", "[A-Za-z0-9_-]{40,}"),  # NVIDIA NGC and build.nvidia.com
     ("AIza", "[A-Za-z0-9_-]{35,}"),  # Google (Gemini, Cloud)
     ("gsk_", "[A-Za-z0-9]{40,}"),  # Groq
-    ("xai-", "[A-Za-z0-9]{60,}"),  # xAI
+    ("xai-", "[A-Za-z0-9_]{60,}"),  # xAI
     ("pplx-", "[A-Za-z0-9]{40,}"),  # Perplexity
     ("tgp_v1_", "[A-Za-z0-9_-]{30,}"),  # Together AI
     ("fw_", "[A-Za-z0-9]{20,}"),  # Fireworks AI
-    ("r8_", "[A-Za-z0-9]{30,}"),  # Replicate
+    ("r8_", "[A-Za-z0-9_-]{30,}"),  # Replicate
     ("csk-", "[a-z0-9]{40,}"),  # Cerebras
     ("rpa_", "[A-Z0-9]{40,}"),  # RunPod
     ("lsv2_pt_", "[0-9a-f_]{43,}"),  # LangSmith, personal
@@ -679,7 +679,11 @@ def _service_pass(text: str) -> tuple[str, int]:
             continue
         reach[pattern] = m.end()
         if _starts_word(text, place) and _keylike(SERVICE_KEY, m.group(0)):
-            spans.append((place, m.end(), SERVICE_KEY))
+            # to the end of its word: a body narrower than the word (hex, lower case)
+            # would leave a tail that the next redaction takes for a word of its own
+            end = _TOKEN_RUN_RE.match(text, m.end()).end()  # type: ignore[union-attr]
+            spans.append((place, end, SERVICE_KEY))
+            reach[pattern] = end
     return _apply(text, spans), len(spans)
 
 
@@ -1211,17 +1215,20 @@ def _broken_spans(
         pattern = _SERVICE_BY_HEAD[joined[place : place + 3]][index][1]
         if place < reach.get(pattern, 0) or (m := pattern.match(joined, place)) is None:
             continue
-        reach[pattern] = m.end()
-        # Judged where it is whole: the next line's first word, joined on, may begin with
-        # characters of its body (``...f0d`` then ``done``) and end the match inside it.
+        # Refused, the next candidate of this pattern is the next line's start at the
+        # earliest (a key may start there inside this match); taken, where it is whole.
+        following = bisect_right(starts, place)
+        reach[pattern] = min(m.end(), starts[following] if following < len(starts) else m.end())
+        # No end test: a body narrower than a word (hex, lower case) ends inside the next
+        # line's first word, joined on (``...f0d`` then ``done``), and is a key all the same.
+        # A digit is looked for in what would be masked: the key to where it is whole, and
+        # the next lines' pieces that go on with it (``_runs_on_end``), not in the word
+        # the match ran on into.
         whole = _whole_end(joined, place, m.end(), pattern, starts)
-        if (
-            (place in line_starts or _starts_word(joined, place))
-            and (whole in line_starts or not joined[whole : whole + 1].isalnum())
-            and _keylike(SERVICE_KEY, joined[place:whole])
-        ):
+        taken = joined[place : _runs_on_end(joined, whole, m.end(), starts)]
+        if (place in line_starts or _starts_word(joined, place)) and _keylike(SERVICE_KEY, taken):
             spans.append((place, m.end(), SERVICE_KEY, pattern))
-            reach[pattern] = whole  # the next key may start where this one is whole
+            reach[pattern] = whole
     if "ey" in joined:
         spans.extend(
             (m.start(), m.end(), JWT, _JWT_RE)
