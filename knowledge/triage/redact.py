@@ -91,7 +91,7 @@ import unicodedata
 import urllib.parse
 from bisect import bisect_left, bisect_right
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Final
 
@@ -227,6 +227,14 @@ _AWS_ACCESS_JOINED_RE: Final = re.compile(r"A(?:KI|SI)A[A-Z0-9]{16}")
 #: the rest of a run again for each one: 400 kB of ``ask-`` broken over lines took most
 #: of a minute, each read bounded it takes a fraction of a second.
 MAX_JOINED_TOKEN_CHARS: Final = 512
+
+
+def _joined(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """``pattern`` (a prefix and one open run ``{n,}``) with its run bounded."""
+    return re.compile(pattern.pattern.replace(",}", f",{MAX_JOINED_TOKEN_CHARS}}}"))
+
+
+_ALNUM: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 #: Keys and tokens of other services, each known by its literal prefix and then one run
 #: of the characters its body is made of, as long as its shortest (as the services and
 #: secret scanners such as gitleaks describe them): those a member of this community
@@ -267,23 +275,19 @@ SERVICE_KEY_FORMATS: Final[tuple[tuple[str, str], ...]] = (
 _SERVICE_DIGIT_PREFIXES: Final = ("fw_", "r8_")
 #: The characters of every format above, and the fewest a key of any holds (``fw_`` and
 #: 20): a key lies in a run of that many of them at least.
-_SERVICE_CHARS: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+_SERVICE_CHARS: Final = _ALNUM + "_-"
 SERVICE_KEY_MIN_CHARS: Final = 23
 # Where such runs are, found as ``mask_credentials`` finds its runs: the text as bytes,
 # each key character read as ``a``, a run long enough that many ``a`` in a row.
 _SERVICE_AS_A: Final = bytes.maketrans(_SERVICE_CHARS.encode(), b"a" * len(_SERVICE_CHARS))
 _SERVICE_LONG_RUN: Final = b"a" * SERVICE_KEY_MIN_CHARS
-#: Each format's pattern, and the same with its run bounded for the joined-lines view,
-#: by the first three letters of its prefix.
+#: Each format's pattern, and the same with its run bounded for the joined-lines view
+#: (``_joined``), by the first three letters of its prefix.
+_SERVICE_KEY_RES: Final = tuple(
+    (prefix, re.compile(re.escape(prefix) + body)) for prefix, body in SERVICE_KEY_FORMATS
+)
 _SERVICE_BY_HEAD: Final[Mapping[str, tuple[tuple[re.Pattern[str], re.Pattern[str]], ...]]] = {
-    head: tuple(
-        (
-            re.compile(re.escape(prefix) + body),
-            re.compile(re.escape(prefix) + body.replace(",}", f",{MAX_JOINED_TOKEN_CHARS}}}")),
-        )
-        for prefix, body in SERVICE_KEY_FORMATS
-        if prefix[:3] == head
-    )
+    head: tuple((p, _joined(p)) for prefix, p in _SERVICE_KEY_RES if prefix[:3] == head)
     for head in dict.fromkeys(prefix[:3] for prefix, _ in SERVICE_KEY_FORMATS)
 }
 # Discord: the middle part (timestamp) is found first, the user-id part is walked back.
@@ -386,8 +390,6 @@ def _byte_marks(alphabet: str) -> bytes:
     """A ``bytes.translate`` table: ``a`` for the bytes of ``alphabet``, a space else."""
     return bytes(ord("a") if chr(b) in alphabet else ord(" ") for b in range(256))
 
-
-_ALNUM: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 # The two alphabets of ``_B64_RE``; a run of ``_B64_MIN_CHARS`` of either, looked for in
 # the text marked byte by byte, is what a base64 run needs before it can be one.
 _B64_STD_MARKS: Final = _byte_marks(_ALNUM + "+/")
@@ -635,6 +637,19 @@ def _aws_access_pass(text: str) -> tuple[str, int]:
     return _token_pass((_AWS_ACCESS_RE,), AWS_ACCESS_KEY, text)
 
 
+def _long_runs(text: str, as_a: bytes, run: bytes) -> Iterator[tuple[int, int]]:
+    """Start and end of each run in ``text`` of the characters that ``as_a`` (a
+    ``bytes.translate`` table) reads as ``a``, at least ``len(run)`` long (``run`` is
+    that many ``a``): ``find`` locates them at memory speed, in order."""
+    flat = text.encode("ascii", "replace").translate(as_a)  # one byte per character
+    start = flat.find(run)
+    while start >= 0:  # the first ``a`` of a run long enough (the leftmost find is its start)
+        after = _NOT_A_RE.search(flat, start + len(run))
+        end = after.start() if after else len(text)
+        yield start, end
+        start = flat.find(run, end)
+
+
 def _service_starts(text: str, line_starts: Sequence[int] = ()) -> list[tuple[int, int]]:
     """Where a key of ``SERVICE_KEY_FORMATS`` may start in ``text``, in order, with the
     index of its format among those of the same first three letters: in each run of
@@ -644,11 +659,7 @@ def _service_starts(text: str, line_starts: Sequence[int] = ()) -> list[tuple[in
     prefix. A server log holds few such runs: it is read at C speed, not by a pattern
     at every position."""
     found: list[tuple[int, int]] = []
-    flat = text.encode("ascii", "replace").translate(_SERVICE_AS_A)
-    start = flat.find(_SERVICE_LONG_RUN)
-    while start >= 0:
-        after = _NOT_A_RE.search(flat, start + SERVICE_KEY_MIN_CHARS)
-        end = after.start() if after else len(text)
+    for start, end in _long_runs(text, _SERVICE_AS_A, _SERVICE_LONG_RUN):
         places = {start}
         if start >= 1 and text[start - 1] == "\\" and text[start] in "nrt":
             places.add(start + 1)
@@ -660,7 +671,6 @@ def _service_starts(text: str, line_starts: Sequence[int] = ()) -> list[tuple[in
         for place in sorted(places):
             formats = _SERVICE_BY_HEAD.get(text[place : place + 3], ())
             found.extend((place, index) for index in range(len(formats)))
-        start = flat.find(_SERVICE_LONG_RUN, end)
     return found
 
 
@@ -1166,11 +1176,6 @@ def _normalised(text: str) -> str:
         if unicodedata.category(char) == "Cf":
             text = text.replace(char, "")
     return text
-
-
-def _joined(pattern: re.Pattern[str]) -> re.Pattern[str]:
-    """``pattern`` (a prefix and one open run ``{n,}``) with its run bounded."""
-    return re.compile(pattern.pattern.replace(",}", f",{MAX_JOINED_TOKEN_CHARS}}}"))
 
 
 #: Patterns of tokens that may be broken over two lines, by kind.
@@ -1749,11 +1754,7 @@ def mask_credentials(text: str, field: str = "text") -> Redacted:
     count = 0
     pieces: list[str] = []
     done = 0
-    flat = text.encode("ascii", "replace").translate(_CREDENTIAL_AS_A)
-    start = flat.find(_CREDENTIAL_LONG_RUN)
-    while start >= 0:  # the first ``a`` of a run long enough (the leftmost find is its start)
-        after = _NOT_A_RE.search(flat, start + CREDENTIAL_MIN_CHARS)
-        end = after.start() if after else len(text)
+    for start, end in _long_runs(text, _CREDENTIAL_AS_A, _CREDENTIAL_LONG_RUN):
         for m in _CREDENTIAL_RUN_RE.finditer(text, start, end):  # as the pattern reads it
             masked = _masked_run(m)
             if masked is not None:
@@ -1761,7 +1762,6 @@ def mask_credentials(text: str, field: str = "text") -> Redacted:
                 pieces.append(masked)
                 done = m.end()
                 count += 1
-        start = flat.find(_CREDENTIAL_LONG_RUN, end)
     if not count:
         return Redacted(text, ())
     pieces.append(text[done:])
