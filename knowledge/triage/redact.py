@@ -341,6 +341,31 @@ _TOKEN_BREAK_RE: Final = re.compile(
 _BREAK_AT_RE: Final = re.compile(
     rf"\\?\r?\n(?:{_LOG_PREFIX})?[ \t]{{0,16}}(?=[A-Za-z0-9_.+/-])"
 )
+# Docker Compose writes its service's name before every line of the service's output,
+# padded to the longest name, then a bar (``vllm-1  | ``), and then the line as the
+# service wrote it (a logger's prefix, a token's next piece). A token the output broke
+# over lines goes on after both prefixes, but only where the line before or the line
+# after starts with the same service's name and a bar too (``_stream_break``): the last
+# piece of a key wrapped before a pipe (``<key> | docker login``) reads as a name and a
+# bar. (The padding may differ: Compose widens it when a longer name attaches.)
+_COMPOSE_NAME: Final = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
+_COMPOSE_PREFIX: Final = rf"(?P<service>{_COMPOSE_NAME}) {{1,64}}\| "
+_COMPOSE_LINE_RE: Final = re.compile(_COMPOSE_PREFIX)
+#: The breaks above (from their ``\n``) when the next line starts with Compose's prefix.
+_COMPOSE_BREAK_RE: Final = re.compile(
+    rf"\n{_COMPOSE_PREFIX}(?:{_LOG_PREFIX})?[ \t]{{0,16}}(?=[A-Za-z0-9_.@:/+=-])"
+)
+_COMPOSE_BREAK_AT_RE: Final = re.compile(
+    rf"\n{_COMPOSE_PREFIX}(?:{_LOG_PREFIX})?[ \t]{{0,16}}(?=[A-Za-z0-9_.+/-])"
+)
+# A URL's password whose ``@`` starts the next line, after its prefixes (``...:pass``
+# then ``@db:5432``): not broken inside, such a password is left by the joined-lines
+# view to the line passes (``_url_pass``). It holds no ``@`` (one on its own line ends
+# it there) and no ``\`` (one ending the line continues it).
+_URL_NEXT_LINE_RE: Final = re.compile(
+    r"://(?<=[A-Za-z0-9]://)([^\s:/?#@\[\]\"'<>]{0,256}:)([^\s/?#\"'<>@\\]{1,512})"
+    rf"(?=\\?\r?\n(?:{_COMPOSE_NAME} {{1,64}}\| )?(?:{_LOG_PREFIX})?[ \t]{{0,16}}@)"
+)
 # ANSI colour and cursor codes (``ESC [ ... m``, ``K``, ``H``...; not ``R``, which would take
 # the start of a placeholder after a stray ESC): terminals' logs carry them, around a
 # level or inside a highlighted token; they are taken out of the text first.
@@ -397,6 +422,8 @@ _B64_URL_MARKS: Final = _byte_marks(_ALNUM + "_-")
 _CAMEL_RE: Final = re.compile(r"([a-z0-9])([A-Z])")
 _AWS_SECRET_VALUE_RE: Final = re.compile(r"[A-Za-z0-9/+]{40}")
 _INT_RE: Final = re.compile(r"[0-9]{1,8}")
+# A port, and the punctuation a sentence may put after it (``:8000.``, ``:7860!``).
+_PORT_RE: Final = re.compile(r"[0-9]{1,5}[^A-Za-z0-9_]{0,8}")
 # A whole value that is one shell reference: $NAME, ${...}, $(...).
 _REFERENCE_RE: Final = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[^}\n]*\}|\([^)\n]*\))")
 _REF_DEFAULT_RE: Final = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]{0,127}:?-([^}\n]*)")
@@ -430,6 +457,12 @@ _QUOTE_RE: Final = re.compile(r"""\\{0,8}["']""")
 # after a value: the flag is a name, never the value's next piece (taken as one, it hid
 # the flag from its own pass and left the value after it in clear).
 _FLAG_WITH_VALUE_RE: Final = re.compile(r"--[A-Za-z][\w-]*(?:[ \t]+|=)[^\s\\]")
+# A variable's name and its value, in the upper case of environment variables
+# (``HOME=/root``; not ``pW8n=B3c...``, a password's next piece, nor base64's padding
+# ``Qx7==``), or a header's (``X-Api-Key: v``).
+_NAMED_VALUE_AT_RE: Final = re.compile(
+    r"[A-Z_][A-Z0-9_]{1,127}=[^=\s]|[A-Za-z_][\w.-]{0,127}:[ \t]"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -551,6 +584,7 @@ def _continued(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, 
     if "\n" not in text:
         return spans
     out: list[tuple[int, int, str]] = []
+    compose = "| " in text
     for start, end, kind in spans:
         out.append((start, end, kind))
         pieces = []
@@ -558,11 +592,21 @@ def _continued(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, 
             m = _BREAK_AT_RE.match(text, end)
             if m is None:
                 break
-            word = _SHELL_VALUE_END.search(text, m.end(), m.end() + MAX_VALUE_CHARS)
-            stop = word.start() if word else min(len(text), m.end() + MAX_VALUE_CHARS)
-            if stop == m.end() or _FLAG_WITH_VALUE_RE.match(text, m.end()):
-                break  # ``--api-key v`` on the next line: a flag and its value, not a piece
-            pieces.append((m.end(), stop, _runs_on(text[m.end() : stop])))
+            after = m.end()
+            if compose:
+                after = _stream_break(text, text.index("\n", end), _COMPOSE_BREAK_AT_RE, after)
+            word = _SHELL_VALUE_END.search(text, after, after + MAX_VALUE_CHARS)
+            stop = word.start() if word else min(len(text), after + MAX_VALUE_CHARS)
+            if (
+                stop == after
+                or _FLAG_WITH_VALUE_RE.match(text, after)
+                or _NAMED_VALUE_AT_RE.match(text, after)
+            ):
+                # ``--api-key v``, ``X-Api-Key: v`` or ``HOME=/root`` on the next line
+                # (an environment printed one variable a line): a name and its value,
+                # not a piece (and left to the passes that know it)
+                break
+            pieces.append((after, stop, _runs_on(text[after:stop])))
             end = stop
         # each piece that runs on, and a short one (``Q``) before one that does
         for i, (piece_start, piece_end, runs_on) in enumerate(pieces):
@@ -570,6 +614,23 @@ def _continued(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, 
                 break
             out.append((piece_start, piece_end, kind))
     return out
+
+
+def _stream_break(text: str, newline: int, pattern: re.Pattern[str], end: int) -> int:
+    """Where the line break at ``newline`` inside a token ends: after Docker Compose's
+    prefix on the next line and the log prefix after it (``pattern``, from the ``\n``)
+    when the line before starts with the same service's prefix, or has none and the
+    line after the next does (the first line of a paste may have lost its own), else
+    at ``end`` (where the break without it ended)."""
+    m = pattern.match(text, newline)
+    if m is None:
+        return end
+    before = _COMPOSE_LINE_RE.match(text, text.rfind("\n", 0, newline) + 1)
+    if before is not None:  # another service's line goes on no token of this one
+        return m.end() if before["service"] == m["service"] else end
+    following = text.find("\n", m.end())
+    after = _COMPOSE_LINE_RE.match(text, following + 1) if following >= 0 else None
+    return m.end() if after is not None and after["service"] == m["service"] else end
 
 
 def _url_pass(text: str) -> tuple[str, int]:
@@ -582,7 +643,15 @@ def _url_pass(text: str) -> tuple[str, int]:
         count += 1
         return "://" + m.group(1) + placeholder(URL_PASSWORD)
 
-    return _URL_RE.sub(replace, text), count
+    def replace_unless_port(m: re.Match[str]) -> str:
+        if _PORT_RE.fullmatch(m.group(2)):
+            return m.group(0)  # ``http://0.0.0.0:8000.`` then ``@app.get(...)``: a port
+        return replace(m)
+
+    text = _URL_RE.sub(replace, text)
+    if "\n" in text:
+        text = _URL_NEXT_LINE_RE.sub(replace_unless_port, text)
+    return text, count
 
 
 def _curl_user_pass(text: str) -> tuple[str, int]:
@@ -963,11 +1032,16 @@ def _listed_value(text: str, name: str, start: int, end: int) -> tuple[int, int,
 
 
 def _apply(text: str, spans: Sequence[tuple[int, int, str]]) -> str:
+    """``text`` with each span replaced by its kind's placeholder; spans that overlap
+    (a value's piece on the next line that holds another value) are replaced as one."""
     if not spans:
         return text
     out: list[str] = []
     pos = 0
-    for start, end, kind in spans:
+    for start, end, kind in sorted(spans):
+        if start < pos:
+            pos = max(pos, end)
+            continue
         out.append(text[pos:start])
         out.append(placeholder(kind))
         pos = end
@@ -1378,17 +1452,19 @@ def _jwts_at_line_starts(joined: str, line_starts: Set[int]) -> list[tuple[int, 
 def _breaks(text: str) -> list[tuple[int, int]]:
     """Spans of the line breaks inside tokens (``_TOKEN_BREAK_RE``), each from the
     ``\\`` or ``\r`` before its ``\n`` (when there is one) to the next line's token
-    character."""
-    if "\r" not in text and "\\\n" not in text:
+    character (after Docker Compose's prefix too, where ``_stream_break`` allows it)."""
+    compose = "| " in text
+    if "\r" not in text and "\\\n" not in text and not compose:
         return [m.span() for m in _TOKEN_BREAK_RE.finditer(text)]
     spans = []
     for m in _TOKEN_BREAK_RE.finditer(text):
         start = m.start()
+        end = _stream_break(text, start, _COMPOSE_BREAK_RE, m.end()) if compose else m.end()
         if text[start - 1] == "\r":
             start -= 1
         if text[start - 1] == "\\":
             start -= 1
-        spans.append((start, m.end()))
+        spans.append((start, end))
     return spans
 
 

@@ -234,6 +234,11 @@ def _mixed(rng: random.Random) -> str:
     return rng.choice(_STYLES)(rng)
 
 
+def _compose(rng: random.Random) -> str:
+    # Docker Compose's service name, the same on every line, before what the service wrote
+    return "vllm-1  | " + rng.choice([_vllm, _iso, _bare])(rng)
+
+
 #: Line contexts: what each line of the log starts with (a fresh prefix each line:
 #: timestamps and line numbers change; ``mixed`` changes the whole style per line).
 CONTEXTS: dict[str, Callable[[random.Random], str]] = {
@@ -243,6 +248,7 @@ CONTEXTS: dict[str, Callable[[random.Random], str]] = {
     "iso": _iso,
     "mixed": _mixed,
     "bare": _bare,
+    "compose": _compose,
 }
 NEWLINES = {"lf": "\n", "crlf": "\r\n"}
 

@@ -819,13 +819,18 @@ def test_every_service_key_format_is_redacted_wherever_it_is_pasted(key: str) ->
 
 
 @pytest.mark.parametrize("key", SERVICE_KEYS, ids=[p for p, _ in redact_module.SERVICE_KEY_FORMATS])
-def test_a_service_key_broken_over_log_lines_is_redacted_piece_by_piece(key: str) -> None:
-    prefix = "INFO 12-01 10:00:00 [api_server.py:123] "
+@pytest.mark.parametrize(
+    "prefix", ["INFO 12-01 10:00:00 [api_server.py:123] ", "vllm-1  | "], ids=["vllm", "compose"]
+)
+def test_a_service_key_broken_over_log_lines_is_redacted_piece_by_piece(
+    key: str, prefix: str
+) -> None:
     cut = len(key) // 2
     log = f"{prefix}login with\n{prefix}{key[:cut]}\n{prefix}{key[cut:]}\n{prefix}done"
     result = redact(log, "log")
     assert key[:cut] not in result.text and key[cut:] not in result.text, result.text
     assert result.text.count("[REDACTED:service-key]") == 2 and result.text.count("\n") == 3
+    assert result.text.count(prefix) == 4
 
 
 def test_a_fireworks_or_replicate_key_needs_a_digit_after_its_prefix() -> None:

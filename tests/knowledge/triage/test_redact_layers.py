@@ -75,6 +75,20 @@ PREFIXES = {
         "\x1b[31mERROR\x1b[0m 12-01 10:00:03 \x1b[2m[x.py:2]\x1b[0m ",
     ],
     "different": ["INFO 12-01 10:00:00 [a.py:1] ", "2026-12-01 10:00:00,124 - vllm - WARNING - "],
+    # Docker Compose's service name and bar, the same on every line, then the service's own
+    "compose": [
+        "vllm-1  | INFO 12-01 10:00:00 [api_server.py:123] ",
+        "vllm-1  | (APIServer pid=1) WARNING 12-01 10:00:02 [core.py:77] ",
+    ],
+    "compose-bare": ["vllm-1  | ", "vllm-1  | "],
+    "compose-timestamps": [
+        "vllm_1   | 2026-12-01T10:00:00.123456789Z ",
+        "vllm_1   | 2026-12-01T10:00:00.223456789Z [rank0]: ",
+    ],
+    "compose-colour": [
+        "\x1b[36mvllm-1  | \x1b[0m\x1b[32mINFO\x1b[0m 12-01 10:00:00 ",
+        "\x1b[36mvllm-1  | \x1b[0m\x1b[31mERROR\x1b[0m 12-01 10:00:03 ",
+    ],
 }
 
 
@@ -178,6 +192,175 @@ def test_a_secret_value_broken_over_lines_is_gone_in_every_piece(value, kind):
     assert [(r.kind, r.count) for r in result.redactions] == [(kind, 1)]
     assert_gone(result.text, OPAQUE)
     assert result.text.endswith("Starting server")
+
+
+COMPOSE = "sglang-server-1  | "
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [
+        (f"--api-key {OPAQUE[:5]}\n{COMPOSE}{OPAQUE[5:]}", "cli-secret"),
+        (f"Authorization: Bearer {OPAQUE[:20]}\n{COMPOSE}[rank0]: {OPAQUE[20:]}", "authorization"),
+        (f"postgres://app:{OPAQUE[:10]}\n{COMPOSE}{OPAQUE[10:]}@db:5432/x", "url-password"),
+        (f"token {HF[:15]}\n{COMPOSE}INFO 12-01 10:00:01 [x.py:2] {HF[15:]}", "hf-token"),
+    ],
+    ids=["cli", "authorization", "url", "hf"],
+)
+def test_a_secret_broken_over_docker_compose_lines_is_gone_and_the_service_names_stay(
+    value, kind
+):
+    # The next line's piece came after the service's name: the name was taken for the
+    # piece (and masked) and the piece itself left in clear.
+    log = f"{COMPOSE}Starting\n{COMPOSE}{value}\n{COMPOSE}INFO 12-01 10:00:01 [x.py:2] done"
+    result = redact(log, "log")
+    assert [(r.kind, r.count) for r in result.redactions] == [(kind, 1)]
+    assert_gone(result.text, OPAQUE if kind != "hf-token" else HF_BODY)
+    assert result.text.count(COMPOSE) == 4 and result.text.endswith("[x.py:2] done")
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ["echo {first}", "{rest} | docker login --password-stdin"],
+        ["| key | {first}", "{rest}  | in use |"],
+        ["vllm-1  | echo {first}", "{rest}  | docker login --password-stdin"],
+    ],
+    ids=["pipe", "table", "compose-then-pipe"],
+)
+def test_a_line_starting_with_a_name_and_a_bar_is_not_composes_unless_the_one_before_is(lines):
+    # Read as Compose's prefix, the last piece of a key wrapped before a pipe was lost
+    # to the joined view and left in clear.
+    text = "\n".join(lines).format(first=HF[:15], rest=HF[15:])
+    result = redact(text, "log")
+    assert_gone(result.text, HF_BODY[:10], HF_BODY[-12:])
+    assert [(r.kind, r.count) for r in result.redactions] == [("hf-token", 1)]
+
+
+@pytest.mark.parametrize("last", ["", "!", "~", "+"])
+@pytest.mark.parametrize("before", ["", "INFO 12-01 10:00:01 [x.py:2] ", "vllm-1  | "])
+def test_a_url_password_broken_right_before_its_at_sign_is_gone(before, last):
+    # Wholly on its line, it was left to the line passes, which needed the ``@`` on it
+    # (and a password ending in ``!`` makes no break inside a token).
+    text = f"got postgres://app:{OPAQUE}{last}\n{before}@db:5432/x"
+    if before.startswith("vllm"):
+        text = before + text
+    result = redact(text, "log")
+    assert_gone(result.text, OPAQUE)
+    assert [(r.kind, r.count) for r in result.redactions] == [("url-password", 1)]
+    assert result.text.endswith("@db:5432/x") and redact(result.text).text == result.text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'INFO:     Uvicorn running on http://0.0.0.0:8000\n@app.get("/health")',
+        "open http://127.0.0.1:7860\n@everyone it works now",
+        "vllm-1  | registry http://nexus:8081\nvllm-1  | @mycompany:registry=https://x",
+        "it runs on http://localhost:8000.\n@Moderator can you help?",
+        "Server is up at http://127.0.0.1:7860!\n@everyone",
+        "(http://localhost:8000)\n@app.get('/health')",
+    ],
+)
+def test_a_port_at_a_line_end_before_a_line_starting_with_an_at_sign_is_kept(text):
+    assert redact(text, "log").text == text
+
+
+def test_a_password_with_its_at_sign_on_its_line_keeps_the_host_when_the_next_starts_with_one():
+    text = f"postgres://app:{OPAQUE}@db:5432\n@app.get('/health')"
+    assert redact(text, "log").text == "postgres://app:[REDACTED:url-password]@db:5432\n" + (
+        "@app.get('/health')"
+    )
+
+
+def test_a_password_continued_by_a_backslash_before_its_at_sign_keeps_the_backslash():
+    result = redact(f"postgres://app:{OPAQUE}\\\n@db:5432/x", "command")
+    assert result.text == "postgres://app:[REDACTED:url-password]\\\n@db:5432/x"
+
+
+def test_a_compose_prefix_is_known_by_the_line_after_when_the_paste_cut_the_first():
+    # The paste starts inside the service's output: the key's first line has no prefix.
+    text = f"token {HF[:15]}\nvllm-1  | {HF[15:]}\nvllm-1  | done"
+    result = redact(text, "log")
+    assert_gone(result.text, HF_BODY[:10], HF_BODY[-12:])
+    assert result.text.endswith("\nvllm-1  | [REDACTED:hf-token]\nvllm-1  | done")
+
+
+def test_another_services_line_goes_on_no_token_of_this_one():
+    # The line after the next is the other service's too, but the token's own line says
+    # whose it is: ``Qwen2-7B`` is the other service's word, not the key's last piece.
+    text = f"a        | got {HF}\nredis-1  | Qwen2-7B loaded\nredis-1  | ok"
+    result = redact(text, "log")
+    assert result.text == text.replace(HF, "[REDACTED:hf-token]")
+
+
+def test_a_compose_prefix_whose_padding_widened_still_joins_its_services_lines():
+    # Compose pads every name to the longest one attached so far; a longer one widens it.
+    text = f"vllm-1  | token {HF[:15]}\nvllm-1     | {HF[15:]}\nvllm-1     | done"
+    result = redact(text, "log")
+    assert_gone(result.text, HF_BODY[:10], HF_BODY[-12:])
+    assert result.text.count("vllm-1 ") == 3
+
+
+@pytest.mark.parametrize("prefix", ["", "vllm-1  | "], ids=["plain", "compose"])
+def test_the_variables_printed_after_a_secret_one_are_not_pieces_of_it(prefix):
+    # An environment printed one variable a line: ``HOME=/root`` after the password is
+    # a name and its value, as ``--flag value`` is, not the password's next piece.
+    names = ["HOME=/root", "HOSTNAME=4f2a9c", "LANG=C.UTF-8", "VLLM_USE_V1=1"]
+    text = "\n".join(prefix + line for line in [f"DB_PASSWORD={OPAQUE}", *names])
+    result = redact(text, "log")
+    assert [(r.kind, r.count) for r in result.redactions] == [("env-secret", 1)]
+    assert_gone(result.text, OPAQUE)
+    assert result.text.split("\n")[1:] == [prefix + line for line in names]
+
+
+@pytest.mark.parametrize("prefix", ["", "vllm-1  | "], ids=["plain", "compose"])
+@pytest.mark.parametrize(
+    "above", [f"Authorization: Bearer {OPAQUE}", f"--api-key {OPAQUE}"], ids=["header", "flag"]
+)
+def test_a_header_on_the_line_after_a_value_is_left_to_its_own_pass(prefix, above):
+    # Taken for the value's next piece, ``X-Api-Key:`` was masked and its key left in
+    # clear for the pass that knows the header's name.
+    key = "Cd2e" + OPAQUE[:16]
+    result = redact(f"{prefix}{above}\n{prefix}X-Api-Key: {key}\n{prefix}ok", "log")
+    assert_gone(result.text, OPAQUE, key)
+    assert f"{prefix}X-Api-Key: [REDACTED:" in result.text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "DB_PASSWORD={a}\n{b}",  # the next piece holds an ``=``: not an upper-case name
+        "--api-key {a}\n{b}",
+        "Authorization: Bearer {a}\n{b} done",
+    ],
+    ids=["env", "flag", "header"],
+)
+def test_a_values_next_piece_holding_an_equals_sign_is_still_a_piece(text):
+    first, rest = OPAQUE[:14], "pW8n=" + OPAQUE[14:]
+    result = redact(text.format(a=first, b=rest), "log")
+    assert_gone(result.text, first, rest[5:])
+    assert "=" not in result.text.split("\n")[1]
+
+
+def test_dotted_names_after_a_secret_value_keep_the_lines_as_they_were():
+    # the second line is a value's piece and holds a value of its own: replaced as one,
+    # not twice (the text between was written twice, and a line more)
+    text = (
+        f"DB_PASSWORD={OPAQUE[:16]}\nspring.datasource.password={OPAQUE[16:]}\n"
+        "java.home=/usr/lib/jvm\nok"
+    )
+    result = redact(text, "log")
+    assert_gone(result.text, OPAQUE[:16], OPAQUE[16:])
+    assert result.text.count("\n") == 3 and result.text.endswith("\nok")
+    assert redact(result.text).text == result.text
+
+
+def test_a_flags_value_wrapped_before_a_pipe_is_gone_in_both_pieces():
+    text = f"echo --api-key {OPAQUE[:12]}\n{OPAQUE[12:]} | docker login --password-stdin"
+    result = redact(text, "log")
+    assert_gone(result.text, OPAQUE)
+    assert result.text.endswith(" | docker login --password-stdin")
 
 
 def test_colour_codes_inside_a_token_are_taken_out():
