@@ -299,9 +299,11 @@ _DISCORD_CHARS: Final = frozenset(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 )
 # A JWT: base64url JSON header and payload (``{"`` encodes as ``ey``), then a signature
-# (empty for ``alg: none``).
+# (empty for ``alg: none``); after a character of none of its parts, or after a string's
+# escaped line break (``\\n``, as ``_starts_word``).
 _JWT_RE: Final = re.compile(
-    r"(?<![A-Za-z0-9_-])ey[A-Za-z0-9_-]{8,4096}\.ey[A-Za-z0-9_-]{8,65536}\.[A-Za-z0-9_-]{0,4096}"
+    r"(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))"
+    r"ey[A-Za-z0-9_-]{8,4096}\.ey[A-Za-z0-9_-]{8,65536}\.[A-Za-z0-9_-]{0,4096}"
 )
 # The parts of a JWT after its header, and a run of the characters a header is made of:
 # for JWTs that start where a line started in the joined-lines view (_jwts_at_line_starts).
@@ -370,9 +372,11 @@ _URL_NEXT_LINE_RE: Final = re.compile(
 # the start of a placeholder after a stray ESC): terminals' logs carry them, around a
 # level or inside a highlighted token; they are taken out of the text first.
 _ANSI_RE: Final = re.compile(r"\x1b\[[0-9;?]{0,32}[A-HJKSTfmsu]")
-# Base64 runs, in the standard or the URL-safe alphabet (never both), padded or not.
+# Base64 runs, in the standard or the URL-safe alphabet (never both), padded or not;
+# one after a string's escaped line break (``\\n``) starts after it, not at its ``n``.
 _B64_RE: Final = re.compile(
-    r"(?<![A-Za-z0-9+/_-])(?:[A-Za-z0-9+/]{24,65536}|[A-Za-z0-9_-]{24,65536})={0,2}"
+    r"(?:(?<![A-Za-z0-9+/_-])(?!(?<=\\)[nrt])|(?<=\\[nrt]))"
+    r"(?:[A-Za-z0-9+/]{24,65536}|[A-Za-z0-9_-]{24,65536})={0,2}"
     r"(?![A-Za-z0-9+/=_-])"
 )
 _ASCII_BYTES: Final = bytes(range(128))
@@ -380,6 +384,9 @@ _HEX_RE: Final = re.compile(r"[0-9a-f]+|[0-9A-F]+")
 # A URL escape (``%3D``): the words holding one are what ``_percent_pass`` unescapes.
 _PERCENT_RE: Final = re.compile(r"%[0-9A-Fa-f]{2}")
 _SPACE_RE: Final = re.compile(r"\s")
+# A JSON escape of a printable ASCII character (``_json_unescaped``), or the same escape
+# inside a JSON string held in another (``\\\\u0022``: its backslash escaped).
+_JSON_ESCAPE_RE: Final = re.compile(r"(?<!\\)(\\{1,2})u00([2-7][0-9A-Fa-f])")
 #: Shortest base64 run looked into (20 bytes, an AWS key id, encode to 28 characters).
 _B64_MIN_CHARS: Final = 24
 _WORD_CHARS: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
@@ -431,8 +438,14 @@ _REF_DEFAULT_RE: Final = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]{0,127}:?-([^}\n]
 _MAX_ESCAPED_QUOTES: Final = 64
 _PLACEHOLDER_PREFIX: Final = "[REDACTED:"
 # Where an unquoted value ends, by assignment style.
-_SHELL_VALUE_END: Final = re.compile(r"[\s\"'`;&|<>()\]}]|,(?=\s)")
-_YAML_VALUE_END: Final = re.compile(r"[\n\r,\]}]|\s#")
+# (An unquoted value also ends where an earlier pass's placeholder starts, before the
+# escaped line breaks of a string between them: the secret before it is a value's all
+# the same, ``password=...\\n[REDACTED:jwt]`` in a JSON string. A YAML-style value,
+# which runs to its line's end, only there: ``token: Bearer [REDACTED:jwt]`` is one.)
+_SHELL_VALUE_END: Final = re.compile(
+    r"[\s\"'`;&|<>()\]}]|,(?=\s)|(?<!\\)(?:\\[nrt])*\[REDACTED:"
+)
+_YAML_VALUE_END: Final = re.compile(r"[\n\r,\]}]|\s#|(?<!\\)(?:\\[nrt])+\[REDACTED:")
 # curl's ``-u``/``--user name:password``, also written ``-uname:password`` or after other
 # short flags, ``-sSu name:password`` (found on a line where ``curl`` came first: in
 # ``docker run -u 1000:1000`` the same flag is a user and a group).
@@ -1566,8 +1579,44 @@ def _redact_counts(text: str, depth: int = 0) -> tuple[str, Counter[str]]:
     return (new, counts) if counts else (text, counts)
 
 
+def _json_unescaped(text: str) -> str:
+    """``text`` with its JSON escapes of printable ASCII characters written out
+    (``\\u003c`` -> ``<``), so that a JSON string stays one: a quote as its short
+    escape (``\\"``, or ``\\\\\\"`` for one in a string in a string); a backslash is
+    left as it was (written out, it would make the next characters an escape)."""
+
+    def written(m: re.Match[str]) -> str:
+        char = chr(int(m.group(2), 16))
+        if char in "\\\x7f":
+            return m.group(0)
+        return "\\" * (2 * len(m.group(1)) - 1) + char if char == '"' else char
+
+    return _JSON_ESCAPE_RE.sub(written, text)
+
+
 def _redacted_counts(text: str, depth: int) -> tuple[str, Counter[str]]:
-    """``_redact_counts`` of a normalised (and folded) text."""
+    """``_redact_counts`` of a normalised (and folded) text.
+
+    JSON escapes of ASCII characters (``\\u003c``, ``\\u0026``, ``\\u0022``; Go's
+    encoder writes ``<``, ``>`` and ``&`` so, and .NET's writes quotes so too) hide a
+    token's start (``\\u003chf_...``: a word character before it) and a name's
+    (``\\u0026token=...``). The text is redacted as it is first (an escape inside a
+    value is part of it there: written out, ``&`` or ``<`` would end the value), then
+    what is left is looked at again written out; a text in which that found more is
+    given back written out (as a folded one is)."""
+    new, counts = _passes(text, depth)
+    if depth == 0 and "\\u00" in new:  # once, on the whole text (not again per decoding)
+        unescaped = _json_unescaped(new)
+        if unescaped != new:
+            again, more = _passes(unescaped, depth)
+            if more:
+                counts.update(more)
+                return again, counts
+    return new, counts
+
+
+def _passes(text: str, depth: int) -> tuple[str, Counter[str]]:
+    """Every pass over ``text`` (normalised, folded, unescaped as it will be)."""
     counts: Counter[str] = Counter()
     if not _SECRET_HINT_RE.search(text) and not _may_hold_base64(text):
         return text, counts

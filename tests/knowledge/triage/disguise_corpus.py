@@ -359,6 +359,14 @@ def _url_encoded(token: Token, rng: random.Random, prefix: Callable[[], str], nl
     return Shown("q=" + text, encoded=text)
 
 
+def _json_escaped(token: Token, rng: random.Random, prefix: Callable[[], str], nl: str) -> Shown:
+    # what Go's JSON encoder writes (docker inspect, kubectl): <, > and & as \u003c,
+    # \u003e and \u0026 (.NET's quotes as \u0022), around the token or inside it
+    escape = rng.choice(["\\u003c", "\\u0022", "\\u0026", "\\u0027"])
+    text = token.text.replace("&", "\\u0026").replace("<", "\\u003c").replace('"', "\\u0022")
+    return Shown(f"{escape}{text}{escape}", noise=[escape])
+
+
 #: Every disguise, by name.
 DISGUISES: dict[str, Disguise] = {
     "plain": _plain,
@@ -372,6 +380,7 @@ DISGUISES: dict[str, Disguise] = {
     "base64-twice": _base64_twice,
     "hex": _hex,
     "url-encoded": _url_encoded,
+    "json-escaped": _json_escaped,
 }
 
 # ------------------------------------------------------------------------------- cases

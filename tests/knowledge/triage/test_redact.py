@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import random
 import re
 import re._constants as sre_constants
@@ -893,3 +894,132 @@ def test_service_keys_at_the_edges_of_their_lines_and_words(text: str, kept: tup
 def test_an_xai_or_replicate_key_with_the_characters_their_formats_allow() -> None:
     for key in ("xai-" + "Ab3_" * 20, "r8_" + "Ab3-_" * 8):
         assert redact(f"key {key} end").text == "key [REDACTED:service-key] end"
+
+
+# ------------------------------------------------------------- JSON escapes before a token
+
+GITHUB = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5"
+AWS_ID = "AKIAIOSFODNN7EXAMPLQ"
+ENCODED = base64.b64encode(f"HF_TOKEN={HF}".encode()).decode()
+
+
+@pytest.mark.parametrize(
+    ("secret", "kind"),
+    [
+        (HF, "hf-token"),
+        (GITHUB, "github-token"),
+        (AWS_ID, "aws-access-key"),
+        (JWT, "jwt"),
+        ("dckr_pat_" + "Zq8wXk9mQ2vR7tL4pW8nB3cF", "service-key"),
+        (ENCODED, "encoded-secret"),
+    ],
+    ids=["hf", "github", "aws", "jwt", "service", "base64"],
+)
+@pytest.mark.parametrize("escape", ["\\u003c", "\\u0022", "\\u0026", "\\u0027"])
+def test_a_token_after_a_json_escape_of_a_character_is_redacted(secret, kind, escape):
+    # Go's JSON encoder writes <, > and & as \u003c, \u003e, \u0026 (docker inspect,
+    # kubectl); the escape's last hex digit stood before the token as a word character.
+    text = f'{{"cmd": "echo {escape}{secret}{escape} done"}}'
+    result = redact(text, "log")
+    assert secret[4:] not in result.text and secret[-10:] not in result.text, result.text
+    assert [(r.kind, r.count) for r in result.redactions] == [(kind, 1)]
+    assert redact(result.text).text == result.text
+    assert json.loads(result.text)["cmd"].endswith(" done")  # still one JSON string
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"url": "https://h/p?x=1\\u0026token=Xk9mQ2vR7tL4pW8nB3cF6h"',
+        '"x": "a\\u0026token=Xk9mQ2vR7tL4pW8nB3cF6h"',
+        '{"log": "config {\\u0022api_key\\u0022: \\u0022Xk9mQ2vR7tL4pW8nB3cF6h\\u0022}"}',
+    ],
+    ids=["query", "ampersand-name", "escaped-quotes"],
+)
+def test_a_secrets_name_after_a_json_escape_is_read_with_its_value(text):
+    result = redact(text, "log")
+    assert "Xk9mQ2vR7tL4" not in result.text, result.text
+    assert [r.kind for r in result.redactions] == ["env-secret"]
+
+
+@pytest.mark.parametrize("secret", [JWT, ENCODED], ids=["jwt", "base64"])
+@pytest.mark.parametrize("escape", ["\\n", "\\t", "\\r"])
+def test_a_jwt_or_base64_after_a_strings_escaped_line_break_is_redacted(secret, escape):
+    # ``_starts_word`` knew these escapes; the JWT and base64 patterns did not (the
+    # base64 run was read from the escape's ``n`` and decoded to nothing).
+    text = f'{{"log": "request failed{escape}{secret}{escape}retrying"}}'
+    result = redact(text, "log")
+    assert secret[10:30] not in result.text, result.text
+    assert json.loads(result.text)["log"].endswith("retrying")
+
+
+def test_json_escapes_in_a_text_without_a_secret_are_left_as_they_were():
+    text = '{"msg": "use \\u003cmodel\\u003e \\u0026 \\u0022quotes\\u0022", "token_count": 5}'
+    assert redact(text, "log").text == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"Env": ["POSTGRES_PASSWORD=Kq7\\u0026vT9#mW2\\u003czR5pL8xN3bY6"]',
+        f'"Env": ["POSTGRES_PASSWORD=Kq7\\u0026vT9#mW2\\u003czR5pL8xN3bY6", "HF_TOKEN={HF}"]',
+        f'"cmd": "--token=abc\\u003edefSecretTail1234 {HF}"',
+        f'"Env": ["DB_PASSWORD=\\u0026Zx9qWe7LmR2pKt4", "HF_TOKEN={HF}"]',
+        f"DB_PASSWORD=\\u003cSecretW0rdTail\\u003e {HF}",
+    ],
+    ids=["alone", "beside-a-token", "flag", "escape-first", "in-angle-brackets"],
+)
+def test_a_json_escape_inside_a_value_is_part_of_it(text):
+    # Written out, ``&`` and ``<`` end a value: only its start was redacted (or, the
+    # value empty before its ``&``, none of it) when another secret made that view win.
+    result = redact(text, "log")
+    for tail in ("zR5pL8xN3bY6", "SecretTail1234", "Zx9qWe7LmR2pKt4", "SecretW0rdTail", HF[3:]):
+        assert tail not in result.text, result.text
+    assert redact(result.text).text == result.text
+
+
+@pytest.mark.parametrize("secret", [JWT, ENCODED], ids=["jwt", "base64"])
+@pytest.mark.parametrize("name", ["password=", "export DB_PASSWORD=", "password: "])
+def test_a_value_before_a_token_on_a_strings_next_line_is_redacted_too(secret, name):
+    # The token found first left a placeholder in the value, which then read as one.
+    text = f'{{"log": "{name}Secr3tPassw0rd\\n{secret}\\nnext"}}'
+    result = redact(text, "log")
+    assert "Secr3tPassw0rd" not in result.text and secret[10:30] not in result.text
+    assert json.loads(result.text)["log"].endswith("\nnext")
+
+
+def test_escapes_of_a_json_string_held_in_another_are_written_out_as_valid_json():
+    # Docker's json-file log of a program that logs JSON: the inner escapes' backslashes
+    # are escaped (``\\\\u0022``); written out, the outer string must stay one.
+    inner = f'{{"msg": "say \\u0022hi\\u0022 \\u0026 \\u003cb\\u003e", "note": "\\u003c{HF}"}}'
+    text = json.dumps({"log": inner + "\n", "stream": "stdout"})
+    result = redact(text, "log")
+    assert HF[3:] not in result.text
+    assert json.loads(result.text)["stream"] == "stdout"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"password": "p%40ssW0rdLongEnough\\u003c' + HF + '"}',
+        '{"client_secret": "S3cr%2FPassValue\\u0026token=Xk9mQ2vR7tL4pW8nB3cF6h"}',
+    ],
+    ids=["token-inside", "name-inside"],
+)
+def test_a_quoted_value_with_a_url_escape_and_a_json_escape_is_redacted_whole(text):
+    # The URL-unescaped word was looked at written out too, and came back with a
+    # placeholder inside the quoted value, which then read as a placeholder itself.
+    result = redact(text, "log")
+    assert "W0rdLongEnough" not in result.text and "PassValue" not in result.text
+    assert HF[3:] not in result.text and "Xk9mQ2vR7tL4" not in result.text
+
+
+def test_a_scheme_before_a_token_in_a_yaml_value_is_not_taken_for_a_secret():
+    result = redact(f"token: Bearer {JWT}", "log")
+    assert result.text == "token: Bearer [REDACTED:jwt]"
+
+
+@pytest.mark.parametrize("escape", ["\\n", "\\r\\n", "\\t"])
+def test_the_escaped_line_breaks_between_a_value_and_a_token_stay(escape):
+    result = redact(f"password=Secr3tPassw0rd{escape}{JWT}", "log")
+    assert result.text == f"password=[REDACTED:env-secret]{escape}[REDACTED:jwt]"
