@@ -346,10 +346,11 @@ _BREAK_AT_RE: Final = re.compile(
 # Docker Compose writes its service's name before every line of the service's output,
 # padded to the longest name, then a bar (``vllm-1  | ``), and then the line as the
 # service wrote it (a logger's prefix, a token's next piece). A token the output broke
-# over lines goes on after both prefixes, but only where the line before or the line
-# after starts with the same service's name and a bar too (``_stream_break``): the last
-# piece of a key wrapped before a pipe (``<key> | docker login``) reads as a name and a
-# bar. (The padding may differ: Compose widens it when a longer name attaches.)
+# over lines goes on after both prefixes, but only where the line before starts with
+# the same service's name and a bar, or has no such prefix and the line after the next
+# has this one (``_stream_break``): the last piece of a key wrapped before a pipe
+# (``<key> | docker login``) reads as a name and a bar too. (The padding may differ:
+# Compose widens it when a longer name attaches.)
 _COMPOSE_NAME: Final = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
 _COMPOSE_PREFIX: Final = rf"(?P<service>{_COMPOSE_NAME}) {{1,64}}\| "
 _COMPOSE_LINE_RE: Final = re.compile(_COMPOSE_PREFIX)
@@ -1602,7 +1603,8 @@ def _redacted_counts(text: str, depth: int) -> tuple[str, Counter[str]]:
     token's start (``\\u003chf_...``: a word character before it) and a name's
     (``\\u0026token=...``). The text is redacted as it is first (an escape inside a
     value is part of it there: written out, ``&`` or ``<`` would end the value), then
-    what is left is looked at again written out; a text in which that found more is
+    what is left is looked at again written out (once, for the whole text: not again
+    for each decoded run or word, ``depth`` > 0); a text in which that found more is
     given back written out (as a folded one is)."""
     new, counts = _passes(text, depth)
     if depth == 0 and "\\u00" in new:  # once, on the whole text (not again per decoding)
@@ -1616,7 +1618,8 @@ def _redacted_counts(text: str, depth: int) -> tuple[str, Counter[str]]:
 
 
 def _passes(text: str, depth: int) -> tuple[str, Counter[str]]:
-    """Every pass over ``text`` (normalised, folded, unescaped as it will be)."""
+    """Every pass over ``text`` (normalised, folded where it had look-alikes, and with
+    its JSON escapes written out on ``_redacted_counts``'s second look)."""
     counts: Counter[str] = Counter()
     if not _SECRET_HINT_RE.search(text) and not _may_hold_base64(text):
         return text, counts
