@@ -207,9 +207,9 @@ _AUTH_RE: Final = re.compile(
 # candidates; whether the candidate starts a word is checked afterwards (``_starts_word``).
 # The password runs to the authority's last ``@`` (as ``urllib`` splits it): one typed
 # with an ``@`` in it (``P@ssw0rd``) is masked whole, not up to its own ``@``.
-_URL_RE: Final = re.compile(
-    r"://(?<=[A-Za-z0-9]://)([^\s:/?#@\[\]\"'<>]{0,256}:)([^\s/?#\"'<>]{1,512})(?=@)"
-)
+#: A URL's scheme separator and user name (group 1), before its password.
+_URL_USER: Final = r"://(?<=[A-Za-z0-9]://)([^\s:/?#@\[\]\"'<>]{0,256}:)"
+_URL_RE: Final = re.compile(_URL_USER + r"([^\s/?#\"'<>]{1,512})(?=@)")
 _HF_RE: Final = re.compile(r"hf_[A-Za-z0-9]{34,}")
 _HF_ORG_RE: Final = re.compile(r"api_org_[A-Za-z0-9]{34,}")
 _GH_RE: Final = re.compile(r"gh[pousr]_[A-Za-z0-9]{36,}")
@@ -334,15 +334,17 @@ _LOG_PREFIX: Final = (
 # line's log prefix or indentation. The literal ``\n`` comes first so the search runs at
 # memchr speed; the ``\r`` and ``\`` before it are added to the break afterwards
 # (``_breaks``).
+# After the line's prefixes, a token's next piece starts with one of ``_TOKEN_NEXT``, a
+# value's with one of ``_VALUE_NEXT``.
+_AFTER_PREFIXES: Final = rf"(?:{_LOG_PREFIX})?[ \t]{{0,16}}"
+_TOKEN_NEXT: Final = r"(?=[A-Za-z0-9_.@:/+=-])"
+_VALUE_NEXT: Final = r"(?=[A-Za-z0-9_.+/-])"
 _TOKEN_BREAK_RE: Final = re.compile(
     r"\n(?:(?<=[A-Za-z0-9_.-]\n)|(?<=[A-Za-z0-9_.-]\r\n)|(?<=[A-Za-z0-9_.-]\\\n)"
-    r"|(?<=[A-Za-z0-9_.-]\\\r\n))"
-    rf"(?:{_LOG_PREFIX})?[ \t]{{0,16}}(?=[A-Za-z0-9_.@:/+=-])"
+    r"|(?<=[A-Za-z0-9_.-]\\\r\n))" + _AFTER_PREFIXES + _TOKEN_NEXT
 )
 # The same break where a value ends (no lookbehind: the value's own end is the test).
-_BREAK_AT_RE: Final = re.compile(
-    rf"\\?\r?\n(?:{_LOG_PREFIX})?[ \t]{{0,16}}(?=[A-Za-z0-9_.+/-])"
-)
+_BREAK_AT_RE: Final = re.compile(r"\\?\r?\n" + _AFTER_PREFIXES + _VALUE_NEXT)
 # Docker Compose writes its service's name before every line of the service's output,
 # padded to the longest name, then a bar (``vllm-1  | ``), and then the line as the
 # service wrote it (a logger's prefix, a token's next piece). A token the output broke
@@ -352,22 +354,19 @@ _BREAK_AT_RE: Final = re.compile(
 # (``<key> | docker login``) reads as a name and a bar too. (The padding may differ:
 # Compose widens it when a longer name attaches.)
 _COMPOSE_NAME: Final = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
-_COMPOSE_PREFIX: Final = rf"(?P<service>{_COMPOSE_NAME}) {{1,64}}\| "
+_COMPOSE_BAR: Final = r" {1,64}\| "
+_COMPOSE_PREFIX: Final = rf"(?P<service>{_COMPOSE_NAME}){_COMPOSE_BAR}"
 _COMPOSE_LINE_RE: Final = re.compile(_COMPOSE_PREFIX)
 #: The breaks above (from their ``\n``) when the next line starts with Compose's prefix.
-_COMPOSE_BREAK_RE: Final = re.compile(
-    rf"\n{_COMPOSE_PREFIX}(?:{_LOG_PREFIX})?[ \t]{{0,16}}(?=[A-Za-z0-9_.@:/+=-])"
-)
-_COMPOSE_BREAK_AT_RE: Final = re.compile(
-    rf"\n{_COMPOSE_PREFIX}(?:{_LOG_PREFIX})?[ \t]{{0,16}}(?=[A-Za-z0-9_.+/-])"
-)
+_COMPOSE_BREAK_RE: Final = re.compile(r"\n" + _COMPOSE_PREFIX + _AFTER_PREFIXES + _TOKEN_NEXT)
+_COMPOSE_BREAK_AT_RE: Final = re.compile(r"\n" + _COMPOSE_PREFIX + _AFTER_PREFIXES + _VALUE_NEXT)
 # A URL's password whose ``@`` starts the next line, after its prefixes (``...:pass``
 # then ``@db:5432``): not broken inside, such a password is left by the joined-lines
 # view to the line passes (``_url_pass``). It holds no ``@`` (one on its own line ends
 # it there) and no ``\`` (one ending the line continues it).
 _URL_NEXT_LINE_RE: Final = re.compile(
-    r"://(?<=[A-Za-z0-9]://)([^\s:/?#@\[\]\"'<>]{0,256}:)([^\s/?#\"'<>@\\]{1,512})"
-    rf"(?=\\?\r?\n(?:{_COMPOSE_NAME} {{1,64}}\| )?(?:{_LOG_PREFIX})?[ \t]{{0,16}}@)"
+    _URL_USER + r"([^\s/?#\"'<>@\\]{1,512})"
+    rf"(?=\\?\r?\n(?:{_COMPOSE_NAME}{_COMPOSE_BAR})?{_AFTER_PREFIXES}@)"
 )
 # ANSI colour and cursor codes (``ESC [ ... m``, ``K``, ``H``...; not ``R``, which would take
 # the start of a placeholder after a stray ESC): terminals' logs carry them, around a
